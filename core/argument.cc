@@ -1,0 +1,94 @@
+#include "core/argument.h"
+
+#include <cstdint>
+
+#include "core/error.h"
+
+namespace hetnet {
+
+ArgumentHelper::ArgumentHelper(const caffe2::OperatorDef& def)
+    : args_(&def.arg()), owner_("operator " + def.type()) {}
+ArgumentHelper::ArgumentHelper(const caffe2::NetDef& def)
+    : args_(&def.arg()), owner_("net '" + def.name() + "'") {}
+
+const caffe2::Argument* ArgumentHelper::Find(const std::string& name) const {
+  for (const auto& a : *args_)
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+namespace {
+[[noreturn]] void BadArg(const std::string& owner, const std::string& name, const char* want) {
+  HN_THROW(kInvalidArgument, "argument '", name, "' of ", owner, " must be ", want);
+}
+
+template <typename T>
+T IntArg(const caffe2::Argument& a, const std::string& owner) {
+  if (!a.has_i()) BadArg(owner, a.name(), "an integer (field i)");
+  return static_cast<T>(a.i());
+}
+}  // namespace
+
+#define HN_INT_ARG(T)                                                                       \
+  template <>                                                                               \
+  T ArgumentHelper::GetSingleArgument<T>(const std::string& name, const T& dflt) const {    \
+    const auto* a = Find(name);                                                             \
+    return a ? IntArg<T>(*a, owner_) : dflt;                                                \
+  }                                                                                         \
+  template <>                                                                               \
+  std::vector<T> ArgumentHelper::GetRepeatedArgument<T>(const std::string& name,            \
+                                                        const std::vector<T>& dflt) const { \
+    const auto* a = Find(name);                                                             \
+    if (!a) return dflt;                                                                    \
+    if (a->floats_size() > 0) BadArg(owner_, name, "a list of integers (field ints)");      \
+    return std::vector<T>(a->ints().begin(), a->ints().end());                              \
+  }
+HN_INT_ARG(int)
+HN_INT_ARG(int64_t)
+HN_INT_ARG(bool)
+HN_INT_ARG(uint8_t)
+HN_INT_ARG(int8_t)
+HN_INT_ARG(int16_t)
+HN_INT_ARG(uint16_t)
+#undef HN_INT_ARG
+
+#define HN_FLOAT_ARG(T)                                                                     \
+  template <>                                                                               \
+  T ArgumentHelper::GetSingleArgument<T>(const std::string& name, const T& dflt) const {    \
+    const auto* a = Find(name);                                                             \
+    if (!a) return dflt;                                                                    \
+    if (a->has_f()) return static_cast<T>(a->f());                                          \
+    if (a->has_i()) return static_cast<T>(a->i()); /* Python writes 1 for 1.0 */            \
+    BadArg(owner_, name, "a number (field f)");                                             \
+  }                                                                                         \
+  template <>                                                                               \
+  std::vector<T> ArgumentHelper::GetRepeatedArgument<T>(const std::string& name,            \
+                                                        const std::vector<T>& dflt) const { \
+    const auto* a = Find(name);                                                             \
+    if (!a) return dflt;                                                                    \
+    if (a->ints_size() > 0 && a->floats_size() == 0)                                        \
+      return std::vector<T>(a->ints().begin(), a->ints().end());                            \
+    return std::vector<T>(a->floats().begin(), a->floats().end());                          \
+  }
+HN_FLOAT_ARG(float)
+HN_FLOAT_ARG(double)
+#undef HN_FLOAT_ARG
+
+template <>
+std::string ArgumentHelper::GetSingleArgument<std::string>(const std::string& name,
+                                                           const std::string& dflt) const {
+  const auto* a = Find(name);
+  if (!a) return dflt;
+  if (!a->has_s()) BadArg(owner_, name, "a string (field s)");
+  return a->s();
+}
+
+template <>
+std::vector<std::string> ArgumentHelper::GetRepeatedArgument<std::string>(
+    const std::string& name, const std::vector<std::string>& dflt) const {
+  const auto* a = Find(name);
+  if (!a) return dflt;
+  return std::vector<std::string>(a->strings().begin(), a->strings().end());
+}
+
+}  // namespace hetnet

@@ -1,0 +1,77 @@
+#include "core/net.h"
+
+#include <map>
+#include <set>
+
+#include "core/placement.h"
+#include "core/workspace.h"
+
+namespace hetnet {
+
+namespace {
+std::map<std::string, NetCreator>& Creators() {
+  static std::map<std::string, NetCreator> m;
+  return m;
+}
+}  // namespace
+
+void NetRegistry::Register(const std::string& type, NetCreator fn) { Creators()[type] = std::move(fn); }
+
+const NetCreator* NetRegistry::Find(const std::string& type) {
+  auto it = Creators().find(type);
+  return it == Creators().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> NetRegistry::Types() {
+  std::vector<std::string> out;
+  for (const auto& kv : Creators()) out.push_back(kv.first);
+  return out;
+}
+
+std::string OperatorContext(const caffe2::NetDef& net, int index) {
+  const auto& op = net.op(index);
+  std::string s = MakeString("in net '", net.name(), "', operator #", index, " (", op.type());
+  if (!op.name().empty()) s += " '" + op.name() + "'";
+  s += ")";
+  if (!op.debug_info().empty()) s += "\n  operator created at: " + op.debug_info();
+  return s;
+}
+
+void RethrowWithContext(const std::string& context) {
+  try {
+    throw;
+  } catch (Error& e) {
+    e.AddContext(context);
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::kOutOfMemory, "out of host memory").AddContext(context);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::kRuntime, e.what()).AddContext(context);
+  }
+}
+
+std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* ws) {
+  const std::string net_ctx = "while creating net '" + def.name() + "'";
+  caffe2::NetDef prepared;
+  try {
+    prepared = PrepareNetForExecution(def, *ws);
+  } catch (...) {
+    RethrowWithContext(net_ctx);
+  }
+  std::string type = prepared.type().empty() ? "simple" : prepared.type();
+  const NetCreator* fn = NetRegistry::Find(type);
+  if (!fn) {
+    // Caffe2's parallel executors compute the same values as the sequential one.
+    static const std::set<std::string> parallel = {"dag", "async_dag", "async_scheduling", "prof_dag",
+                                                   "async_simple", "parallel", "async_polling"};
+    if (parallel.count(type)) fn = NetRegistry::Find(parallel.count("dag") && NetRegistry::Find("dag") ? "dag" : "simple");
+  }
+  if (!fn) {
+    std::string known;
+    for (const auto& t : NetRegistry::Types()) known += (known.empty() ? "" : ", ") + t;
+    throw Error(ErrorKind::kNotFound, "unknown net type '" + type + "' (known: " + known + ")").AddContext(net_ctx);
+  }
+  return (*fn)(prepared, ws);
+}
+
+}  // namespace hetnet

@@ -1,0 +1,140 @@
+#include "core/tensor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "core/context.h"
+
+namespace hetnet {
+
+std::string ShapeToString(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+static int64_t Product(const std::vector<int64_t>& s, size_t b, size_t e) {
+  int64_t n = 1;
+  for (size_t i = b; i < e; ++i) n *= s[i];
+  return n;
+}
+
+Tensor::Tensor(std::vector<int64_t> shape, DataType dtype, Device device) : device_(device) {
+  Resize(std::move(shape));
+  raw_mutable_data(dtype);
+}
+
+int Tensor::canonical_axis(int axis) const {
+  const int n = ndim();
+  HN_ENFORCE(axis >= -n && axis < std::max(n, 1), "axis ", axis, " is out of range for a tensor of shape ",
+             ShapeString());
+  return axis < 0 ? axis + n : axis;
+}
+
+int64_t Tensor::dim(int i) const { return shape_[canonical_axis(i)]; }
+int64_t Tensor::size_from_dim(int start) const { return Product(shape_, start, shape_.size()); }
+int64_t Tensor::size_to_dim(int end) const { return Product(shape_, 0, end); }
+
+void Tensor::Resize(std::vector<int64_t> shape) {
+  for (int64_t d : shape) HN_ENFORCE(d >= 0, "negative dimension in shape ", ShapeToString(shape));
+  shape_ = std::move(shape);
+  numel_ = Product(shape_, 0, shape_.size());
+}
+
+void Tensor::SetDevice(Device d) {
+  if (d != device_) storage_.reset();
+  device_ = d;
+}
+
+void* Tensor::raw_mutable_data(DataType dtype) {
+  HN_ENFORCE(dtype != DataType::Undefined, "cannot allocate a tensor of undefined dtype");
+  const size_t need = static_cast<size_t>(numel_) * ItemSize(dtype);
+  const bool string_change = (dtype == DataType::String) != (dtype_ == DataType::String);
+  if (storage_ && storage_->device == device_ && storage_->capacity >= need && !string_change &&
+      (dtype != DataType::String || storage_->capacity == need)) {
+    dtype_ = dtype;
+    storage_->dtype = dtype;
+    return storage_->data.get();
+  }
+  auto st = std::make_shared<Storage>();
+  st->device = device_;
+  st->dtype = dtype;
+  st->capacity = need;
+  if (dtype == DataType::String) {
+    HN_CHECK_KIND(kUnsupported, device_.is_cpu(), "string tensors live on CPU only, not ", device_.str());
+    st->data = std::shared_ptr<void>(new std::string[std::max<int64_t>(numel_, 1)],
+                                     [](void* p) { delete[] static_cast<std::string*>(p); });
+  } else if (device_.is_cpu()) {
+    st->data = GetCPUAllocator()->Allocate(need);
+  } else {
+    st->data = GetDeviceBackend(device_)->DeviceAllocator(device_.id)->Allocate(need);
+  }
+  storage_ = std::move(st);
+  dtype_ = dtype;
+  return storage_->data.get();
+}
+
+const void* Tensor::raw_data() const {
+  HN_ENFORCE(initialized(), "tensor has no data (dtype ", DataTypeName(dtype_), ", shape ", ShapeString(),
+             ")");
+  return storage_ ? storage_->data.get() : nullptr;
+}
+
+void Tensor::CheckType(DataType t) const {
+  HN_ENFORCE(dtype_ == t || (t == DataType::UInt8 && dtype_ == DataType::Byte), "tensor holds ",
+             DataTypeName(dtype_), " but ", DataTypeName(t), " was requested");
+}
+
+void Tensor::ShareData(const Tensor& other) { *this = other; }
+
+Tensor Tensor::View(std::vector<int64_t> shape) const {
+  Tensor t = *this;
+  t.Resize(std::move(shape));
+  HN_ENFORCE(t.numel() == numel_, "cannot view ", ShapeString(), " as ", t.ShapeString());
+  return t;
+}
+
+void Tensor::CopyFrom(const Tensor& src, DeviceContext* ctx) {
+  if (&src == this) return;
+  HN_ENFORCE(src.initialized(), "cannot copy from a tensor with no data");
+  Resize(src.shape());
+  void* dst = raw_mutable_data(src.dtype());
+  if (src.dtype() == DataType::String) {
+    const auto* s = static_cast<const std::string*>(src.raw_data());
+    std::copy(s, s + numel_, static_cast<std::string*>(dst));
+    return;
+  }
+  if (ctx) {
+    ctx->CopyBytes(nbytes(), src.raw_data(), src.device(), dst, device_);
+  } else {
+    CopyBytesSync(nbytes(), src.raw_data(), src.device(), dst, device_);
+  }
+}
+
+Tensor Tensor::To(Device d) const {
+  Tensor t(d);
+  t.CopyFrom(*this);
+  return t;
+}
+
+void Tensor::SetExternalData(std::shared_ptr<void> holder, size_t nbytes, DataType dtype, Device d) {
+  HN_ENFORCE(nbytes >= static_cast<size_t>(numel_) * ItemSize(dtype), "external buffer of ", nbytes,
+             " bytes is too small for ", ShapeString());
+  auto st = std::make_shared<Storage>();
+  st->data = std::move(holder);
+  st->capacity = nbytes;
+  st->device = d;
+  st->dtype = dtype;
+  storage_ = std::move(st);
+  device_ = d;
+  dtype_ = dtype;
+}
+
+std::string Tensor::ShapeString() const { return ShapeToString(shape_); }
+
+std::string Tensor::DebugString() const {
+  return MakeString(DataTypeName(dtype_), ShapeString(), " on ", device_.str());
+}
+
+}  // namespace hetnet

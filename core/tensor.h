@@ -1,0 +1,95 @@
+// N-d array on one device. Storage is shared between tensors that alias each other (views,
+// ShareData); a tensor reallocates lazily when asked for more bytes than its storage holds.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "core/types.h"
+
+namespace hetnet {
+
+class DeviceContext;
+
+struct Storage {
+  std::shared_ptr<void> data;
+  size_t capacity = 0;  // bytes
+  Device device;
+  DataType dtype = DataType::Undefined;  // strings need their element type to destroy
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(Device device) : device_(device) {}
+  Tensor(std::vector<int64_t> shape, DataType dtype, Device device = Device::CPU());
+
+  const std::vector<int64_t>& shape() const { return shape_; }
+  const std::vector<int64_t>& sizes() const { return shape_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  int64_t dim(int i) const;  // negative counts from the end
+  int64_t numel() const { return numel_; }
+  DataType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  size_t itemsize() const { return ItemSize(dtype_); }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * itemsize(); }
+  // Has a dtype and memory for its elements (zero-element tensors count as initialized).
+  bool initialized() const { return dtype_ != DataType::Undefined && (numel_ == 0 || storage_); }
+
+  // Product of dims [start, end).
+  int64_t size_from_dim(int start) const;
+  int64_t size_to_dim(int end) const;
+  int canonical_axis(int axis) const;
+
+  void Resize(std::vector<int64_t> shape);
+  // Changes the device; drops storage that lives elsewhere.
+  void SetDevice(Device d);
+  // Sets dtype and returns writable memory, allocating on the tensor's device when needed.
+  void* raw_mutable_data(DataType dtype);
+  template <typename T>
+  T* mutable_data() { return static_cast<T*>(raw_mutable_data(DataTypeOf<T>::value)); }
+  const void* raw_data() const;
+  template <typename T>
+  const T* data() const {
+    CheckType(DataTypeOf<T>::value);
+    return static_cast<const T*>(raw_data());
+  }
+  template <typename T>
+  T* mutable_data_existing() {
+    CheckType(DataTypeOf<T>::value);
+    return static_cast<T*>(const_cast<void*>(raw_data()));
+  }
+
+  // Shape, dtype and device of `other`, sharing its storage (a view; writes are seen by both).
+  void ShareData(const Tensor& other);
+  // A new tensor sharing this one's storage with another shape of equal element count.
+  Tensor View(std::vector<int64_t> shape) const;
+  // Deep copy of `src` into this tensor's device (keeps this device; the dtype and shape of src).
+  // With a context, the copy is queued on it; without, it is blocking.
+  void CopyFrom(const Tensor& src, DeviceContext* ctx = nullptr);
+  // Deep copy onto another device, blocking.
+  Tensor To(Device d) const;
+  bool SharesStorageWith(const Tensor& o) const { return storage_ && storage_ == o.storage_; }
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  // Uses memory owned elsewhere (numpy, pinned buffers); `holder` keeps it alive.
+  void SetExternalData(std::shared_ptr<void> holder, size_t nbytes, DataType dtype, Device d);
+
+  std::string ShapeString() const;  // "[16, 100]"
+  std::string DebugString() const;  // "float32[16, 100] on cpu"
+  void CheckType(DataType t) const;
+
+ private:
+  std::vector<int64_t> shape_;
+  int64_t numel_ = 0;
+  DataType dtype_ = DataType::Undefined;
+  Device device_;
+  std::shared_ptr<Storage> storage_;
+};
+
+std::string ShapeToString(const std::vector<int64_t>& shape);
+
+}  // namespace hetnet

@@ -1,0 +1,37 @@
+#include "core/types.h"
+
+namespace hetnet {
+
+size_t ItemSize(DataType t) {
+  switch (t) {
+    case DataType::Float: case DataType::Int32: return 4;
+    case DataType::Double: case DataType::Int64: return 8;
+    case DataType::Float16: case DataType::Int16: case DataType::UInt16: return 2;
+    case DataType::Int8: case DataType::UInt8: case DataType::Byte: case DataType::Bool: return 1;
+    case DataType::String: return sizeof(std::string);
+    default: return 0;
+  }
+}
+
+const char* DataTypeName(DataType t) {
+  switch (t) {
+    case DataType::Float: return "float32";
+    case DataType::Double: return "float64";
+    case DataType::Float16: return "float16";
+    case DataType::Int8: return "int8";
+    case DataType::UInt8: return "uint8";
+    case DataType::Byte: return "byte";
+    case DataType::Int16: return "int16";
+    case DataType::UInt16: return "uint16";
+    case DataType::Int32: return "int32";
+    case DataType::Int64: return "int64";
+    case DataType::Bool: return "bool";
+    case DataType::String: return "string";
+    case DataType::Undefined: return "undefined";
+  }
+  return "unknown";
+}
+
+bool IsKnownDataType(int v) { return v >= 1 && v <= 13 && v != 11; }
+
+}  // namespace hetnet

@@ -1,0 +1,61 @@
+// CPU context, the 64-byte aligned CPU allocator, and the CPU device backend.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "proto/caffe2.pb.h"
+
+namespace hetnet {
+
+namespace {
+constexpr size_t kAlignment = 64;  // a cache line, and AVX-512's vector width
+
+class AlignedCPUAllocator final : public Allocator {
+ public:
+  std::shared_ptr<void> Allocate(size_t nbytes) override {
+    const size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+    void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    HN_CHECK_KIND(kOutOfMemory, p, "out of host memory allocating ", nbytes, " bytes");
+    return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  }
+};
+
+class CPUBackend final : public DeviceBackend {
+ public:
+  int DeviceCount() const override { return 1; }
+  Allocator* DeviceAllocator(int) override { return GetCPUAllocator(); }
+  void CopyBytesSync(size_t n, const void* src, Device, void* dst, Device) override { std::memcpy(dst, src, n); }
+  void SynchronizeDevice(int) override {}
+};
+
+struct RegisterCPU {
+  RegisterCPU() {
+    static CPUBackend backend;
+    RegisterDeviceBackend(DeviceType::CPU, &backend);
+  }
+} register_cpu;
+}  // namespace
+
+Allocator* GetCPUAllocator() {
+  static AlignedCPUAllocator alloc;
+  return &alloc;
+}
+
+CPUContext::CPUContext() : rng_(std::random_device{}()) {}
+
+CPUContext::CPUContext(const caffe2::DeviceOption& opt)
+    : rng_(opt.has_random_seed() ? opt.random_seed() : std::random_device{}()) {}
+
+void CPUContext::CopyBytes(size_t nbytes, const void* src, Device src_dev, void* dst, Device dst_dev) {
+  if (src_dev.is_cpu() && dst_dev.is_cpu()) {
+    if (nbytes) std::memcpy(dst, src, nbytes);
+  } else {
+    hetnet::CopyBytesSync(nbytes, src, src_dev, dst, dst_dev);
+  }
+}
+
+Allocator* CPUContext::allocator() { return GetCPUAllocator(); }
+
+}  // namespace hetnet
