@@ -1,20 +1,77 @@
 // Device placement of a net's operators and the cross-device copy pass.
+//
+// Placement rules: an op's own DeviceOption wins, else the NetDef's, else CPU. CrossDeviceCopyPass
+// then makes every input live where its reader needs it (schema device inference decides; e.g.
+// shape inputs stay on CPU), inserting one copy per (blob, device) named as Caffe2 did
+// (`<blob>_gpu_<id>`, `<blob>_cpu`) and reused by later readers.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/device.h"
+#include "core/op_schema.h"
 #include "proto/caffe2.pb.h"
 
 namespace hetnet {
 
 class Workspace;
 
-// Applies placement rules (op option, else net option, else CPU) and, for a net spanning devices,
-// the CrossDeviceCopyPass. External inputs live where the workspace holds them, else on the net's
-// device.
+struct PlacementOptions {
+  // An op placed on a GPU whose type has no GPU kernel is an error instead of a CPU fallback.
+  // Net argument "strict_placement" (int) also sets it.
+  bool strict = false;
+  // With no usable GPU, ops placed on GPUs run on CPU (and the report says so) instead of failing.
+  // Net argument "soft_placement" (int) also sets it.
+  bool soft_placement = false;
+};
+// Process-wide defaults, changed by the runtime option (`hetnet --strict`, Python workspace option).
+PlacementOptions& DefaultPlacementOptions();
+
+struct OpPlacement {
+  int index = 0;  // in the rewritten net
+  std::string type;
+  Device device;
+  std::string engine;
+  // "own device option", "net device option", "default (CPU)", "CPU fallback (no CUDA kernel)",
+  // "soft placement (no GPU)", "inserted copy"
+  std::string reason;
+};
+
+struct CopyInfo {
+  int op_index = 0;  // of the copy op in the rewritten net
+  std::string type;  // CopyCPUToGPU, CopyGPUToCPU, Copy
+  std::string src_blob, dst_blob;
+  Device from, to;
+  int64_t bytes = -1;  // per run; -1 when the shape is not known before running
+};
+
+struct PlacementReport {
+  std::string net_name;
+  std::vector<OpPlacement> ops;
+  std::vector<CopyInfo> copies;
+  std::string ToText() const;
+  std::string ToDot() const;  // Graphviz: ops coloured by device, copies as boundary edges
+};
+
+struct CopyPassResult {
+  caffe2::NetDef net;
+  std::map<std::string, Device> blob_devices;  // where every blob lives after the pass
+  PlacementReport report;
+};
+
+// The pass on its own. `input_devices`: where external inputs live (missing ones: the net's
+// device option, else CPU). `input_shapes` lets the report count copy bytes. Idempotent.
+// Throws kInvalidArgument for an op that overwrites a blob living on another device without reading it.
+CopyPassResult CrossDeviceCopyPass(const caffe2::NetDef& net,
+                                   const std::map<std::string, Device>& input_devices = {},
+                                   const std::map<std::string, TensorInfo>& input_shapes = {});
+
+// Full preparation used at net creation: placement rules, CPU fallback / soft placement, and the
+// copy pass, with external input devices and shapes read from the workspace.
+CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const PlacementOptions& opts);
 caffe2::NetDef PrepareNetForExecution(const caffe2::NetDef& def, const Workspace& ws);
 
 }  // namespace hetnet
