@@ -1,0 +1,138 @@
+#include "core/proto_io.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace hetnet {
+
+namespace {
+
+// Collects text-format parse errors instead of letting protobuf print them to stderr.
+class CollectingErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
+    if (first_.empty()) first_ = MakeString("line ", line + 1, ", column ", column + 1, ": ", message);
+  }
+  void AddWarning(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string first_;
+};
+
+// Text format is only plausible for printable data; binary garbage would otherwise yield odd messages.
+bool LooksLikeText(const std::string& data) {
+  for (unsigned char c : data)
+    if (c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t')) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    if (err == ENOENT) HN_THROW(kNotFound, "file '", path, "' does not exist");
+    HN_THROW(kRuntime, "cannot open file '", path, "': ", std::strerror(err));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) HN_THROW(kRuntime, "error while reading file '", path, "'");
+  return ss.str();
+}
+
+void WriteFileBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) HN_THROW(kRuntime, "cannot open file '", path, "' for writing: ", std::strerror(errno));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.flush();
+  if (!out) HN_THROW(kRuntime, "error while writing file '", path, "'");
+}
+
+void ParseProtoFromString(const std::string& data, google::protobuf::Message* msg, const std::string& source) {
+  const std::string expected = msg->GetTypeName();
+  if (data.empty()) HN_THROW(kInvalidArgument, "'", source, "' is empty; expected a serialized ", expected);
+  // Binary first (Caffe2 order). Parse partially so missing required fields get a precise message.
+  msg->Clear();
+  std::string binary_problem;
+  bool binary_ok = false;
+  if (msg->ParsePartialFromString(data)) {
+    binary_ok = msg->IsInitialized();
+    // A printable text file can occasionally scan as binary made only of unknown fields: such a
+    // result is kept only if the text parse below fails.
+    if (binary_ok && msg->GetReflection()->GetUnknownFields(*msg).empty()) return;
+    if (!binary_ok) binary_problem = "binary parse is missing required field(s) " + msg->InitializationErrorString();
+  } else {
+    binary_problem = "not valid binary protobuf (truncated or corrupt)";
+  }
+  std::string text_problem = "not text format either (contains binary bytes)";
+  if (LooksLikeText(data)) {
+    auto text_msg = std::unique_ptr<google::protobuf::Message>(msg->New());
+    google::protobuf::TextFormat::Parser parser;
+    CollectingErrors errors;
+    parser.RecordErrorsTo(&errors);
+    if (parser.ParseFromString(data, text_msg.get())) {
+      msg->CopyFrom(*text_msg);
+      return;
+    }
+    text_problem = "not text format either (" + (errors.first().empty() ? "parse failed" : errors.first()) + ")";
+  }
+  if (binary_ok) return;
+  msg->Clear();
+  HN_THROW(kInvalidArgument, "could not parse '", source, "' (", data.size(), " bytes) as ", expected, ": ",
+           binary_problem, "; ", text_problem);
+}
+
+void ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg) {
+  ParseProtoFromString(ReadFileBytes(path), msg, path);
+}
+
+std::string SerializeProto(const google::protobuf::Message& msg, bool text) {
+  std::string out;
+  if (text) {
+    HN_CHECK_KIND(kRuntime, google::protobuf::TextFormat::PrintToString(msg, &out), "cannot print ",
+                  msg.GetTypeName(), " as text");
+  } else {
+    HN_CHECK_KIND(kInvalidArgument, msg.IsInitialized(), "cannot serialize ", msg.GetTypeName(),
+                  ": missing required field(s) ", msg.InitializationErrorString());
+    HN_CHECK_KIND(kRuntime, msg.SerializeToString(&out), "cannot serialize ", msg.GetTypeName(),
+                  " (", msg.ByteSizeLong(), " bytes; protobuf messages are limited to 2 GiB)");
+  }
+  return out;
+}
+
+void WriteProtoToFile(const std::string& path, const google::protobuf::Message& msg, bool text) {
+  WriteFileBytes(path, SerializeProto(msg, text));
+}
+
+caffe2::NetDef ReadNetDef(const std::string& path) {
+  caffe2::NetDef m;
+  ReadProtoFromFile(path, &m);
+  return m;
+}
+caffe2::TensorProto ReadTensorProto(const std::string& path) {
+  caffe2::TensorProto m;
+  ReadProtoFromFile(path, &m);
+  return m;
+}
+caffe2::TensorProtos ReadTensorProtos(const std::string& path) {
+  caffe2::TensorProtos m;
+  ReadProtoFromFile(path, &m);
+  return m;
+}
+caffe2::BlobProto ReadBlobProto(const std::string& path) {
+  caffe2::BlobProto m;
+  ReadProtoFromFile(path, &m);
+  return m;
+}
+
+}  // namespace hetnet

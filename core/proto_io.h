@@ -1,0 +1,35 @@
+// Reading and writing Caffe2 protos (NetDef, TensorProto, TensorProtos, BlobProto, ...) from files
+// and strings. Like Caffe2, input is tried as binary wire format first, then as protobuf text format.
+// Every failure is a hetnet::Error naming the file (or source) and the message type expected.
+#pragma once
+
+#include <string>
+
+#include "proto/caffe2.pb.h"
+
+namespace google { namespace protobuf { class Message; } }
+
+namespace hetnet {
+
+// Whole file as bytes. kNotFound for a missing file, kRuntime for other read failures.
+std::string ReadFileBytes(const std::string& path);
+// Writes bytes atomically enough for tools (truncate + write). kRuntime on failure.
+void WriteFileBytes(const std::string& path, const std::string& bytes);
+
+// Parses `data` into `msg`: binary first, then text format. `source` names the data in errors
+// (a file path or "<string>"). kInvalidArgument when neither parse succeeds or data is empty.
+void ParseProtoFromString(const std::string& data, google::protobuf::Message* msg,
+                          const std::string& source = "<string>");
+void ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg);
+
+// Serialized bytes: binary wire format, or text format when `text` is true.
+std::string SerializeProto(const google::protobuf::Message& msg, bool text = false);
+void WriteProtoToFile(const std::string& path, const google::protobuf::Message& msg, bool text = false);
+
+// Typed conveniences for the messages tools read most.
+caffe2::NetDef ReadNetDef(const std::string& path);
+caffe2::TensorProto ReadTensorProto(const std::string& path);
+caffe2::TensorProtos ReadTensorProtos(const std::string& path);
+caffe2::BlobProto ReadBlobProto(const std::string& path);
+
+}  // namespace hetnet
