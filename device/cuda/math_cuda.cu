@@ -1,0 +1,146 @@
+// CUDA math: cuBLAS sgemm for GEMM (row-major through the transposed-product trick), simple kernels
+// for the rest. Everything is queued on the context's stream.
+#include <vector>
+
+#include "core/half.h"
+#include "device/cuda/cuda_context.h"
+#include "device/math.h"
+
+namespace hetnet {
+namespace math {
+
+template <>
+void Gemm<CUDAContext>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                       const float* B, float beta, float* C, CUDAContext* ctx) {
+  if (M == 0 || N == 0) return;
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
+  const int lda = static_cast<int>(trans_a ? M : K);
+  const int ldb = static_cast<int>(trans_b ? K : N);
+  const cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  HN_CUBLAS_CHECK(cublasSgemm(ctx->cublas_handle(), tb, ta, static_cast<int>(N), static_cast<int>(M),
+                              static_cast<int>(K), &alpha, B, ldb, A, lda, &beta, C, static_cast<int>(N)));
+}
+
+namespace {
+template <typename T>
+__global__ void SetKernel(int64_t n, T value, T* y) {
+  HN_CUDA_KERNEL_LOOP(i, n) y[i] = value;
+}
+__global__ void ScaleKernel(int64_t n, float alpha, const float* x, float* y) {
+  HN_CUDA_KERNEL_LOOP(i, n) y[i] = alpha * x[i];
+}
+__global__ void AxpyKernel(int64_t n, float alpha, const float* x, float* y) {
+  HN_CUDA_KERNEL_LOOP(i, n) y[i] += alpha * x[i];
+}
+template <typename T>
+__global__ void BroadcastKernel(BinaryOp op, int64_t total, int64_t n, int64_t post, const T* a, const T* b,
+                                T* c) {
+  HN_CUDA_KERNEL_LOOP(i, total) {
+    const T x = a[i];
+    const T y = b[(i / post) % n];
+    switch (op) {
+      case BinaryOp::Add: c[i] = x + y; break;
+      case BinaryOp::Sub: c[i] = x - y; break;
+      case BinaryOp::Mul: c[i] = x * y; break;
+      case BinaryOp::Div: c[i] = x / y; break;
+    }
+  }
+}
+// One thread per output element j; it walks the pre x post slab of x that broadcasts from j.
+__global__ void ReduceSumPreMidPostKernel(int64_t pre, int64_t n, int64_t post, const float* x, float* y) {
+  HN_CUDA_KERNEL_LOOP(j, n) {
+    float s = 0.f;
+    for (int64_t p = 0; p < pre; ++p) {
+      const float* xp = x + (p * n + j) * post;
+      for (int64_t q = 0; q < post; ++q) s += xp[q];
+    }
+    y[j] = s;
+  }
+}
+}  // namespace
+
+template <typename T, class Context>
+void Set(int64_t n, T value, T* y, Context* ctx) {
+  if (n == 0) return;
+  SetKernel<T><<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(n, value, y);
+  HN_CUDA_CHECK(cudaGetLastError());
+}
+#define HN_INSTANTIATE_SET(T) template void Set<T, CUDAContext>(int64_t, T, T*, CUDAContext*);
+HN_INSTANTIATE_SET(float)
+HN_INSTANTIATE_SET(double)
+HN_INSTANTIATE_SET(Half)
+HN_INSTANTIATE_SET(int8_t)
+HN_INSTANTIATE_SET(int16_t)
+HN_INSTANTIATE_SET(int32_t)
+HN_INSTANTIATE_SET(int64_t)
+HN_INSTANTIATE_SET(uint8_t)
+HN_INSTANTIATE_SET(uint16_t)
+HN_INSTANTIATE_SET(bool)
+#undef HN_INSTANTIATE_SET
+
+template <>
+void Scale<CUDAContext>(int64_t n, float alpha, const float* x, float* y, CUDAContext* ctx) {
+  if (n == 0) return;
+  ScaleKernel<<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(n, alpha, x, y);
+  HN_CUDA_CHECK(cudaGetLastError());
+}
+
+template <>
+void Axpy<CUDAContext>(int64_t n, float alpha, const float* x, float* y, CUDAContext* ctx) {
+  if (n == 0) return;
+  AxpyKernel<<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(n, alpha, x, y);
+  HN_CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename T, class Context>
+void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c,
+                     Context* ctx) {
+  const int64_t total = pre * n * post;
+  if (total == 0) return;
+  BroadcastKernel<T><<<CudaBlocks(total), kCudaThreads, 0, ctx->stream()>>>(op, total, n, post, a, b, c);
+  HN_CUDA_CHECK(cudaGetLastError());
+}
+#define HN_INSTANTIATE_BINARY(T)                                                                      \
+  template void BroadcastBinary<T, CUDAContext>(BinaryOp, int64_t, int64_t, int64_t, const T*, const T*, T*, \
+                                                CUDAContext*);
+HN_INSTANTIATE_BINARY(float)
+HN_INSTANTIATE_BINARY(double)
+HN_INSTANTIATE_BINARY(int32_t)
+HN_INSTANTIATE_BINARY(int64_t)
+#undef HN_INSTANTIATE_BINARY
+
+template <>
+void ReduceSumPreMidPost<CUDAContext>(int64_t pre, int64_t n, int64_t post, const float* x, float* y,
+                                      CUDAContext* ctx) {
+  if (n == 0) return;
+  ReduceSumPreMidPostKernel<<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(pre, n, post, x, y);
+  HN_CUDA_CHECK(cudaGetLastError());
+}
+
+namespace {
+// Draws on the host and copies: cudaMemcpyAsync from pageable memory returns only once the source
+// has been staged, so the temporary may go out of scope right after.
+template <typename Dist>
+void DrawAndCopy(int64_t n, Dist dist, float* y, std::mt19937& gen, CUDAContext* ctx) {
+  if (n == 0) return;
+  std::vector<float> host(static_cast<size_t>(n));
+  for (auto& v : host) v = dist(gen);
+  ctx->CopyBytes(host.size() * sizeof(float), host.data(), Device::CPU(), y, ctx->device());
+  HN_CUDA_CHECK(cudaStreamSynchronize(ctx->stream()));
+}
+}  // namespace
+
+template <>
+void RandUniform<CUDAContext>(int64_t n, float a, float b, float* y, std::mt19937& gen, CUDAContext* ctx) {
+  DrawAndCopy(n, std::uniform_real_distribution<float>(a, b), y, gen, ctx);
+}
+
+template <>
+void RandGaussian<CUDAContext>(int64_t n, float mean, float stddev, float* y, std::mt19937& gen,
+                               CUDAContext* ctx) {
+  DrawAndCopy(n, std::normal_distribution<float>(mean, stddev), y, gen, ctx);
+}
+
+}  // namespace math
+}  // namespace hetnet

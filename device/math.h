@@ -1,0 +1,50 @@
+// Math primitives shared by operators, templated over the execution context. CPU versions live in
+// device/math_cpu.cc (Eigen), CUDA versions in device/cuda/math_cuda.cu (cuBLAS and simple kernels).
+// All matrices are row-major; all pointers are on the context's device unless noted.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+namespace hetnet {
+namespace math {
+
+// C[M,N] = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) is K x N.
+// With beta == 0, C is not read (may hold garbage or NaN).
+template <class Context>
+void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+          const float* B, float beta, float* C, Context* ctx);
+
+// y[i] = value for i < n. Instantiated for float, double, int8/16/32/64, uint8/16, bool.
+template <typename T, class Context>
+void Set(int64_t n, T value, T* y, Context* ctx);
+
+// y = alpha * x (y may alias x).
+template <class Context>
+void Scale(int64_t n, float alpha, const float* x, float* y, Context* ctx);
+// y += alpha * x.
+template <class Context>
+void Axpy(int64_t n, float alpha, const float* x, float* y, Context* ctx);
+
+enum class BinaryOp { Add, Sub, Mul, Div };
+
+// The broadcast plan shared by elementwise binary ops: A viewed as [pre, n, post], B as [n];
+// same-shape operands are pre = post = 1. C = A op B broadcast, C has A's size (may alias A or B
+// when the sizes are equal). Instantiated for float, double, int32, int64.
+template <typename T, class Context>
+void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c,
+                     Context* ctx);
+
+// y[j] = sum over (p, q) of x[p, j, q] for x viewed as [pre, n, post] (the reverse of a broadcast).
+template <class Context>
+void ReduceSumPreMidPost(int64_t pre, int64_t n, int64_t post, const float* x, float* y, Context* ctx);
+
+// Random fills. The generator lives on the host; CUDA versions draw on the host with it and copy
+// the result (so a seeded op is reproducible on every device).
+template <class Context>
+void RandUniform(int64_t n, float a, float b, float* y, std::mt19937& gen, Context* ctx);
+template <class Context>
+void RandGaussian(int64_t n, float mean, float stddev, float* y, std::mt19937& gen, Context* ctx);
+
+}  // namespace math
+}  // namespace hetnet

@@ -1,0 +1,130 @@
+// CPU math: GEMM through Eigen (row-major maps, Eigen's blocked and OpenMP-parallel kernel), the rest
+// as plain loops the compiler vectorizes.
+#include <Eigen/Core>
+
+#include "core/context.h"
+#include "core/half.h"
+#include "device/math.h"
+
+namespace hetnet {
+namespace math {
+
+namespace {
+using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMap = Eigen::Map<const RowMat>;
+using Map = Eigen::Map<RowMat>;
+}  // namespace
+
+template <>
+void Gemm<CPUContext>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                      const float* B, float beta, float* C, CPUContext*) {
+  if (M == 0 || N == 0) return;
+  Map c(C, M, N);
+  if (K == 0) {
+    if (beta == 0.f) c.setZero(); else c *= beta;
+    return;
+  }
+  if (beta == 0.f) {
+    c.setZero();
+  } else if (beta != 1.f) {
+    c *= beta;
+  }
+  // A is stored M x K (or K x M when transposed), B is K x N (or N x K).
+  ConstMap a(A, trans_a ? K : M, trans_a ? M : K);
+  ConstMap b(B, trans_b ? N : K, trans_b ? K : N);
+  if (!trans_a && !trans_b) c.noalias() += alpha * a * b;
+  else if (!trans_a && trans_b) c.noalias() += alpha * a * b.transpose();
+  else if (trans_a && !trans_b) c.noalias() += alpha * a.transpose() * b;
+  else c.noalias() += alpha * a.transpose() * b.transpose();
+}
+
+template <typename T, class Context>
+void Set(int64_t n, T value, T* y, Context*) {
+  for (int64_t i = 0; i < n; ++i) y[i] = value;
+}
+#define HN_INSTANTIATE_SET(T) template void Set<T, CPUContext>(int64_t, T, T*, CPUContext*);
+HN_INSTANTIATE_SET(float)
+HN_INSTANTIATE_SET(double)
+HN_INSTANTIATE_SET(Half)
+HN_INSTANTIATE_SET(int8_t)
+HN_INSTANTIATE_SET(int16_t)
+HN_INSTANTIATE_SET(int32_t)
+HN_INSTANTIATE_SET(int64_t)
+HN_INSTANTIATE_SET(uint8_t)
+HN_INSTANTIATE_SET(uint16_t)
+HN_INSTANTIATE_SET(bool)
+#undef HN_INSTANTIATE_SET
+
+template <>
+void Scale<CPUContext>(int64_t n, float alpha, const float* x, float* y, CPUContext*) {
+  for (int64_t i = 0; i < n; ++i) y[i] = alpha * x[i];
+}
+
+template <>
+void Axpy<CPUContext>(int64_t n, float alpha, const float* x, float* y, CPUContext*) {
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+namespace {
+template <typename T, typename F>
+void BroadcastLoop(int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c, F f) {
+  if (post == 1) {
+    for (int64_t p = 0; p < pre; ++p) {
+      const T* ap = a + p * n;
+      T* cp = c + p * n;
+      for (int64_t j = 0; j < n; ++j) cp[j] = f(ap[j], b[j]);
+    }
+    return;
+  }
+  for (int64_t p = 0; p < pre; ++p)
+    for (int64_t j = 0; j < n; ++j) {
+      const T bj = b[j];
+      const int64_t off = (p * n + j) * post;
+      for (int64_t q = 0; q < post; ++q) c[off + q] = f(a[off + q], bj);
+    }
+}
+}  // namespace
+
+template <typename T, class Context>
+void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c, Context*) {
+  switch (op) {
+    case BinaryOp::Add: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x + y; }); break;
+    case BinaryOp::Sub: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x - y; }); break;
+    case BinaryOp::Mul: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x * y; }); break;
+    case BinaryOp::Div: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x / y; }); break;
+  }
+}
+#define HN_INSTANTIATE_BINARY(T) \
+  template void BroadcastBinary<T, CPUContext>(BinaryOp, int64_t, int64_t, int64_t, const T*, const T*, T*, CPUContext*);
+HN_INSTANTIATE_BINARY(float)
+HN_INSTANTIATE_BINARY(double)
+HN_INSTANTIATE_BINARY(int32_t)
+HN_INSTANTIATE_BINARY(int64_t)
+#undef HN_INSTANTIATE_BINARY
+
+template <>
+void ReduceSumPreMidPost<CPUContext>(int64_t pre, int64_t n, int64_t post, const float* x, float* y, CPUContext*) {
+  for (int64_t j = 0; j < n; ++j) y[j] = 0.f;
+  for (int64_t p = 0; p < pre; ++p)
+    for (int64_t j = 0; j < n; ++j) {
+      const float* xp = x + (p * n + j) * post;
+      float s = 0.f;
+      for (int64_t q = 0; q < post; ++q) s += xp[q];
+      y[j] += s;
+    }
+}
+
+template <>
+void RandUniform<CPUContext>(int64_t n, float a, float b, float* y, std::mt19937& gen, CPUContext*) {
+  std::uniform_real_distribution<float> dist(a, b);
+  for (int64_t i = 0; i < n; ++i) y[i] = dist(gen);
+}
+
+template <>
+void RandGaussian<CPUContext>(int64_t n, float mean, float stddev, float* y, std::mt19937& gen, CPUContext*) {
+  std::normal_distribution<float> dist(mean, stddev);
+  for (int64_t i = 0; i < n; ++i) y[i] = dist(gen);
+}
+
+}  // namespace math
+}  // namespace hetnet

@@ -1,0 +1,54 @@
+#include "operators/activation_ops.h"
+
+#include <cmath>
+
+#include "core/gradient.h"
+
+namespace hetnet {
+
+template <>
+void SigmoidKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
+  for (int64_t i = 0; i < n; ++i) y[i] = 1.f / (1.f + std::exp(-x[i]));
+}
+template <>
+void TanhKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+}
+template <>
+void SigmoidGradientKernel<CPUContext>(int64_t n, const float* y, const float* dy, float* dx, CPUContext*) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (1.f - y[i]);
+}
+template <>
+void TanhGradientKernel<CPUContext>(int64_t n, const float* y, const float* dy, float* dx, CPUContext*) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.f - y[i] * y[i]);
+}
+
+OPERATOR_SCHEMA(Sigmoid).NumInputs(1).NumOutputs(1).AllowOneToOneInplace().IdenticalTypeAndShape()
+    .SetDoc("Y = 1 / (1 + exp(-X)), elementwise.");
+OPERATOR_SCHEMA(SigmoidGradient).NumInputs(2).NumOutputs(1).AllowInplace({{1, 0}})
+    .IdenticalTypeAndShapeOfInput(1);
+OPERATOR_SCHEMA(Tanh).NumInputs(1).NumOutputs(1).AllowOneToOneInplace().IdenticalTypeAndShape()
+    .SetDoc("Y = tanh(X), elementwise.");
+OPERATOR_SCHEMA(TanhGradient).NumInputs(2).NumOutputs(1).AllowInplace({{1, 0}})
+    .IdenticalTypeAndShapeOfInput(1);
+
+REGISTER_CPU_OPERATOR(Sigmoid, SigmoidOp<CPUContext>);
+REGISTER_CPU_OPERATOR(SigmoidGradient, SigmoidGradientOp<CPUContext>);
+REGISTER_CPU_OPERATOR(Tanh, TanhOp<CPUContext>);
+REGISTER_CPU_OPERATOR(TanhGradient, TanhGradientOp<CPUContext>);
+
+// Both gradients read the forward output: dX = f'(Y) * dY.
+template <const char* kGradType>
+class GetFromOutputGradient final : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<caffe2::OperatorDef> GetGradientDefs() override {
+    return {GradientOp(kGradType, {O(0), GO(0)}, {GI(0)})};
+  }
+};
+static constexpr char kSigmoidGradient[] = "SigmoidGradient";
+static constexpr char kTanhGradient[] = "TanhGradient";
+REGISTER_GRADIENT(Sigmoid, GetFromOutputGradient<kSigmoidGradient>);
+REGISTER_GRADIENT(Tanh, GetFromOutputGradient<kTanhGradient>);
+
+}  // namespace hetnet

@@ -1,0 +1,83 @@
+#include "operators/elementwise_ops.h"
+
+#include "core/gradient.h"
+
+namespace hetnet {
+
+BroadcastPlan ComputeBroadcastPlan(const caffe2::OperatorDef& def, const std::vector<int64_t>& a,
+                                   const std::vector<int64_t>& b, bool broadcast, int axis, int ai, int bi) {
+  auto numel = [](const std::vector<int64_t>& s, size_t from, size_t to) {
+    int64_t n = 1;
+    for (size_t i = from; i < to; ++i) n *= s[i];
+    return n;
+  };
+  const std::string desc = MakeString("input ", ai, " ('", def.input(ai), "') has shape ", ShapeToString(a),
+                                      " and input ", bi, " ('", def.input(bi), "') has shape ", ShapeToString(b));
+  BroadcastPlan p;
+  if (a == b) {
+    p.n = numel(a, 0, a.size());
+    return p;
+  }
+  HN_ENFORCE(broadcast, def.type(), ": ", desc, "; shapes differ and broadcast=0 (set broadcast=1 to broadcast the second)");
+  HN_ENFORCE(b.size() <= a.size(), def.type(), ": ", desc, "; with broadcast=1 the second may not have more dims");
+  if (numel(b, 0, b.size()) == 1) {
+    p.pre = numel(a, 0, a.size());
+    return p;
+  }
+  const int na = static_cast<int>(a.size()), nb = static_cast<int>(b.size());
+  if (axis == -1) axis = na - nb;
+  HN_ENFORCE(axis >= 0 && axis + nb <= na, def.type(), ": ", desc, "; axis ", axis,
+             " does not leave room for the second's ", nb, " dims");
+  int start = 0, end = nb - 1;
+  while (start < nb && b[start] == 1) ++start;
+  while (end >= start && b[end] == 1) --end;
+  for (int i = start; i <= end; ++i)
+    HN_ENFORCE(a[axis + i] == b[i], def.type(), ": ", desc, "; dim ", i, " of the second (", b[i],
+               ") does not match dim ", axis + i, " of the first (", a[axis + i], ") with axis ", axis);
+  p.pre = numel(a, 0, axis + start);
+  p.n = numel(b, start, end + 1);
+  p.post = numel(a, axis + end + 1, a.size());
+  return p;
+}
+
+namespace {
+std::vector<TensorInfo> BinaryShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
+  ArgumentHelper args(def);
+  ComputeBroadcastPlan(def, in[0].dims, in[1].dims, args.GetSingleArgument<int>("broadcast", 0) != 0,
+                       args.GetSingleArgument<int>("axis", -1));
+  return {in[0]};
+}
+std::vector<TensorInfo> BinaryGradShape(const caffe2::OperatorDef&, const std::vector<TensorInfo>& in) {
+  return {in[1], in[2]};
+}
+}  // namespace
+
+#define HN_BINARY_OP(Name, Op)                                                                                  \
+  OPERATOR_SCHEMA(Name).NumInputs(2).NumOutputs(1).AllowInplace({{0, 0}, {1, 0}}).TensorInference(BinaryShape)  \
+      .SetDoc(#Name " elementwise with Caffe2 legacy broadcast (args broadcast, axis).");                      \
+  OPERATOR_SCHEMA(Name##Gradient).NumInputs(3).NumOutputs(2).AllowInplace({{0, 0}}).TensorInference(BinaryGradShape); \
+  REGISTER_CPU_OPERATOR(Name, BinaryElementwiseOp<CPUContext, Op>);                                             \
+  REGISTER_CPU_OPERATOR(Name##Gradient, BinaryElementwiseGradientOp<CPUContext, Op>);
+
+HN_BINARY_OP(Add, math::BinaryOp::Add)
+HN_BINARY_OP(Sub, math::BinaryOp::Sub)
+HN_BINARY_OP(Mul, math::BinaryOp::Mul)
+HN_BINARY_OP(Div, math::BinaryOp::Div)
+#undef HN_BINARY_OP
+
+// Gradient op "<Type>Gradient"(dC, A, B) -> dA, dB with the forward op's broadcast args.
+class GetBinaryElementwiseGradient final : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<caffe2::OperatorDef> GetGradientDefs() override {
+    auto op = GradientOp(Def().type() + "Gradient", {GO(0), I(0), I(1)}, {GI(0), GI(1)});
+    for (const auto& a : Def().arg()) *op.add_arg() = a;
+    return {op};
+  }
+};
+REGISTER_GRADIENT(Add, GetBinaryElementwiseGradient);
+REGISTER_GRADIENT(Sub, GetBinaryElementwiseGradient);
+REGISTER_GRADIENT(Mul, GetBinaryElementwiseGradient);
+REGISTER_GRADIENT(Div, GetBinaryElementwiseGradient);
+
+}  // namespace hetnet
