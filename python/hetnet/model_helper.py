@@ -1,0 +1,154 @@
+"""ModelHelper: a forward net, its parameter init net and the parameter list, as in
+caffe2.python.model_helper."""
+import logging
+
+from hetnet import core, scope
+
+log = logging.getLogger(__name__)
+
+
+class ParameterTags(object):
+    BIAS = "BIAS"
+    WEIGHT = "WEIGHT"
+    COMPUTED_PARAM = "COMPUTED_PARAM"
+
+
+class Initializer(object):
+    """Creates a parameter with `operator_name` (e.g. XavierFill) in an init net."""
+
+    def __init__(self, operator_name=None, **kwargs):
+        self.operator_name = operator_name
+        self.operator_kwargs = kwargs
+
+    def create_param(self, param_name, init_net, shape):
+        param = init_net._CreateAndAddToSelf(self.operator_name, [], param_name, shape=shape,
+                                              **self.operator_kwargs)
+        return param
+
+
+class ExternalInitializer(object):
+    """The parameter is provided from outside (no init op)."""
+
+    def create_param(self, param_name, init_net, shape):
+        return core.BlobReference(str(param_name))
+
+
+def update_initializer(initializer_class, operator_name_and_kwargs, default):
+    """An Initializer from an explicit one, else an (op name, kwargs) pair, else the default pair."""
+    if initializer_class is not None:
+        assert operator_name_and_kwargs is None, "Only one of initializer and op tuple may be given"
+        return initializer_class
+    name, kwargs = operator_name_and_kwargs if operator_name_and_kwargs is not None else default
+    return Initializer(name, **kwargs)
+
+
+class ParameterInfo(object):
+    def __init__(self, param_id, param, key, shape, tags):
+        self.param_id = param_id
+        self.name = str(param)
+        self.blob = param
+        self.key = key
+        self.shape = shape
+        self.tags = list(tags)
+
+
+class ModelHelper(object):
+    def __init__(self, name=None, init_params=True, allow_not_known_ops=True, skip_sparse_optim=False,
+                 param_model=None, arg_scope=None):
+        self.name = name or "model"
+        self.net = core.Net(self.name)
+        if param_model is not None:
+            self.param_init_net = param_model.param_init_net
+            self.params = param_model.params
+            self._parameters_info = param_model._parameters_info
+            self._computed_params = param_model._computed_params
+        else:
+            self.param_init_net = core.Net(self.name + "_init")
+            self.params = []
+            self._parameters_info = {}
+            self._computed_params = []
+        self.param_to_grad = {}
+        self.gradient_ops_added = False
+        self.init_params = init_params
+        self.allow_not_known_ops = allow_not_known_ops
+        self.skip_sparse_optim = skip_sparse_optim
+        self.weights = []
+        self.biases = []
+        self._arg_scope = {"order": "NCHW", "use_cudnn": True, "cudnn_exhaustive_search": False}
+        if arg_scope is not None:
+            self._arg_scope.update(arg_scope)
+
+    @property
+    def arg_scope(self):
+        return self._arg_scope
+
+    def Proto(self):
+        return self.net.Proto()
+
+    def InitProto(self):
+        return self.param_init_net.Proto()
+
+    # ---- parameters ----
+    def create_param(self, param_name, shape, initializer, tags=None):
+        """Adds the init op for a parameter (unless init_params is False) and records it."""
+        if isinstance(param_name, core.BlobReference):
+            param_name = str(param_name)
+        else:
+            param_name = core.ScopedName(param_name)
+        if isinstance(initializer, tuple):
+            initializer = Initializer(initializer[0], **initializer[1])
+        if not self.init_params:
+            initializer = ExternalInitializer()
+        blob = initializer.create_param(core.BlobReference(param_name), self.param_init_net, shape)
+        tags = [tags] if isinstance(tags, str) else list(tags or [])
+        info = ParameterInfo(len(self._parameters_info), blob, param_name, shape, tags)
+        self._parameters_info[param_name] = info
+        self.AddParameter(blob, tags)
+        return blob
+
+    def AddParameter(self, param, tags=None):
+        tags = [tags] if isinstance(tags, str) else list(tags or [])
+        if ParameterTags.COMPUTED_PARAM in tags:
+            self._computed_params.append(param)
+        else:
+            self.params.append(param)
+        if ParameterTags.WEIGHT in tags:
+            self.weights.append(param)
+        elif ParameterTags.BIAS in tags:
+            self.biases.append(param)
+
+    def GetParams(self, namescope=None, top_scope=False):
+        """Parameters whose names start with namescope (default: the current name scope)."""
+        if namescope is None:
+            namescope = scope.CurrentNameScope()
+        elif namescope and not namescope.endswith(scope._NAMESCOPE_SEPARATOR):
+            namescope += scope._NAMESCOPE_SEPARATOR
+        if namescope == "":
+            return self.params[:]
+        return [p for p in self.params if str(p).startswith(namescope)]
+
+    def GetComputedParams(self, namescope=None):
+        if namescope is None:
+            namescope = scope.CurrentNameScope()
+        return [p for p in self._computed_params if str(p).startswith(namescope)]
+
+    def GetAllParams(self, namescope=None):
+        return self.GetParams(namescope) + self.GetComputedParams(namescope)
+
+    def AddGradientOperators(self, *args, **kwargs):
+        raise NotImplementedError(
+            "ModelHelper.AddGradientOperators: training (gradient operator generation) is not "
+            "implemented in hetnet yet; build and run forward nets only")
+
+    # ---- everything else goes to the forward net ----
+    def __getattr__(self, op_type):
+        if op_type.startswith("__") or op_type.startswith("_"):
+            raise AttributeError(op_type)
+        if not core.IsOperator(op_type):
+            raise AttributeError(
+                "Method {} is not a registered operator. Did you mean: [{}]".format(
+                    op_type, ",".join(core.NearbyOperatorNames(op_type))))
+        return self.net.__getattr__(op_type)
+
+    def __dir__(self):
+        return sorted(set(dir(type(self)) | set(self.__dict__)))

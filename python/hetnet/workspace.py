@@ -1,0 +1,224 @@
+"""The process's workspaces, blobs and nets, as in caffe2.python.workspace.
+
+Memory: ``FeedBlob`` always copies the array into a new tensor (on the device of the given option,
+else the current DeviceScope, else CPU); later changes to the array are not seen by the blob.
+``FetchBlob`` always copies the tensor into a new, writable numpy array (GPU tensors through the
+host); changing it does not change the blob. Non-contiguous and non-native-byte-order arrays are
+converted before the copy. Strings: str/bytes/object arrays feed string tensors (str is stored
+as UTF-8); fetched string tensors are object arrays of bytes, as in Caffe2.
+"""
+import collections
+import time
+
+import numpy as np
+
+from hetnet import _C, core, scope
+from hetnet.proto import caffe2_pb2
+from hetnet._net import NetProtoForRuntime
+
+GpuDeviceType = caffe2_pb2.CUDA
+has_cuda_support = bool(_C.has_cuda_support())
+has_gpu_support = has_cuda_support
+has_hip_support = False
+
+
+def NumCudaDevices():
+    return _C.num_cuda_devices()
+
+
+def NumGpuDevices():
+    return NumCudaDevices()
+
+
+# ---- workspaces ----
+
+def SwitchWorkspace(name, create_if_missing=False):
+    _C.switch_workspace(str(name), bool(create_if_missing))
+
+
+def CurrentWorkspace():
+    return _C.current_workspace()
+
+
+def Workspaces():
+    return _C.workspaces()
+
+
+def ResetWorkspace(root_folder=None):
+    """Drops every blob and net of the current workspace."""
+    _C.reset_workspace()
+    return True
+
+
+# ---- blobs ----
+
+def Blobs():
+    return _C.blobs()
+
+
+def HasBlob(name):
+    return _C.has_blob(str(name))
+
+
+def CreateBlob(name):
+    _C.create_blob(str(name))
+    return True
+
+
+def _DeviceOptionBytes(device_option):
+    option = device_option if device_option is not None else scope.CurrentDeviceScope()
+    return None if option is None else option.SerializeToString()
+
+
+def _AsFeedableArray(value):
+    arr = np.asarray(value)
+    if arr.dtype.kind in "SU":
+        arr = arr.astype(object)
+    if arr.dtype.kind != "O" and not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return arr if arr.flags.c_contiguous else arr.copy(order="C")  # keeps 0-d arrays 0-d
+
+
+def FeedBlob(name, arr, device_option=None):
+    """Copies arr into blob `name`. A protobuf message or a str/bytes value is stored serialized."""
+    if isinstance(arr, caffe2_pb2.TensorProto):
+        raise TypeError("feeding a TensorProto is not supported; feed a numpy array")
+    if hasattr(arr, "SerializeToString") and not isinstance(arr, np.ndarray):
+        arr = arr.SerializeToString()
+    if isinstance(arr, str):
+        arr = arr.encode("utf-8")
+    if not isinstance(arr, bytes):
+        arr = _AsFeedableArray(arr)
+    _C.feed_blob(str(name), arr, _DeviceOptionBytes(device_option))
+    return True
+
+
+def FetchBlob(name):
+    """A new numpy array with the contents of blob `name` (bytes for a blob holding a string)."""
+    return _C.fetch_blob(str(name))
+
+
+def FetchBlobs(names):
+    return [FetchBlob(name) for name in names]
+
+
+def BlobInfo(name):
+    """{'type', 'shape', 'dtype', 'device': (device_type, device_id)} of a blob."""
+    return _C.blob_info(str(name))
+
+
+# ---- nets and operators ----
+
+def _NetProtoBytes(net):
+    return NetProtoForRuntime(net).SerializeToString()
+
+
+def _NetName(net):
+    if isinstance(net, core.Net):
+        return net.Name()
+    if isinstance(net, caffe2_pb2.NetDef):
+        return net.name
+    return str(net)
+
+
+def CreateNet(net, overwrite=False, input_blobs=None):
+    """Creates net (a Net or NetDef) in the current workspace; its external inputs get blobs."""
+    for blob in input_blobs or []:
+        CreateBlob(blob)
+    return _C.create_net(_NetProtoBytes(net), bool(overwrite))
+
+
+def RunNet(name, num_iter=1, allow_fail=False):
+    """Runs a net created before (by name, Net or NetDef) num_iter times."""
+    _C.run_net(_NetName(name), int(num_iter))
+    return True
+
+
+def RunNetOnce(net):
+    _C.run_net_once(_NetProtoBytes(net))
+    return True
+
+
+def RunOperatorOnce(operator):
+    _C.run_operator_once(operator.SerializeToString())
+    return True
+
+
+def RunOperatorsOnce(operators):
+    for op in operators:
+        RunOperatorOnce(op)
+    return True
+
+
+def Nets():
+    return _C.nets()
+
+
+def GetNetDef(name):
+    """The NetDef of a created net as it runs: devices resolved, cross-device copies inserted."""
+    proto = caffe2_pb2.NetDef()
+    proto.ParseFromString(_C.net_def(_NetName(name)))
+    return proto
+
+
+# ---- placement ----
+
+def SetPlacementOptions(strict=None, soft_placement=None):
+    """Process-wide defaults of hetnet::PlacementOptions (a net's arguments still override)."""
+    cur_strict, cur_soft = _C.get_placement_options()
+    _C.set_placement_options(cur_strict if strict is None else bool(strict),
+                             cur_soft if soft_placement is None else bool(soft_placement))
+
+
+def GetPlacementOptions():
+    strict, soft = _C.get_placement_options()
+    return {"strict": strict, "soft_placement": soft}
+
+
+def PlacementReport(net, strict=None, soft_placement=None):
+    """Where each op of net would run against the current workspace, and the copies inserted:
+    {'net_name', 'ops': [{'index','type','device','engine','reason'}], 'copies': [...]}."""
+    opts = GetPlacementOptions()
+    strict = opts["strict"] if strict is None else bool(strict)
+    soft = opts["soft_placement"] if soft_placement is None else bool(soft_placement)
+    _, _, report = _C.place_net(_NetProtoBytes(net), strict, soft)
+    return report
+
+
+def FormatPlacementReport(report):
+    lines = ["placement of net '{}':".format(report["net_name"])]
+    for op in report["ops"]:
+        device_type, device_id = op["device"]
+        where = "cpu" if device_type == 0 else "cuda:{}".format(device_id)
+        lines.append("  #{} {} on {} ({})".format(op["index"], op["type"], where, op["reason"]))
+    for c in report["copies"]:
+        lines.append("  copy {} -> {} ({})".format(c["src_blob"], c["dst_blob"], c["type"]))
+    return "\n".join(lines)
+
+
+# ---- benchmarking ----
+
+def BenchmarkNet(name, warmup_runs, main_runs, run_individual):
+    """As Caffe2: [ms per run of the whole net] + (with run_individual) [ms per operator, in order].
+    Operators are timed one by one (each waits for its device) in the C++ binding."""
+    return _C.benchmark_net(_NetName(name), int(warmup_runs), int(main_runs), bool(run_individual))
+
+
+def BenchmarkNetByOpType(name, warmup_runs=1, main_runs=10):
+    """{op type: ms per run summed over the ops of that type} for a created net."""
+    times = BenchmarkNet(name, warmup_runs, main_runs, True)[1:]
+    per_type = collections.OrderedDict()
+    for op, ms in zip(GetNetDef(name).op, times):
+        per_type[op.type] = per_type.get(op.type, 0.0) + ms
+    return per_type
+
+
+def TimeRuns(name, runs=10):
+    """Wall-clock seconds per RunNet call, measured from Python."""
+    start = time.perf_counter()
+    RunNet(name, runs)
+    return (time.perf_counter() - start) / runs
+
+
+if _C.has_predictor:  # pragma: no cover - bound once core/predictor.h exists
+    from hetnet._predictor import Predictor  # noqa: F401

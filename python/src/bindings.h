@@ -1,0 +1,49 @@
+// Shared helpers for the hetnet._C extension. Protos cross the Python/C++ boundary serialized
+// (Python's protobuf runtime and libprotobuf are separate), so every binding that takes a NetDef,
+// OperatorDef or DeviceOption takes its bytes.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "core/workspace.h"
+#include "proto/caffe2.pb.h"
+
+namespace hetnet_python {
+
+namespace py = pybind11;
+
+template <typename Proto>
+Proto ParseProto(const py::bytes& data, const char* what) {
+  Proto proto;
+  if (!proto.ParseFromString(std::string(data)))
+    HN_THROW(kInvalidArgument, "could not parse the serialized ", what);
+  return proto;
+}
+
+template <typename Proto>
+py::bytes SerializeProto(const Proto& proto) {
+  std::string out;
+  proto.SerializeToString(&out);
+  return py::bytes(out);
+}
+
+// Device of a serialized DeviceOption; None means CPU.
+hetnet::Device DeviceFromBytes(const py::object& option_bytes);
+py::tuple DeviceToTuple(const hetnet::Device& d);  // (device_type, device_id)
+hetnet::Device DeviceFromTuple(const py::handle& t);
+
+// The current workspace of the process (Caffe2's SwitchWorkspace / CurrentWorkspace model).
+hetnet::Workspace* CurrentWorkspace();
+
+void InitErrors(py::module_& m);
+void InitTensorConversion(py::module_& m);
+void InitWorkspaces(py::module_& m);
+void InitRegistry(py::module_& m);
+void InitPlacement(py::module_& m);
+void InitPredictor(py::module_& m);
+
+}  // namespace hetnet_python

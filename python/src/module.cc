@@ -1,0 +1,13 @@
+// Entry point of hetnet._C: the bindings are split by topic (errors, tensors, workspaces,
+// registries, placement, predictor).
+#include "bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "hetnet C++ runtime bindings (use the hetnet.* Python modules instead of this one)";
+  hetnet_python::InitErrors(m);
+  hetnet_python::InitTensorConversion(m);
+  hetnet_python::InitWorkspaces(m);
+  hetnet_python::InitRegistry(m);
+  hetnet_python::InitPlacement(m);
+  hetnet_python::InitPredictor(m);
+}

@@ -1,0 +1,156 @@
+// numpy arrays <-> hetnet tensors in workspace blobs. Feeding copies the array into a tensor on the
+// requested device; fetching copies the tensor (through the host for GPU tensors) into a new array.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "bindings.h"
+
+namespace hetnet_python {
+
+using hetnet::DataType;
+using hetnet::Device;
+using hetnet::Tensor;
+
+namespace {
+
+DataType DataTypeOfArray(const py::array& arr) {
+  const py::dtype dt = arr.dtype();
+  const char kind = dt.kind();
+  const auto size = dt.itemsize();
+  if (kind == 'O') return DataType::String;
+  if (kind == 'b') return DataType::Bool;
+  if (kind == 'f') {
+    if (size == 2) return DataType::Float16;
+    if (size == 4) return DataType::Float;
+    if (size == 8) return DataType::Double;
+  }
+  if (kind == 'i') {
+    if (size == 1) return DataType::Int8;
+    if (size == 2) return DataType::Int16;
+    if (size == 4) return DataType::Int32;
+    if (size == 8) return DataType::Int64;
+  }
+  if (kind == 'u') {
+    if (size == 1) return DataType::UInt8;
+    if (size == 2) return DataType::UInt16;
+  }
+  throw py::type_error("hetnet tensors cannot hold numpy dtype " + std::string(py::str(dt)) +
+                       " (supported: float16/32/64, int8/16/32/64, uint8/16, bool, str/bytes objects)");
+}
+
+py::dtype NumpyDtype(DataType t) {
+  switch (t) {
+    case DataType::Float: return py::dtype("float32");
+    case DataType::Double: return py::dtype("float64");
+    case DataType::Float16: return py::dtype("float16");
+    case DataType::Int8: return py::dtype("int8");
+    case DataType::Int16: return py::dtype("int16");
+    case DataType::Int32: return py::dtype("int32");
+    case DataType::Int64: return py::dtype("int64");
+    case DataType::UInt8:
+    case DataType::Byte: return py::dtype("uint8");
+    case DataType::UInt16: return py::dtype("uint16");
+    case DataType::Bool: return py::dtype("bool");
+    case DataType::String: return py::dtype("O");
+    default: break;
+  }
+  HN_THROW(kInvalidArgument, "tensor dtype ", hetnet::DataTypeName(t), " has no numpy equivalent");
+}
+
+Tensor TensorFromArray(const py::array& arr) {
+  if (!(arr.flags() & py::array::c_style))
+    throw py::value_error("FeedBlob expects a C-contiguous array (hetnet.workspace converts it)");
+  if (arr.dtype().byteorder() == '>') throw py::value_error("FeedBlob expects native byte order");
+  const DataType dtype = DataTypeOfArray(arr);
+  std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
+  Tensor t(shape, dtype, Device::CPU());
+  if (dtype == DataType::String) {
+    auto* dst = t.mutable_data<std::string>();
+    auto* src = static_cast<PyObject* const*>(arr.data());
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      py::handle item(src[i]);
+      if (py::isinstance<py::bytes>(item)) {
+        dst[i] = std::string(py::reinterpret_borrow<py::bytes>(item));
+      } else if (py::isinstance<py::str>(item)) {
+        dst[i] = py::cast<std::string>(item);  // UTF-8
+      } else {
+        throw py::type_error("object arrays fed to hetnet must hold only str or bytes, found " +
+                             std::string(py::str(py::type::of(item))));
+      }
+    }
+  } else if (t.nbytes() > 0) {
+    std::memcpy(t.raw_mutable_data(dtype), arr.data(), t.nbytes());
+  }
+  return t;
+}
+
+py::array ArrayFromTensor(const Tensor& tensor) {
+  if (!tensor.initialized())
+    HN_THROW(kInvalidArgument, "tensor has no data yet (dtype ", hetnet::DataTypeName(tensor.dtype()),
+             ", shape ", tensor.ShapeString(), ")");
+  const Tensor host = tensor.device().is_cpu() ? tensor : tensor.To(Device::CPU());
+  std::vector<py::ssize_t> shape(host.shape().begin(), host.shape().end());
+  py::array out(NumpyDtype(host.dtype()), py::array::ShapeContainer(shape));
+  if (host.dtype() == DataType::String) {
+    const auto* src = host.data<std::string>();
+    auto** dst = static_cast<PyObject**>(out.mutable_data());
+    for (int64_t i = 0; i < host.numel(); ++i) {
+      py::bytes b(src[i]);
+      Py_XDECREF(dst[i]);
+      dst[i] = b.release().ptr();
+    }
+  } else if (host.nbytes() > 0) {
+    std::memcpy(out.mutable_data(), host.raw_data(), host.nbytes());
+  }
+  return out;
+}
+
+void FeedBlob(const std::string& name, const py::object& value, const py::object& option_bytes) {
+  hetnet::Workspace* ws = CurrentWorkspace();
+  const Device device = DeviceFromBytes(option_bytes);
+  if (!device.is_cpu()) hetnet::GetDeviceBackend(device);  // clear error without that GPU
+  if (py::isinstance<py::bytes>(value)) {  // a serialized proto or any byte string
+    auto s = std::make_shared<std::string>(py::reinterpret_borrow<py::bytes>(value));
+    ws->CreateBlob(name)->Reset(std::move(s));
+    return;
+  }
+  Tensor host = TensorFromArray(py::reinterpret_borrow<py::array>(value));
+  hetnet::Blob* blob = ws->CreateBlob(name);
+  if (device.is_cpu()) {
+    *blob->GetMutableTensor(device) = std::move(host);
+  } else {
+    blob->GetMutableTensor(device)->CopyFrom(host);
+  }
+}
+
+py::object FetchBlob(const std::string& name) {
+  const hetnet::Blob& blob = CurrentWorkspace()->GetBlobOrThrow(name);
+  if (blob.IsTensor()) return ArrayFromTensor(blob.GetTensor());
+  if (blob.IsType<std::string>()) return py::bytes(blob.Get<std::string>());
+  if (blob.empty()) HN_THROW(kInvalidArgument, "blob '", name, "' is empty (nothing was fed or computed into it)");
+  HN_THROW(kInvalidArgument, "blob '", name, "' holds ", blob.TypeName(), ", which cannot be fetched to Python");
+}
+
+}  // namespace
+
+void InitTensorConversion(py::module_& m) {
+  m.def("feed_blob", &FeedBlob, py::arg("name"), py::arg("value"), py::arg("device_option") = py::none(),
+        "Copies a C-contiguous numpy array (or bytes) into blob `name` of the current workspace.");
+  m.def("fetch_blob", &FetchBlob, py::arg("name"), "Copies blob `name` into a new numpy array (or bytes).");
+  m.def("blob_info", [](const std::string& name) {
+    const hetnet::Blob& blob = CurrentWorkspace()->GetBlobOrThrow(name);
+    py::dict d;
+    d["type"] = blob.TypeName();
+    if (blob.IsTensor()) {
+      const Tensor& t = blob.GetTensor();
+      d["shape"] = py::cast(t.shape());
+      d["dtype"] = hetnet::DataTypeName(t.dtype());
+      d["device"] = DeviceToTuple(t.device());
+    }
+    return d;
+  });
+}
+
+}  // namespace hetnet_python

@@ -1,0 +1,131 @@
+// Named workspaces (Caffe2's SwitchWorkspace model), blobs, nets, and a per-operator benchmark.
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+
+#include "bindings.h"
+#include "core/net.h"
+
+namespace hetnet_python {
+
+using hetnet::Workspace;
+
+namespace {
+
+struct WorkspaceRegistry {
+  std::map<std::string, std::unique_ptr<Workspace>> all;
+  std::string current = "default";
+  WorkspaceRegistry() { all["default"] = std::make_unique<Workspace>(); }
+};
+
+WorkspaceRegistry& Registry() {
+  static WorkspaceRegistry* r = new WorkspaceRegistry();  // never destroyed: blobs may outlive exit order
+  return *r;
+}
+
+void SwitchWorkspace(const std::string& name, bool create_if_missing) {
+  auto& r = Registry();
+  if (!r.all.count(name)) {
+    if (!create_if_missing)
+      HN_THROW(kNotFound, "workspace '", name, "' does not exist (pass create_if_missing=True to create it)");
+    r.all[name] = std::make_unique<Workspace>();
+  }
+  r.current = name;
+}
+
+void ResetWorkspace() {
+  auto& r = Registry();
+  r.all[r.current] = std::make_unique<Workspace>();
+}
+
+std::vector<std::string> Workspaces() {
+  std::vector<std::string> out;
+  for (const auto& kv : Registry().all) out.push_back(kv.first);
+  return out;
+}
+
+double MillisecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Caffe2's benchmark_net result: [ms per whole-net run, then (when per_op) ms per operator in order].
+std::vector<double> BenchmarkNet(const std::string& name, int warmup, int iters, bool per_op) {
+  hetnet::NetBase* net = CurrentWorkspace()->GetNet(name);
+  HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
+  HN_ENFORCE(iters > 0, "BenchmarkNet needs at least one main run");
+  py::gil_scoped_release release;
+  for (int i = 0; i < warmup; ++i) net->Run();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) net->Run();
+  std::vector<double> out{MillisecondsSince(t0) / iters};
+  if (per_op) {
+    const auto& ops = net->operators();
+    std::vector<double> op_ms(ops.size(), 0.0);
+    for (int it = 0; it < iters; ++it) {
+      for (size_t k = 0; k < ops.size(); ++k) {
+        auto t = std::chrono::steady_clock::now();
+        try {
+          ops[k]->Run();
+          ops[k]->Finish();
+        } catch (...) {
+          hetnet::RethrowWithContext(hetnet::OperatorContext(net->def(), static_cast<int>(k)));
+        }
+        op_ms[k] += MillisecondsSince(t);
+      }
+    }
+    for (double ms : op_ms) out.push_back(ms / iters);
+  }
+  return out;
+}
+
+}  // namespace
+
+Workspace* CurrentWorkspace() {
+  auto& r = Registry();
+  return r.all.at(r.current).get();
+}
+
+void InitWorkspaces(py::module_& m) {
+  m.def("switch_workspace", &SwitchWorkspace, py::arg("name"), py::arg("create_if_missing") = false);
+  m.def("current_workspace", [] { return Registry().current; });
+  m.def("workspaces", &Workspaces);
+  m.def("reset_workspace", &ResetWorkspace);
+  m.def("blobs", [] { return CurrentWorkspace()->Blobs(); });
+  m.def("has_blob", [](const std::string& n) { return CurrentWorkspace()->HasBlob(n); });
+  m.def("remove_blob", [](const std::string& n) { return CurrentWorkspace()->RemoveBlob(n); });
+  m.def("create_blob", [](const std::string& n) { CurrentWorkspace()->CreateBlob(n); });
+  m.def("nets", [] { return CurrentWorkspace()->Nets(); });
+  m.def("create_net", [](const py::bytes& def, bool overwrite) {
+    auto net = ParseProto<caffe2::NetDef>(def, "NetDef");
+    py::gil_scoped_release release;
+    return CurrentWorkspace()->CreateNet(net, overwrite)->name();
+  }, py::arg("net_def"), py::arg("overwrite") = false);
+  m.def("run_net", [](const std::string& name, int num_iter) {
+    Workspace* ws = CurrentWorkspace();
+    py::gil_scoped_release release;
+    for (int i = 0; i < num_iter; ++i) ws->RunNet(name);
+  }, py::arg("name"), py::arg("num_iter") = 1);
+  m.def("run_net_once", [](const py::bytes& def) {
+    auto net = ParseProto<caffe2::NetDef>(def, "NetDef");
+    py::gil_scoped_release release;
+    CurrentWorkspace()->RunNetOnce(net);
+  });
+  m.def("run_operator_once", [](const py::bytes& def) {
+    auto op = ParseProto<caffe2::OperatorDef>(def, "OperatorDef");
+    py::gil_scoped_release release;
+    CurrentWorkspace()->RunOperatorOnce(op);
+  });
+  m.def("delete_net", [](const std::string& name) { CurrentWorkspace()->DeleteNet(name); });
+  // The net as it runs (device options resolved, copies inserted), serialized.
+  m.def("net_def", [](const std::string& name) {
+    hetnet::NetBase* net = CurrentWorkspace()->GetNet(name);
+    HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
+    return SerializeProto(net->def());
+  });
+  m.def("benchmark_net", &BenchmarkNet, py::arg("name"), py::arg("warmup_runs"), py::arg("main_runs"),
+        py::arg("run_individual"));
+}
+
+}  // namespace hetnet_python
