@@ -3,7 +3,6 @@
 #include <map>
 #include <set>
 
-#include "core/placement.h"
 #include "core/workspace.h"
 
 namespace hetnet {
@@ -52,12 +51,13 @@ void RethrowWithContext(const std::string& context) {
 
 std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* ws) {
   const std::string net_ctx = "while creating net '" + def.name() + "'";
-  caffe2::NetDef prepared;
+  CopyPassResult placed;
   try {
-    prepared = PrepareNetForExecution(def, *ws);
+    placed = PlaceNet(def, *ws, DefaultPlacementOptions());
   } catch (...) {
     RethrowWithContext(net_ctx);
   }
+  const caffe2::NetDef& prepared = placed.net;
   std::string type = prepared.type().empty() ? "simple" : prepared.type();
   const NetCreator* fn = NetRegistry::Find(type);
   if (!fn) {
@@ -71,7 +71,18 @@ std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* 
     for (const auto& t : NetRegistry::Types()) known += (known.empty() ? "" : ", ") + t;
     throw Error(ErrorKind::kNotFound, "unknown net type '" + type + "' (known: " + known + ")").AddContext(net_ctx);
   }
-  return (*fn)(prepared, ws);
+  auto net = (*fn)(prepared, ws);
+  net->set_placement(std::move(placed.report));
+  return net;
+}
+
+PlacementReport NetBase::MeasuredPlacement() const {
+  PlacementReport r = placement_;
+  const auto& ops = operators();
+  for (auto& c : r.copies)
+    if (c.op_index < static_cast<int>(ops.size()) && ops[c.op_index]->bytes_copied_last_run() >= 0)
+      c.bytes = ops[c.op_index]->bytes_copied_last_run();
+  return r;
 }
 
 }  // namespace hetnet

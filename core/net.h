@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/operator.h"
+#include "core/placement.h"
 #include "proto/caffe2.pb.h"
 
 namespace hetnet {
@@ -23,9 +24,15 @@ class NetBase {
   // The net as it runs: device options resolved and cross-device copies inserted.
   const caffe2::NetDef& def() const { return def_; }
   virtual const std::vector<std::unique_ptr<OperatorBase>>& operators() const = 0;
+  // Where each op runs and why, and the inserted copies (bytes from shape inference).
+  const PlacementReport& placement() const { return placement_; }
+  void set_placement(PlacementReport r) { placement_ = std::move(r); }
+  // The placement report with copy bytes measured by the last run where known.
+  PlacementReport MeasuredPlacement() const;
 
  protected:
   caffe2::NetDef def_;
+  PlacementReport placement_;
 };
 
 using NetCreator = std::function<std::unique_ptr<NetBase>(const caffe2::NetDef&, Workspace*)>;

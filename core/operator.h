@@ -31,6 +31,8 @@ class OperatorBase {
   // Blocks until work this operator queued has finished.
   virtual void Finish() {}
   virtual DeviceContext* context() = 0;
+  // Copy operators report what they moved (for the placement report); -1 for other operators.
+  virtual int64_t bytes_copied_last_run() const { return -1; }
 
   const caffe2::OperatorDef& def() const { return def_; }
   const std::string& type() const { return def_.type(); }

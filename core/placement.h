@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,8 +54,14 @@ struct PlacementReport {
   std::vector<OpPlacement> ops;
   std::vector<CopyInfo> copies;
   std::string ToText() const;
-  std::string ToDot() const;  // Graphviz: ops coloured by device, copies as boundary edges
+  // Graphviz drawing of the placed net: ops coloured by device, copies drawn as the red edges that
+  // cross a device boundary (labelled with blob, direction and bytes per run).
+  std::string ToDot() const;
+  caffe2::NetDef placed_net;  // the rewritten net the report describes
 };
+
+// SVG from Graphviz's `dot`, or "" when dot is not installed.
+std::string DotToSvg(const std::string& dot);
 
 struct CopyPassResult {
   caffe2::NetDef net;
@@ -72,6 +79,10 @@ CopyPassResult CrossDeviceCopyPass(const caffe2::NetDef& net,
 // Full preparation used at net creation: placement rules, CPU fallback / soft placement, and the
 // copy pass, with external input devices and shapes read from the workspace.
 CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const PlacementOptions& opts);
-caffe2::NetDef PrepareNetForExecution(const caffe2::NetDef& def, const Workspace& ws);
+// PlaceNet with the machine given explicitly (GPU count, which types have CUDA kernels): testable
+// without a GPU.
+CopyPassResult PlaceNetWith(const caffe2::NetDef& def, const std::map<std::string, Device>& input_devices,
+                            const std::map<std::string, TensorInfo>& input_shapes, const PlacementOptions& opts,
+                            int gpu_count, const std::function<bool(const std::string&)>& has_cuda_kernel);
 
 }  // namespace hetnet

@@ -1,0 +1,169 @@
+// CUDA copies. Unverified on a GPU from this machine (no GPU here): see benchmarks/RESULTS.md.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "device/cuda/cuda_context.h"
+#include "operators/copy_op.h"
+
+namespace hetnet {
+
+namespace {
+
+bool IsPinnedHost(const void* p) {
+  cudaPointerAttributes attr;
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.type == cudaMemoryTypeHost;
+}
+
+void CheckCopyable(const Tensor& X, const std::string& name) {
+  HN_CHECK_KIND(kUnsupported, X.dtype() != DataType::String, "input '", name,
+                "' is a string tensor; string tensors stay on CPU");
+}
+
+class CopyCPUToGPUOp final : public CopyOpBase<CUDAContext> {
+ public:
+  using CopyOpBase<CUDAContext>::CopyOpBase;
+  ~CopyCPUToGPUOp() override {
+    for (auto& e : done_)
+      if (e) cudaEventDestroy(e);
+  }
+
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    CheckCopyable(X, def_.input(0));
+    Tensor* Y = Output(0, X.shape(), X.dtype());
+    const size_t n = X.nbytes();
+    last_bytes_ = static_cast<int64_t>(n);
+    if (n == 0) return;
+    auto* dst = static_cast<char*>(Y->raw_mutable_data(X.dtype()));
+    const auto* src = static_cast<const char*>(X.raw_data());
+    if (IsPinnedHost(src)) {
+      HN_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, context_.stream()));
+      return;
+    }
+    // Pageable source: two pinned buffers, so the host memcpy of one chunk overlaps the DMA of the other.
+    constexpr size_t kChunk = 8 << 20;
+    const size_t chunk = std::min(n, kChunk);
+    EnsureStaging(chunk);
+    for (size_t off = 0, k = 0; off < n; off += chunk, ++k) {
+      const size_t len = std::min(chunk, n - off);
+      const int b = static_cast<int>(k & 1);
+      HN_CUDA_CHECK(cudaEventSynchronize(done_[b]));  // the DMA that last read this buffer finished
+      std::memcpy(staging_[b].get(), src + off, len);
+      HN_CUDA_CHECK(cudaMemcpyAsync(dst + off, staging_[b].get(), len, cudaMemcpyHostToDevice, context_.stream()));
+      HN_CUDA_CHECK(cudaEventRecord(done_[b], context_.stream()));
+    }
+  }
+
+ private:
+  void EnsureStaging(size_t chunk) {
+    if (chunk <= staging_bytes_) return;
+    for (auto& e : done_)
+      if (e) HN_CUDA_CHECK(cudaEventSynchronize(e));
+    for (int b = 0; b < 2; ++b) {
+      staging_[b] = GetPinnedHostAllocator()->Allocate(chunk);
+      if (!done_[b]) HN_CUDA_CHECK(cudaEventCreateWithFlags(&done_[b], cudaEventDisableTiming));
+    }
+    staging_bytes_ = chunk;
+  }
+
+  std::shared_ptr<void> staging_[2];
+  cudaEvent_t done_[2] = {nullptr, nullptr};
+  size_t staging_bytes_ = 0;
+};
+
+class CopyGPUToCPUOp final : public CopyOpBase<CUDAContext> {
+ public:
+  using CopyOpBase<CUDAContext>::CopyOpBase;
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    CheckCopyable(X, def_.input(0));
+    Tensor* Y = Output(0);
+    Y->Resize(X.shape());
+    const size_t n = X.nbytes();
+    last_bytes_ = static_cast<int64_t>(n);
+    // Land in pinned memory so the copy is a true async DMA; keep it across runs.
+    const auto& st = Y->storage();
+    if (!(st && st->data.get() == pinned_ && st->capacity >= n)) {
+      auto holder = GetPinnedHostAllocator()->Allocate(n);
+      pinned_ = holder.get();
+      Y->SetExternalData(std::move(holder), n, X.dtype(), Device::CPU());
+    }
+    void* dst = Y->raw_mutable_data(X.dtype());
+    if (n) HN_CUDA_CHECK(cudaMemcpyAsync(dst, X.raw_data(), n, cudaMemcpyDeviceToHost, context_.stream()));
+    // CPU operators read the result as soon as this op returns.
+    context_.FinishDeviceComputation();
+  }
+
+ private:
+  const void* pinned_ = nullptr;
+};
+
+void EnablePeerAccessOnce(int dst, int src) {
+  static std::mutex mu;
+  static std::set<std::pair<int, int>> done;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!done.insert({dst, src}).second) return;
+  int can = 0;
+  if (cudaDeviceCanAccessPeer(&can, dst, src) == cudaSuccess && can) {
+    CUDADeviceGuard g(dst);
+    cudaError_t e = cudaDeviceEnablePeerAccess(src, 0);
+    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) HN_CUDA_CHECK(e);
+    (void)cudaGetLastError();
+  }
+}
+
+class CUDACopyOp final : public CopyOpBase<CUDAContext> {
+ public:
+  using CopyOpBase<CUDAContext>::CopyOpBase;
+  ~CUDACopyOp() override {
+    if (src_ready_) cudaEventDestroy(src_ready_);
+  }
+  void RunOnDevice() override {
+    // The input may live on any GPU, so it is read without the same-device check.
+    const Blob* in = InputBlob(0);
+    HN_ENFORCE(in->IsTensor() && in->GetTensor().initialized(), "input 0 ('", def_.input(0), "') has no data");
+    const Tensor& X = in->GetTensor();
+    HN_ENFORCE(!X.device().is_cpu(), "input 0 ('", def_.input(0), "') is on CPU; Copy on ", device_.str(),
+               " copies between GPUs (use CopyCPUToGPU)");
+    CheckCopyable(X, def_.input(0));
+    Tensor* Y = Output(0);
+    last_bytes_ = static_cast<int64_t>(X.nbytes());
+    if (&X == Y) return;
+    Y->Resize(X.shape());
+    void* dst = Y->raw_mutable_data(X.dtype());
+    const size_t n = X.nbytes();
+    if (n == 0) return;
+    const int src_dev = X.device().id;
+    if (src_dev == context_.device_id()) {
+      HN_CUDA_CHECK(cudaMemcpyAsync(dst, X.raw_data(), n, cudaMemcpyDeviceToDevice, context_.stream()));
+      return;
+    }
+    // Order after the producer's work on the source GPU's stream, then copy (peer DMA where possible).
+    EnablePeerAccessOnce(context_.device_id(), src_dev);
+    CUDAContext src_ctx(src_dev, 0);
+    {
+      CUDADeviceGuard g(src_dev);  // an event is recorded on a stream of the device it was created on
+      if (!src_ready_) HN_CUDA_CHECK(cudaEventCreateWithFlags(&src_ready_, cudaEventDisableTiming));
+      HN_CUDA_CHECK(cudaEventRecord(src_ready_, src_ctx.stream()));
+    }
+    HN_CUDA_CHECK(cudaStreamWaitEvent(context_.stream(), src_ready_, 0));
+    HN_CUDA_CHECK(cudaMemcpyPeerAsync(dst, context_.device_id(), X.raw_data(), src_dev, n, context_.stream()));
+  }
+
+ private:
+  cudaEvent_t src_ready_ = nullptr;
+};
+
+}  // namespace
+
+REGISTER_CUDA_OPERATOR(CopyCPUToGPU, CopyCPUToGPUOp);
+REGISTER_CUDA_OPERATOR(CopyGPUToCPU, CopyGPUToCPUOp);
+REGISTER_CUDA_OPERATOR(Copy, CUDACopyOp);
+
+}  // namespace hetnet
