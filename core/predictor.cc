@@ -1,0 +1,175 @@
+#include "core/predictor.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/net.h"
+
+namespace hetnet {
+
+struct Predictor::Instance {
+  std::unique_ptr<Workspace> ws;
+  NetBase* net = nullptr;
+  // Device of each input when the net instance was created (placement depends on it).
+  std::map<std::string, Device> input_devices;
+};
+
+Predictor::Predictor(const caffe2::NetDef& init_net, const caffe2::NetDef& predict_net, PredictorOptions options)
+    : options_(options), predict_net_(predict_net), parent_(std::make_unique<Workspace>()) {
+  if (predict_net_.name().empty()) predict_net_.set_name("predict");
+  try {
+    if (init_net.op_size() > 0) parent_->RunNetOnce(init_net);
+  } catch (Error& e) {
+    e.AddContext("while running the init net '" + init_net.name() + "' of a Predictor");
+    throw;
+  }
+  std::set<std::string> seen;
+  for (const auto& name : predict_net_.external_input())
+    if (!parent_->HasBlob(name) && seen.insert(name).second) input_names_.push_back(name);
+  output_names_.assign(predict_net_.external_output().begin(), predict_net_.external_output().end());
+  if (output_names_.empty()) {
+    Throw(ErrorKind::kInvalidArgument,
+          "predict net '" + predict_net_.name() + "' declares no external_output: nothing to return");
+  }
+  assumed_input_device_ =
+      predict_net_.has_device_option() ? DeviceFromOption(predict_net_.device_option()) : Device::CPU();
+  for (const auto& op : predict_net_.op())
+    for (const auto& out : op.output())
+      if (seen.count(out)) net_writes_inputs_ = true;
+  Release(NewInstance());
+}
+
+Predictor::~Predictor() = default;
+
+size_t Predictor::NumInstances() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return num_instances_;
+}
+
+std::unique_ptr<Predictor::Instance> Predictor::NewInstance() const {
+  auto inst = std::make_unique<Instance>();
+  inst->ws = std::make_unique<Workspace>(parent_.get());
+  for (const auto& name : input_names_) inst->input_devices[name] = assumed_input_device_;
+  inst->net = inst->ws->CreateNet(predict_net_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++num_instances_;
+  }
+  return inst;
+}
+
+std::unique_ptr<Predictor::Instance> Predictor::Acquire() const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!pool_.empty()) {
+      auto inst = std::move(pool_.back());
+      pool_.pop_back();
+      return inst;
+    }
+  }
+  return NewInstance();  // outside the lock: creating a net may take a while
+}
+
+void Predictor::Release(std::unique_ptr<Instance> instance) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  pool_.push_back(std::move(instance));
+}
+
+std::string Predictor::ExpectedInputsText() const {
+  std::string s;
+  for (const auto& n : input_names_) s += (s.empty() ? "" : ", ") + ("'" + n + "'");
+  return s.empty() ? "none" : s;
+}
+
+void Predictor::Feed(Instance* inst, const TensorMap& inputs) const {
+  for (const auto& [name, tensor] : inputs) {
+    if (std::find(input_names_.begin(), input_names_.end(), name) == input_names_.end()) {
+      const bool is_weight = parent_->HasBlob(name);
+      Throw(ErrorKind::kInvalidArgument,
+            MakeString("'", name, "' is not an input of net '", predict_net_.name(), "'",
+                       is_weight ? " (it is a weight set by the init net)" : "",
+                       "; expected inputs: ", ExpectedInputsText()));
+    }
+    if (!tensor.initialized())
+      Throw(ErrorKind::kInvalidArgument, MakeString("input '", name, "' of net '", predict_net_.name(),
+                                                    "' has no data (", tensor.DebugString(), ")"));
+  }
+  bool devices_changed = false;
+  for (const auto& name : input_names_) {
+    auto it = inputs.find(name);
+    if (it == inputs.end())
+      Throw(ErrorKind::kInvalidArgument, MakeString("input '", name, "' of net '", predict_net_.name(),
+                                                    "' was not given; expected inputs: ", ExpectedInputsText()));
+    Tensor* dst = inst->ws->CreateBlob(name)->GetMutable<Tensor>();
+    if (net_writes_inputs_) {
+      *dst = it->second.To(it->second.device());  // the caller's tensor must not change
+    } else {
+      *dst = it->second;  // shares storage
+    }
+    if (inst->input_devices[name] != it->second.device()) {
+      inst->input_devices[name] = it->second.device();
+      devices_changed = true;
+    }
+  }
+  // Placement (cross-device copies) was decided for other input devices: re-create this instance's net.
+  if (devices_changed) inst->net = inst->ws->CreateNet(predict_net_, /*overwrite=*/true);
+}
+
+Predictor::TensorMap Predictor::Fetch(Instance* inst) const {
+  TensorMap out;
+  for (const auto& name : output_names_) {
+    const Blob* blob = inst->ws->GetBlob(name);
+    if (!blob || !blob->IsTensor() || !blob->GetTensor().initialized())
+      Throw(ErrorKind::kNotFound,
+            MakeString("output '", name, "' of net '", predict_net_.name(), "' was not produced (the blob ",
+                       !blob ? "does not exist" : !blob->IsTensor() ? "holds " + blob->TypeName() : "has no data",
+                       ")"));
+    const Tensor& t = blob->GetTensor();
+    Blob* own = inst->ws->GetMutableBlob(name);
+    const bool is_input = std::find(input_names_.begin(), input_names_.end(), name) != input_names_.end();
+    Tensor result;
+    if (own && !is_input) {
+      // Hand the storage to the caller; the next run of this instance allocates afresh.
+      result = t;
+      *own->GetMutable<Tensor>() = Tensor(t.device());
+    } else {
+      result = t.To(t.device());  // a weight or a fed input: never hand out shared storage
+    }
+    if (options_.outputs_to_cpu && !result.device().is_cpu()) result = result.To(Device::CPU());
+    out.emplace(name, std::move(result));
+  }
+  return out;
+}
+
+Predictor::TensorMap Predictor::Run(const TensorMap& inputs) const {
+  std::unique_ptr<Instance> inst = Acquire();
+  // Give the instance back however this run ends: its blobs are overwritten by the next run.
+  struct Returner {
+    const Predictor* self;
+    std::unique_ptr<Instance>* inst;
+    ~Returner() {
+      if (*inst) self->Release(std::move(*inst));
+    }
+  } returner{this, &inst};
+  Feed(inst.get(), inputs);
+  inst->net->Run();
+  TensorMap out = Fetch(inst.get());
+  // Fed inputs must not stay alive in the pool (they may be large, and belong to the caller).
+  for (const auto& name : input_names_) *inst->ws->CreateBlob(name)->GetMutable<Tensor>() = Tensor(inst->input_devices[name]);
+  return out;
+}
+
+std::vector<Tensor> Predictor::Run(const std::vector<Tensor>& inputs) const {
+  if (inputs.size() != input_names_.size())
+    Throw(ErrorKind::kInvalidArgument, MakeString("net '", predict_net_.name(), "' takes ", input_names_.size(),
+                                                  " input(s) (", ExpectedInputsText(), "), ", inputs.size(),
+                                                  " given"));
+  TensorMap named;
+  for (size_t i = 0; i < inputs.size(); ++i) named.emplace(input_names_[i], inputs[i]);
+  TensorMap out = Run(named);
+  std::vector<Tensor> result;
+  for (const auto& name : output_names_) result.push_back(std::move(out.at(name)));
+  return result;
+}
+
+}  // namespace hetnet

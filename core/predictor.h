@@ -1,0 +1,71 @@
+// Serving a model: weights from an init net live in one parent Workspace; each Run borrows a child
+// Workspace (with its own instance of the predict net) from a pool, so many threads can run at once
+// while sharing one copy of the weights.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "core/workspace.h"
+#include "proto/caffe2.pb.h"
+
+namespace hetnet {
+
+class NetBase;
+
+struct PredictorOptions {
+  // Outputs are copied to host memory (true, Caffe2's behaviour) or returned where they were made.
+  bool outputs_to_cpu = true;
+};
+
+class Predictor {
+ public:
+  using TensorMap = std::map<std::string, Tensor>;
+
+  // Runs init_net once in the parent workspace and creates one predict-net instance up front, so a
+  // net that cannot be created (unknown operator, unavailable device) fails here, not on first Run.
+  Predictor(const caffe2::NetDef& init_net, const caffe2::NetDef& predict_net, PredictorOptions options = {});
+  ~Predictor();
+  Predictor(const Predictor&) = delete;
+  Predictor& operator=(const Predictor&) = delete;
+
+  // Thread-safe. Inputs are fed where the caller's tensors live (shared, not copied, unless the net
+  // overwrites an input); every name in input_names() must be given. Returns external outputs.
+  TensorMap Run(const TensorMap& inputs) const;
+  // Inputs by position in input_names(); outputs by position in output_names().
+  std::vector<Tensor> Run(const std::vector<Tensor>& inputs) const;
+
+  // Predict-net external inputs that the init net did not produce (what callers feed), in order.
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  const caffe2::NetDef& predict_net() const { return predict_net_; }
+  // The weights, read by every run.
+  const Workspace& weights() const { return *parent_; }
+  // Child workspaces created so far (a measure of peak concurrency).
+  size_t NumInstances() const;
+
+ private:
+  struct Instance;
+  std::unique_ptr<Instance> Acquire() const;
+  void Release(std::unique_ptr<Instance> instance) const;
+  std::unique_ptr<Instance> NewInstance() const;
+  void Feed(Instance* inst, const TensorMap& inputs) const;
+  TensorMap Fetch(Instance* inst) const;
+  std::string ExpectedInputsText() const;
+
+  PredictorOptions options_;
+  caffe2::NetDef predict_net_;
+  std::unique_ptr<Workspace> parent_;
+  std::vector<std::string> input_names_, output_names_;
+  Device assumed_input_device_;  // where net creation assumes unfed inputs live
+  bool net_writes_inputs_ = false;
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<Instance>> pool_;
+  mutable size_t num_instances_ = 0;
+};
+
+}  // namespace hetnet
