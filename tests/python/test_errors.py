@@ -45,6 +45,7 @@ def test_operator_error_from_run_operator_once_has_line(ws):
     with pytest.raises(hetnet.HetnetError) as info:
         ws.RunOperatorOnce(op)
     assert "missing_in" in str(info.value)
+    assert "{}:{}".format(__file__, line) in str(info.value)
 
 
 def test_bad_shapes_name_operator_and_line(ws):
