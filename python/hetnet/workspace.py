@@ -220,5 +220,5 @@ def TimeRuns(name, runs=10):
     return (time.perf_counter() - start) / runs
 
 
-if _C.has_predictor:  # pragma: no cover - bound once core/predictor.h exists
+if _C.has_predictor:  # bound when core/predictor.h is in the tree
     from hetnet._predictor import Predictor  # noqa: F401

@@ -3,6 +3,7 @@
 // OperatorDef or DeviceOption takes its bytes.
 #pragma once
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <string>
@@ -35,6 +36,10 @@ py::bytes SerializeProto(const Proto& proto) {
 hetnet::Device DeviceFromBytes(const py::object& option_bytes);
 py::tuple DeviceToTuple(const hetnet::Device& d);  // (device_type, device_id)
 hetnet::Device DeviceFromTuple(const py::handle& t);
+
+// C-contiguous, native-order array -> new CPU tensor (copy); tensor -> new array (copy, via host).
+hetnet::Tensor TensorFromArray(const py::array& arr);
+py::array ArrayFromTensor(const hetnet::Tensor& tensor);
 
 // The current workspace of the process (Caffe2's SwitchWorkspace / CurrentWorkspace model).
 hetnet::Workspace* CurrentWorkspace();

@@ -59,6 +59,8 @@ py::dtype NumpyDtype(DataType t) {
   HN_THROW(kInvalidArgument, "tensor dtype ", hetnet::DataTypeName(t), " has no numpy equivalent");
 }
 
+}  // namespace
+
 Tensor TensorFromArray(const py::array& arr) {
   if (!(arr.flags() & py::array::c_style))
     throw py::value_error("FeedBlob expects a C-contiguous array (hetnet.workspace converts it)");
@@ -106,6 +108,8 @@ py::array ArrayFromTensor(const Tensor& tensor) {
   }
   return out;
 }
+
+namespace {
 
 void FeedBlob(const std::string& name, const py::object& value, const py::object& option_bytes) {
   hetnet::Workspace* ws = CurrentWorkspace();
