@@ -1,0 +1,56 @@
+// Shared pieces of the `hetnet` command line: usage errors (exit code 2), flag parsing, loading
+// tensors from .npy / TensorProto files, and printing tensor summaries.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace hetnet_cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRuntimeError = 1;
+constexpr int kExitUsage = 2;
+
+// Bad command line: reported with the subcommand's usage hint, exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Walks argv; supports "--flag value" and "--flag=value".
+class ArgReader {
+ public:
+  ArgReader(int argc, char** argv, int first) : args_(argv + first, argv + argc) {}
+  bool Done() const { return pos_ >= args_.size(); }
+  const std::string& Peek() const { return args_[pos_]; }
+  std::string Next() { return args_[pos_++]; }
+  // If the current argument is `flag` (or `flag=...`), consumes it and its value into *value.
+  bool Flag(const std::string& flag, std::string* value);
+  // If the current argument is the boolean `flag`, consumes it.
+  bool Switch(const std::string& flag);
+
+ private:
+  std::vector<std::string> args_;
+  size_t pos_ = 0;
+};
+
+// Splits "name=path" (path may be empty when optional).
+std::pair<std::string, std::string> SplitNameValue(const std::string& spec, const std::string& flag,
+                                                   bool value_required);
+
+// A tensor from a file: .npy when it starts with the npy magic, else a serialized TensorProto
+// (binary or text). Errors name the file.
+hetnet::Tensor LoadTensorFile(const std::string& path);
+
+// "prob: float32[2, 3] on cpu  min=0.1 max=0.9 mean=0.5  first=[...]"
+std::string SummarizeTensor(const std::string& name, const hetnet::Tensor& t, int max_values = 6);
+
+int RunCommand(int argc, char** argv);      // `hetnet run ...`, argv[0] is "run"
+int InspectCommand(int argc, char** argv);  // `hetnet inspect ...`
+extern const char* const kRunHelp;
+extern const char* const kInspectHelp;
+
+}  // namespace hetnet_cli

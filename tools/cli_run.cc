@@ -1,0 +1,92 @@
+// `hetnet run`: feeds inputs from files, runs the nets through a Predictor, prints or saves outputs.
+#include <chrono>
+#include <iostream>
+#include <map>
+
+#include "core/npy.h"
+#include "core/predictor.h"
+#include "core/proto_io.h"
+#include "tools/cli_common.h"
+
+namespace hetnet_cli {
+
+const char* const kRunHelp =
+    "usage: hetnet run --predict PREDICT_NET [--init INIT_NET] [--input NAME=FILE ...]\n"
+    "                  [--output NAME[=OUT.npy] ...] [--iters N]\n"
+    "\n"
+    "Runs INIT_NET once (weights), then PREDICT_NET on the inputs, like Caffe2's Predictor.\n"
+    "Nets are NetDef files, binary or text format.\n"
+    "  --init FILE          init net (optional: a predict net may need no weights)\n"
+    "  --predict FILE       predict net (required)\n"
+    "  --input NAME=FILE    feed blob NAME from FILE: a .npy file or a serialized TensorProto\n"
+    "                       (detected by content); repeat for every external input\n"
+    "  --output NAME[=OUT]  print blob NAME (default: every external output), or write it to OUT as .npy;\n"
+    "                       a blob that is not an external output is fetched as well\n"
+    "  --iters N            run N times (default 1) and report the mean time per run\n"
+    "  -h, --help           this help\n";
+
+int RunCommand(int argc, char** argv) {
+  ArgReader args(argc, argv, 1);
+  std::string init_path, predict_path, value;
+  std::vector<std::pair<std::string, std::string>> inputs, outputs;
+  long iters = 1;
+  while (!args.Done()) {
+    if (args.Switch("--help") || args.Switch("-h")) {
+      std::cout << kRunHelp;
+      return kExitOk;
+    } else if (args.Flag("--init", &init_path) || args.Flag("--predict", &predict_path)) {
+    } else if (args.Flag("--input", &value)) {
+      inputs.push_back(SplitNameValue(value, "--input", true));
+    } else if (args.Flag("--output", &value)) {
+      outputs.push_back(SplitNameValue(value, "--output", false));
+    } else if (args.Flag("--iters", &value)) {
+      char* end = nullptr;
+      iters = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end || iters < 1) throw UsageError("--iters needs a positive integer, got '" + value + "'");
+    } else {
+      throw UsageError("unknown option '" + args.Peek() + "' for run");
+    }
+  }
+  if (predict_path.empty()) throw UsageError("run needs --predict PREDICT_NET");
+
+  caffe2::NetDef init_net, predict_net = hetnet::ReadNetDef(predict_path);
+  if (!init_path.empty()) init_net = hetnet::ReadNetDef(init_path);
+  // Requested blobs that the net does not export are exported for this run.
+  for (const auto& [name, file] : outputs) {
+    bool listed = false;
+    for (const auto& o : predict_net.external_output()) listed |= o == name;
+    if (!listed) predict_net.add_external_output(name);
+  }
+  hetnet::Predictor predictor(init_net, predict_net);
+
+  hetnet::Predictor::TensorMap feed;
+  for (const auto& [name, file] : inputs) {
+    try {
+      feed[name] = LoadTensorFile(file);
+    } catch (hetnet::Error& e) {
+      e.AddContext("while loading input '" + name + "' from '" + file + "'");
+      throw;
+    }
+  }
+  hetnet::Predictor::TensorMap result;
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < iters; ++i) result = predictor.Run(feed);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / iters;
+
+  if (outputs.empty())
+    for (const auto& name : predictor.output_names()) outputs.emplace_back(name, "");
+  for (const auto& [name, file] : outputs) {
+    const hetnet::Tensor& t = result.at(name);
+    if (file.empty()) {
+      std::cout << SummarizeTensor(name, t) << "\n";
+    } else {
+      hetnet::WriteNpy(file, t);
+      std::cout << name << ": " << t.DebugString() << " written to " << file << "\n";
+    }
+  }
+  if (iters > 1) std::cout << "mean time per run: " << ms << " ms over " << iters << " runs\n";
+  return kExitOk;
+}
+
+}  // namespace hetnet_cli
