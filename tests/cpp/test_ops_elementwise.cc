@@ -168,3 +168,24 @@ TEST_CASE("Scale, in place, and its gradient", "[ops][scale]") {
   RequireThrowsWith(ws, MakeOp("Scale", {"i"}, {"o"}), {"'i'", "int32"});
   CheckGradient(ws, MakeOp("Scale", {"y"}, {"z"}, {ArgF("scale", -1.5f)}), {0});
 }
+
+// The checker itself must catch a wrong gradient: a Scale whose registered gradient is off by 2x.
+#include "core/gradient.h"
+#include "operators/sum_scale_ops.h"
+namespace {
+REGISTER_CPU_OPERATOR(OpTestScaleWrongGrad, hetnet::ScaleOp<hetnet::CPUContext>);
+class WrongScaleGradient final : public hetnet::GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<caffe2::OperatorDef> GetGradientDefs() override {
+    return {GradientOp("Scale", {GO(0)}, {GI(0)}, {ArgF("scale", 6.f)})};
+  }
+};
+REGISTER_GRADIENT(OpTestScaleWrongGrad, WrongScaleGradient);
+}  // namespace
+
+TEST_CASE("CheckGradient detects a wrong gradient", "[ops][grad][!shouldfail]") {
+  Workspace ws;
+  Feed<float>(ws, "x", {3}, RandomVec(3, 1));
+  CheckGradient(ws, MakeOp("OpTestScaleWrongGrad", {"x"}, {"y"}, {ArgF("scale", 3.f)}), {0});
+}
