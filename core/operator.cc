@@ -128,6 +128,8 @@ OperatorBase::OperatorBase(const caffe2::OperatorDef& def, Workspace* ws)
 const Tensor& OperatorBase::InputTensor(int i) const {
   const Blob* b = inputs_.at(i);
   const std::string& name = def_.input(i);
+  if (b->empty())
+    HN_THROW(kNotFound, "input ", i, " ('", name, "') has no data: it was never fed and no earlier operator produced it");
   if (!b->IsTensor())
     HN_THROW(kInvalidArgument, "input ", i, " ('", name, "') holds ", b->TypeName(), ", not a tensor");
   const Tensor& t = b->GetTensor();
