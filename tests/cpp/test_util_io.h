@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "core/tensor.h"
+#include "proto/caffe2.pb.h"
+
 namespace hetnet_test {
 
 namespace wire {
@@ -108,6 +111,46 @@ inline CommandResult RunCommand(const std::string& cmd, const TempDir& dir) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.err = Slurp(err_file);
   return r;
+}
+
+// ---- small NetDef builders ----
+inline caffe2::OperatorDef* AddOp(caffe2::NetDef* net, const std::string& type, std::vector<std::string> ins,
+                                  std::vector<std::string> outs) {
+  auto* op = net->add_op();
+  op->set_type(type);
+  for (auto& i : ins) op->add_input(i);
+  for (auto& o : outs) op->add_output(o);
+  return op;
+}
+inline void AddFill(caffe2::NetDef* net, const std::string& out, std::vector<int64_t> shape,
+                    std::vector<float> values) {
+  auto* op = AddOp(net, "GivenTensorFill", {}, {out});
+  auto* s = op->add_arg();
+  s->set_name("shape");
+  for (auto d : shape) s->add_ints(d);
+  auto* v = op->add_arg();
+  v->set_name("values");
+  for (auto x : values) v->add_floats(x);
+}
+// Init net with FC weights w [3, 4] and bias b [3]; predict net data -> FC -> Relu -> Softmax -> prob.
+inline void MakeMlp(caffe2::NetDef* init, caffe2::NetDef* predict) {
+  init->set_name("mlp_init");
+  AddFill(init, "w", {3, 4}, {0.5f, -1, 0.25f, 2, -0.5f, 1, 1, -1, 0.1f, 0.2f, -0.3f, 0.4f});
+  AddFill(init, "b", {3}, {0.1f, -0.2f, 0.3f});
+  predict->set_name("mlp");
+  for (const char* n : {"data", "w", "b"}) predict->add_external_input(n);
+  predict->add_external_output("prob");
+  AddOp(predict, "FC", {"data", "w", "b"}, {"fc"});
+  AddOp(predict, "Relu", {"fc"}, {"relu"});
+  AddOp(predict, "Softmax", {"relu"}, {"prob"});
+}
+inline hetnet::Tensor FloatTensor(std::vector<int64_t> shape, const std::vector<float>& values) {
+  hetnet::Tensor t(std::move(shape), hetnet::DataType::Float);
+  std::copy(values.begin(), values.end(), t.mutable_data<float>());
+  return t;
+}
+inline std::vector<float> Values(const hetnet::Tensor& t) {
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
 }
 
 }  // namespace hetnet_test
