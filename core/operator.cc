@@ -89,6 +89,7 @@ std::unique_ptr<OperatorBase> CreateOperator(const caffe2::OperatorDef& def, Wor
   if (const OpSchema* schema = OpSchemaRegistry::Find(def.type())) schema->Verify(def);
   const std::string type_desc = def.type() + " on " + device.str();
   std::vector<std::string> engines = SplitEngines(def.engine());
+  if (engines.empty() && device.type == DeviceType::CUDA) engines.push_back("CUDNN");  // as Caffe2 did
   engines.push_back("");
   for (const auto& e : engines) {
     if (const auto* fn = OperatorRegistry::Find(def.type(), device.type, e)) {

@@ -46,7 +46,7 @@ PY
   cmake -S . -B build-gpu -G "$gen" -DCMAKE_BUILD_TYPE=Release \
     -DProtobuf_PROTOC_EXECUTABLE="$root/usr/bin/protoc" -DProtobuf_INCLUDE_DIR="$root/usr/include" \
     -DProtobuf_LIBRARY="$lib/libprotobuf.so" -DEigen3_DIR="$root/usr/share/eigen3/cmake" \
-    -DCatch2_DIR="$root/usr/lib/cmake/Catch2" ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib"} \
+    -DCatch2_DIR="$root/usr/lib/cmake/Catch2" ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
     -DPython3_EXECUTABLE="$(command -v $py)" 2>&1 | tee "$out/configure.log"
   cmake --build build-gpu -j"$(nproc)" 2>&1 | tail -50 | tee "$out/build.log"
   local rc=0
