@@ -36,6 +36,20 @@ std::string OperatorContext(const caffe2::NetDef& net, int index) {
   return s;
 }
 
+std::string OperatorRunContext(const caffe2::NetDef& net, int index, const OperatorBase& op) {
+  std::string s = OperatorContext(net, index);
+  if (op.InputSize() == 0) return s;
+  s += "\n  inputs:";
+  for (int i = 0; i < op.InputSize(); ++i) {
+    const Blob* b = op.InputBlob(i);
+    s += MakeString(" '", op.def().input(i), "' ");
+    if (b->IsTensor() && b->GetTensor().dtype() != DataType::Undefined) s += b->GetTensor().DebugString();
+    else s += b->empty() ? "(no data)" : b->TypeName();
+    if (i + 1 < op.InputSize()) s += ",";
+  }
+  return s;
+}
+
 void RethrowWithContext(const std::string& context) {
   try {
     throw;

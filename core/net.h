@@ -55,6 +55,9 @@ std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* 
 // Context line for errors: "in net 'name', operator #3 (FC)".
 std::string OperatorContext(const caffe2::NetDef& net, int index);
 
+// Context for a failure while running: the operator and its inputs ("'x' int32[2, 4] on cpu").
+std::string OperatorRunContext(const caffe2::NetDef& net, int index, const OperatorBase& op);
+
 // Rethrows the active exception as hetnet::Error with one more context line.
 [[noreturn]] void RethrowWithContext(const std::string& context);
 

@@ -75,7 +75,10 @@ void OpSchema::Verify(const caffe2::OperatorDef& def) const {
 
 std::vector<TensorInfo> OpSchema::InferShapes(const caffe2::OperatorDef& def,
                                               const std::vector<TensorInfo>& in) const {
-  if (!shape_fn_) return std::vector<TensorInfo>(def.output_size());
+  // Shape functions may index their inputs: never call one with a count the schema refuses.
+  const int n = static_cast<int>(in.size());
+  if (!shape_fn_ || n < min_in_ || n > max_in_ || def.output_size() < min_out_ || def.output_size() > max_out_)
+    return std::vector<TensorInfo>(def.output_size());
   for (const auto& t : in)
     if (!t.known) return std::vector<TensorInfo>(def.output_size());
   auto out = shape_fn_(def, in);

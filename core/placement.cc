@@ -74,6 +74,13 @@ class CopyPass {
   void Visit(int index, caffe2::OperatorDef op) {
     const Device d = DeviceFromOption(op.device_option());
     const OpSchema* schema = OpSchemaRegistry::Find(op.type());
+    if (schema) {
+      try {
+        schema->Verify(op);  // counts and in-place rules, before anything indexes the inputs
+      } catch (Error& e) {
+        throw e.AddContext(MakeString("operator #", index, " (", op.type(), ")"));
+      }
+    }
     auto [in_need, out_need] = schema ? schema->InferDevices(op, d)
                                       : std::make_pair(std::vector<Device>(op.input_size(), d),
                                                        std::vector<Device>(op.output_size(), d));

@@ -44,7 +44,7 @@ class SimpleNet final : public NetBase {
       try {
         ops_[i]->Run();
       } catch (...) {
-        RethrowWithContext(OperatorContext(def_, i));
+        RethrowWithContext(OperatorRunContext(def_, i, *ops_[i]));
       }
     }
     for (int i : finish_) {

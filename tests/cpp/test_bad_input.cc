@@ -105,10 +105,9 @@ TEST_CASE("bad input: wrong input and output counts", "[io][bad_input]") {
                  {"net 'count_net2'", "operator #1 (FC)", "3 input(s)"});
 }
 
-// Hidden until fixed: with the input's shape known (x is fed), net creation's placement pass runs
-// FC's shape inference before the schema's input-count check and crashes (SIGSEGV in ComputeFCDims).
-// Run with: hetnet_tests "[bad_input_crash]"
-TEST_CASE("bad input: FC given one input of known shape", "[.][bad_input_crash]") {
+// With the input's shape known, the placement pass must check the input count before any shape
+// inference indexes the inputs (this once crashed).
+TEST_CASE("bad input: FC given one input of known shape", "[io][bad_input]") {
   Workspace ws;
   *ws.CreateBlob("x")->GetMutable<Tensor>() = FloatTensor({2}, {1, 2});
   ExpectNetError(ws, OneOpNet("count_net3", "FC", {"x"}, {"y"}),
