@@ -1,0 +1,132 @@
+#include "operators/cast_ops.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/gradient.h"
+
+namespace hetnet {
+
+namespace {
+constexpr float kHalfMax = 65504.f;
+
+template <typename D> struct Conv {
+  template <typename S> static D From(S v) { return static_cast<D>(v); }
+  static D From(Half v) { return static_cast<D>(HalfToFloat(v)); }
+};
+template <> struct Conv<bool> {
+  template <typename S> static bool From(S v) { return v != S(0); }
+  static bool From(Half v) { return HalfToFloat(v) != 0.f; }
+};
+template <> struct Conv<Half> {
+  template <typename S> static Half From(S v) { return FloatToHalf(static_cast<float>(v)); }
+  static Half From(Half v) { return v; }
+};
+
+template <typename S, typename D>
+void CastLoop(int64_t n, const S* x, D* y, bool clip_half) {
+  if constexpr (std::is_same<D, Half>::value && !std::is_same<S, Half>::value) {
+    if (clip_half) {
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = static_cast<float>(x[i]);
+        y[i] = FloatToHalf(v > kHalfMax ? kHalfMax : (v < -kHalfMax ? -kHalfMax : v));
+      }
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = Conv<D>::From(x[i]);
+}
+}  // namespace
+
+template <>
+void CastKernel<CPUContext>(DataType from, DataType to, int64_t n, const void* x, void* y, bool clip_half,
+                            CPUContext*) {
+  DispatchDataType(from, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (std::is_same<S, std::string>::value) {
+      HN_THROW(kInvalidArgument, "Cast: string tensors cannot be cast");
+    } else {
+      DispatchDataType(to, [&](auto d) {
+        using D = decltype(d);
+        if constexpr (std::is_same<D, std::string>::value) {
+          HN_THROW(kInvalidArgument, "Cast: cannot cast to string");
+        } else {
+          CastLoop<S, D>(n, static_cast<const S*>(x), static_cast<D*>(y), clip_half);
+        }
+      });
+    }
+  });
+}
+
+DataType CastDataTypeArg(const caffe2::OperatorDef& def, const std::string& name) {
+  const caffe2::Argument* a = ArgumentHelper(def).Find(name);
+  if (!a) return DataType::Undefined;
+  if (a->has_s()) {
+    std::string s = a->s();
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+    caffe2::TensorProto_DataType t;
+    HN_ENFORCE(caffe2::TensorProto_DataType_Parse(s, &t), def.type(), ": argument `", name, "` names no dtype: '",
+               a->s(), "'");
+    return static_cast<DataType>(static_cast<int>(t));
+  }
+  HN_ENFORCE(a->has_i(), def.type(), ": argument `", name, "` must be an int or a string");
+  HN_ENFORCE(IsKnownDataType(static_cast<int>(a->i())), def.type(), ": argument `", name, "` = ", a->i(),
+             " is not a TensorProto.DataType");
+  return static_cast<DataType>(a->i());
+}
+
+OPERATOR_SCHEMA(Cast)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .TensorInference([](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
+      return std::vector<TensorInfo>{TensorInfo::Of(in[0].dims, CastDataTypeArg(def, "to"))};
+    })
+    .SetDoc("Y = X converted to dtype `to` (TensorProto.DataType, int or name).");
+OPERATOR_SCHEMA(FloatToHalf)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .TensorInference([](const caffe2::OperatorDef&, const std::vector<TensorInfo>& in) {
+      return std::vector<TensorInfo>{TensorInfo::Of(in[0].dims, DataType::Float16)};
+    })
+    .SetDoc("float32 -> float16 (round to nearest even; clip=1 saturates at +-65504).");
+OPERATOR_SCHEMA(HalfToFloat)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .TensorInference([](const caffe2::OperatorDef&, const std::vector<TensorInfo>& in) {
+      return std::vector<TensorInfo>{TensorInfo::Of(in[0].dims, DataType::Float)};
+    })
+    .SetDoc("float16 -> float32.");
+
+REGISTER_CPU_OPERATOR(Cast, CastOp<CPUContext>);
+REGISTER_CPU_OPERATOR(FloatToHalf, FloatToHalfOp<CPUContext>);
+REGISTER_CPU_OPERATOR(HalfToFloat, HalfToFloatOp<CPUContext>);
+
+class GetCastGradient final : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<caffe2::OperatorDef> GetGradientDefs() override {
+    const DataType to = CastDataTypeArg(Def(), "to");
+    const DataType from = CastDataTypeArg(Def(), "from_type");
+    HN_ENFORCE(from != DataType::Undefined,
+               "Cast: argument `from_type` (int or string) is required to get the gradient of Cast");
+    caffe2::Argument a, b;
+    a.set_name("to");
+    a.set_i(static_cast<int>(from));
+    b.set_name("from_type");
+    b.set_i(static_cast<int>(to));
+    return {GradientOp("Cast", {GO(0)}, {GI(0)}, {a, b})};
+  }
+};
+REGISTER_GRADIENT(Cast, GetCastGradient);
+
+class GetHalfFloatGradient final : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<caffe2::OperatorDef> GetGradientDefs() override {
+    return {GradientOp(Def().type() == "FloatToHalf" ? "HalfToFloat" : "FloatToHalf", {GO(0)}, {GI(0)})};
+  }
+};
+REGISTER_GRADIENT(FloatToHalf, GetHalfFloatGradient);
+REGISTER_GRADIENT(HalfToFloat, GetHalfFloatGradient);
+
+}  // namespace hetnet

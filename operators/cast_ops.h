@@ -1,0 +1,53 @@
+// Cast(X) -> Y with dtype `to` (a TensorProto.DataType: int, or its name as a string such as "FLOAT");
+// every numeric dtype and bool, float16 included (values convert as C++ static_cast, via float for
+// float16; to bool is x != 0). FloatToHalf (arg clip: saturate at +-65504 instead of overflowing to inf)
+// and HalfToFloat are the fixed-type forms. Gradients: Cast casts back (needs arg `from_type`, as in
+// Caffe2); FloatToHalf <-> HalfToFloat.
+#pragma once
+
+#include "core/operator.h"
+#include "operators/cnn_op_utils.h"
+
+namespace hetnet {
+
+// y = cast(x), n elements; clip_half saturates at the float16 range when converting to float16.
+template <class Context>
+void CastKernel(DataType from, DataType to, int64_t n, const void* x, void* y, bool clip_half, Context* ctx);
+
+// The dtype named by argument `name` (int or string); Undefined when absent.
+DataType CastDataTypeArg(const caffe2::OperatorDef& def, const std::string& name);
+
+inline bool CastableType(DataType t) {
+  return t != DataType::Undefined && t != DataType::String;
+}
+
+// kFrom/kTo Undefined: Cast (to from the argument); otherwise FloatToHalf / HalfToFloat.
+template <class Context, DataType kFrom, DataType kTo>
+class CastOpT final : public Operator<Context> {
+ public:
+  CastOpT(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<Context>(def, ws),
+        to_(kTo != DataType::Undefined ? kTo : CastDataTypeArg(def, "to")),
+        clip_(this->template GetSingleArgument<int>("clip", 0) != 0) {
+    HN_ENFORCE(to_ != DataType::Undefined, def.type(), ": argument `to` (the output dtype) is required");
+    HN_ENFORCE(CastableType(to_), def.type(), ": cannot cast to ", DataTypeName(to_));
+  }
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    if (kFrom != DataType::Undefined) EnforceDtype(this->def(), X, 0, kFrom);
+    HN_ENFORCE(CastableType(X.dtype()), this->type(), ": input 0 ('", this->def().input(0), "') is ",
+               DataTypeName(X.dtype()), "; only numeric and bool tensors can be cast");
+    Tensor* Y = this->Output(0, X.shape(), to_);
+    CastKernel<Context>(X.dtype(), to_, X.numel(), X.raw_data(), Y->raw_mutable_data(to_), clip_, &this->context_);
+  }
+
+ private:
+  DataType to_;
+  bool clip_;
+};
+
+template <class Context> using CastOp = CastOpT<Context, DataType::Undefined, DataType::Undefined>;
+template <class Context> using FloatToHalfOp = CastOpT<Context, DataType::Float, DataType::Float16>;
+template <class Context> using HalfToFloatOp = CastOpT<Context, DataType::Float16, DataType::Float>;
+
+}  // namespace hetnet
