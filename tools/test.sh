@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup_deps.sh
+# Paths relative to the checkout, so ccache hits across build dirs and clones.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 BUILD=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD" -G Ninja
 cmake --build "$BUILD" -j"$(nproc)"

@@ -1,28 +1,14 @@
-// The cross-device copy pass and placement options (core/placement.h). The pass is resolved
-// weakly so the extension still loads against a libhetnet that does not define it yet; calls
-// then raise NotImplementedError.
+// The cross-device copy pass, placement options and placement reports (core/placement.h).
 #include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "core/placement.h"
 
-namespace hetnet {
-__attribute__((weak)) CopyPassResult CrossDeviceCopyPass(const caffe2::NetDef& net,
-                                                         const std::map<std::string, Device>& input_devices,
-                                                         const std::map<std::string, TensorInfo>& input_shapes);
-__attribute__((weak)) CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws,
-                                              const PlacementOptions& opts);
-__attribute__((weak)) PlacementOptions& DefaultPlacementOptions();
-}  // namespace hetnet
 
 namespace hetnet_python {
 
 namespace {
 
-template <typename F>
-void Require(F* fn, const char* name) {
-  if (fn == nullptr) throw py::type_error(std::string("hetnet::") + name + " is not in this libhetnet build");
-}
 
 py::dict ReportToDict(const hetnet::PlacementReport& r) {
   py::list ops, copies;
@@ -68,7 +54,6 @@ void InitPlacement(py::module_& m) {
   });
   // (net_bytes, {blob: (type, id)}) -> (net_bytes, {blob: (type, id)}, report dict)
   m.def("cross_device_copy_pass", [](const py::bytes& net_bytes, const py::dict& input_devices) {
-    Require(&hetnet::CrossDeviceCopyPass, "CrossDeviceCopyPass");
     auto net = ParseProto<caffe2::NetDef>(net_bytes, "NetDef");
     std::map<std::string, hetnet::Device> devices;
     for (auto item : input_devices) devices[py::cast<std::string>(item.first)] = DeviceFromTuple(item.second);
@@ -76,7 +61,6 @@ void InitPlacement(py::module_& m) {
   });
   // Placement of a net against the current workspace, as net creation would do it.
   m.def("place_net", [](const py::bytes& net_bytes, bool strict, bool soft_placement) {
-    Require(&hetnet::PlaceNet, "PlaceNet");
     auto net = ParseProto<caffe2::NetDef>(net_bytes, "NetDef");
     hetnet::PlacementOptions opts;
     opts.strict = strict;
@@ -84,12 +68,10 @@ void InitPlacement(py::module_& m) {
     return ResultToTuple(hetnet::PlaceNet(net, *CurrentWorkspace(), opts));
   });
   m.def("get_placement_options", [] {
-    Require(&hetnet::DefaultPlacementOptions, "DefaultPlacementOptions");
     const auto& o = hetnet::DefaultPlacementOptions();
     return py::make_tuple(o.strict, o.soft_placement);
   });
   m.def("set_placement_options", [](bool strict, bool soft_placement) {
-    Require(&hetnet::DefaultPlacementOptions, "DefaultPlacementOptions");
     auto& o = hetnet::DefaultPlacementOptions();
     o.strict = strict;
     o.soft_placement = soft_placement;
