@@ -46,6 +46,11 @@ inline FCDims ComputeFCDims(const caffe2::OperatorDef& def, const std::vector<in
   return d;
 }
 
+// FC on float16 X, W, b (Y float16): operators/fc_op_fp16.cc (CPU, float32 math) and fc_op_fp16.cu (CUDA,
+// cublasGemmEx on tensor cores with float32 accumulation). Pointers on the context's device.
+template <class Context>
+void FCHalfKernel(int64_t M, int64_t N, int64_t K, const Half* x, const Half* w, const Half* b, Half* y, Context* ctx);
+
 inline void EnforceFloat(const caffe2::OperatorDef& def, const Tensor& t, int i) {
   HN_ENFORCE(t.dtype() == DataType::Float, def.type(), ": input ", i, " ('", def.input(i), "') is ",
              DataTypeName(t.dtype()), " but float32 is required");
@@ -63,6 +68,17 @@ class FCOp final : public Operator<Context> {
     const Tensor& X = this->Input(0);
     const Tensor& W = this->Input(1);
     const Tensor& b = this->Input(2);
+    if (X.dtype() == DataType::Float16) {  // all three float16: fc_op_fp16.{cc,cu}
+      for (int i = 1; i < 3; ++i)
+        HN_ENFORCE(this->Input(i).dtype() == DataType::Float16, "FC: input 0 ('", this->def().input(0),
+                   "') is float16 but input ", i, " ('", this->def().input(i), "') is ",
+                   DataTypeName(this->Input(i).dtype()), "; float16 FC needs X, W and b all float16");
+      const FCDims d = ComputeFCDims(this->def(), X.shape(), W.shape(), &b.shape(), axis_, axis_w_);
+      Tensor* Y = this->Output(0, d.y_shape, DataType::Float16);
+      FCHalfKernel<Context>(d.M, d.N, d.K, X.template data<Half>(), W.template data<Half>(), b.template data<Half>(),
+                            Y->template mutable_data<Half>(), &this->context_);
+      return;
+    }
     for (int i = 0; i < 3; ++i) EnforceFloat(this->def(), this->Input(i), i);
     const FCDims d = ComputeFCDims(this->def(), X.shape(), W.shape(), &b.shape(), axis_, axis_w_);
     Tensor* Y = this->Output(0, d.y_shape, DataType::Float);

@@ -1,4 +1,4 @@
-#include <cmath>
+#include <limits>
 
 #include "device/cuda/cuda_context.h"
 #include "operators/reduce_ops.h"
@@ -18,7 +18,7 @@ __global__ void ReduceCUDA(StridedIndex kept, StridedIndex reduced, int64_t y_nu
     const T* base = x + kept.Offset(o);
     Acc s = 0;
     for (int64_t r = 0; r < count; ++r) s += base[reduced.Offset(r)];
-    if (mean) y[o] = count > 0 ? static_cast<T>(s / static_cast<Acc>(count)) : static_cast<T>(NAN);
+    if (mean) y[o] = count > 0 ? static_cast<T>(s / static_cast<Acc>(count)) : std::numeric_limits<T>::quiet_NaN();
     else y[o] = static_cast<T>(s);
   }
 }
