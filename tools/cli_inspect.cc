@@ -1,8 +1,11 @@
 // `hetnet inspect`: a NetDef as text (one line per op), and optionally its placement report.
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "core/device.h"
+#include "core/memory_report.h"
 #include "core/placement.h"
 #include "core/proto_io.h"
 #include "core/workspace.h"
@@ -11,14 +14,16 @@
 namespace hetnet_cli {
 
 const char* const kInspectHelp =
-    "usage: hetnet inspect NET [--init INIT_NET] [--placement] [--dot] [--memory]\n"
+    "usage: hetnet inspect NET [--init INIT_NET] [--placement] [--dot] [--memory [--shape NAME=D0,D1,...]...]\n"
     "\n"
     "Prints NET's name, type, one line per operator (index, type, device, engine, inputs -> outputs)\n"
     "and its external inputs and outputs. NET is a NetDef file, binary or text format.\n"
     "  --init FILE    run this init net first so weights' devices and shapes are known\n"
     "  --placement    also print where each operator runs and the cross-device copies hetnet inserts\n"
     "  --dot          print the placement as a Graphviz graph instead of text\n"
-    "  --memory       per-device memory estimate\n"
+    "  --memory       each blob's shape and bytes, parameters per device and the memory required for\n"
+    "                 data (Caffe's count: in-place outputs add nothing); parameters are the init net's\n"
+    "                 outputs, input shapes come from --shape (float32) and the init net\n"
     "  -h, --help     this help\n";
 
 namespace {
@@ -63,6 +68,8 @@ int InspectCommand(int argc, char** argv) {
   ArgReader args(argc, argv, 1);
   std::string net_path, init_path;
   bool placement = false, dot = false, memory = false;
+  std::vector<std::string> shape_flags;
+  std::string shape_flag;
   while (!args.Done()) {
     if (args.Switch("--help") || args.Switch("-h")) {
       std::cout << kInspectHelp;
@@ -74,6 +81,8 @@ int InspectCommand(int argc, char** argv) {
     } else if (args.Switch("--memory")) {
       memory = true;
     } else if (args.Flag("--init", &init_path)) {
+    } else if (args.Flag("--shape", &shape_flag)) {
+      shape_flags.push_back(shape_flag);
     } else if (args.Peek().rfind("-", 0) == 0) {
       throw UsageError("unknown option '" + args.Peek() + "' for inspect");
     } else if (net_path.empty()) {
@@ -92,9 +101,34 @@ int InspectCommand(int argc, char** argv) {
     std::cout << (dot ? placed.report.ToDot() : placed.report.ToText());
   }
   if (memory) {
-    // TODO(placement engineer): no memory-estimate function is declared in core/placement.h yet;
-    // call it here once it exists.
-    std::cout << "memory report: not available yet\n";
+    std::map<std::string, hetnet::TensorInfo> shapes;
+    std::set<std::string> params;
+    hetnet::Workspace ws;
+    if (!init_path.empty()) {
+      const caffe2::NetDef init = hetnet::ReadNetDef(init_path);
+      ws.RunNetOnce(init);
+      for (const auto& op : init.op())
+        for (const auto& o : op.output()) params.insert(o);
+      for (const auto& name : params) {
+        const hetnet::Blob* b = ws.GetBlob(name);
+        if (b && b->IsTensor()) shapes[name] = hetnet::TensorInfo::Of(b->GetTensor().shape(), b->GetTensor().dtype());
+      }
+    }
+    for (const auto& f : shape_flags) {
+      const size_t eq = f.find('=');
+      if (eq == std::string::npos) throw UsageError("--shape wants NAME=D0,D1,..., got '" + f + "'");
+      std::vector<int64_t> dims;
+      std::stringstream ds(f.substr(eq + 1));
+      for (std::string d; std::getline(ds, d, ',');) {
+        try {
+          dims.push_back(std::stoll(d));
+        } catch (const std::exception&) {
+          throw UsageError("--shape: bad dimension '" + d + "' in '" + f + "'");
+        }
+      }
+      shapes[f.substr(0, eq)] = hetnet::TensorInfo::Of(dims, hetnet::DataType::Float);
+    }
+    std::cout << hetnet::MemoryReportFromShapes(net, shapes, params).ToText();
   }
   return kExitOk;
 }

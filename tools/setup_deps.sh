@@ -4,7 +4,8 @@ set -euo pipefail
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 need=()
-for pkg in cmake ninja-build g++ ccache protobuf-compiler libprotobuf-dev libeigen3-dev catch2 graphviz; do
+for pkg in cmake ninja-build g++ ccache protobuf-compiler libprotobuf-dev libeigen3-dev catch2 graphviz \
+    dataset-fashion-mnist; do  # Fashion-MNIST IDX files for python/examples/train_fashion_mnist.py
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -50,6 +50,8 @@ class ParameterInfo(object):
         self.key = key
         self.shape = shape
         self.tags = list(tags)
+        self.grad = None
+        self.optimizer = None
 
 
 class ModelHelper(object):
@@ -136,9 +138,42 @@ class ModelHelper(object):
         return self.GetParams(namescope) + self.GetComputedParams(namescope)
 
     def AddGradientOperators(self, *args, **kwargs):
-        raise NotImplementedError(
-            "ModelHelper.AddGradientOperators: training (gradient operator generation) is not "
-            "implemented in hetnet yet; build and run forward nets only")
+        """Adds the backward pass to self.net (see core.Net.AddGradientOperators); records each
+        parameter's gradient (self.param_to_grad, ParameterInfo.grad) for the optimizers."""
+        if self.gradient_ops_added:
+            raise RuntimeError("You cannot run AddGradientOperators twice.")
+        self.gradient_ops_added = True
+        self.grad_map = self.net.AddGradientOperators(*args, **kwargs)
+        self.param_to_grad = self.get_param_to_grad(self.params)
+        for param, grad in self.param_to_grad.items():
+            info = self.get_param_info(param)
+            if info is None:
+                info = ParameterInfo(len(self._parameters_info), param, str(param), None, [])
+                self._parameters_info[str(param)] = info
+            info.grad = grad
+        return self.grad_map
+
+    def get_param_to_grad(self, params):
+        """{param: gradient blob} for the params that have a gradient."""
+        grad_map = getattr(self, "grad_map", None) or {}
+        return {p: grad_map[str(p)] for p in params if str(p) in grad_map}
+
+    def get_param_info(self, param):
+        return self._parameters_info.get(str(param))
+
+    def GetOptimizationParamInfo(self, params=None):
+        """ParameterInfo (with .grad) of the parameters that received a gradient."""
+        params = self.params if params is None else params
+        infos = []
+        for p in params:
+            if str(p) in self.param_to_grad:
+                info = self.get_param_info(p)
+                if info is None:
+                    info = ParameterInfo(len(self._parameters_info), p, str(p), None, [])
+                    self._parameters_info[str(p)] = info
+                info.grad = self.param_to_grad[str(p)]
+                infos.append(info)
+        return infos
 
     # ---- everything else goes to the forward net ----
     def __getattr__(self, op_type):

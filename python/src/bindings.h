@@ -50,5 +50,6 @@ void InitWorkspaces(py::module_& m);
 void InitRegistry(py::module_& m);
 void InitPlacement(py::module_& m);
 void InitPredictor(py::module_& m);
+void InitAutodiff(py::module_& m);  // autodiff_bindings.cc
 
 }  // namespace hetnet_python

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_C, m) {
   hetnet_python::InitRegistry(m);
   hetnet_python::InitPlacement(m);
   hetnet_python::InitPredictor(m);
+  hetnet_python::InitAutodiff(m);
 }

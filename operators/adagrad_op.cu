@@ -1,0 +1,25 @@
+#include "device/cuda/cuda_context.h"
+#include "operators/adagrad_op.h"
+
+namespace hetnet {
+
+namespace {
+__global__ void AdagradCUDA(int64_t n, float* w, const float* g, float* h, float eps, float decay, const float* lr) {
+  HN_CUDA_KERNEL_LOOP(i, n) {
+    const float hi = h[i] = decay * h[i] + g[i] * g[i];
+    w[i] += lr[0] * g[i] / (sqrtf(hi) + eps);
+  }
+}
+}  // namespace
+
+template <>
+void AdagradKernel<CUDAContext>(int64_t n, float* w, const float* g, float* h, float eps, float decay, const float* lr,
+                                CUDAContext* ctx) {
+  if (n == 0) return;
+  AdagradCUDA<<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(n, w, g, h, eps, decay, lr);
+  HN_CUDA_CHECK(cudaGetLastError());
+}
+
+REGISTER_CUDA_OPERATOR(Adagrad, AdagradOp<CUDAContext>);
+
+}  // namespace hetnet
