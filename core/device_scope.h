@@ -1,6 +1,6 @@
 // C++ DeviceScope for code that builds NetDefs: RAII, nestable, thread-local; the innermost
-// scope replaces outer ones (only node_name is inherited and extra_info accumulates), as in
-// Caffe2's Python scope.
+// scope replaces outer ones (only node_name is inherited, and extra_info entries accumulate,
+// sorted), as in Caffe2's Python scope: both give the same DeviceOption.
 #pragma once
 
 #include "proto/caffe2.pb.h"

@@ -309,14 +309,21 @@ TEST_CASE("C++ DeviceScope: innermost replaces, node_name inherited, restored on
   CHECK(CurrentDeviceScope() == nullptr);
   auto gpu = Opt(1, 1);
   gpu.set_node_name("node7");
+  gpu.add_extra_info("z_outer");
   {
     DeviceScope outer(gpu);
     {
-      DeviceScope inner(Opt(0, -1));
+      auto cpu = Opt(0, -1);
+      cpu.add_extra_info("a_inner");
+      DeviceScope inner(cpu);
       caffe2::OperatorDef op;
       ApplyDeviceScope(&op);
       CHECK(op.device_option().device_type() == 0);
+      CHECK(op.device_option().device_id() == -1);
       CHECK(op.device_option().node_name() == "node7");
+      REQUIRE(op.device_option().extra_info_size() == 2);
+      CHECK(op.device_option().extra_info(0) == "a_inner");
+      CHECK(op.device_option().extra_info(1) == "z_outer");
     }
     caffe2::OperatorDef op;
     ApplyDeviceScope(&op);
