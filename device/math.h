@@ -39,6 +39,20 @@ void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T*
 template <class Context>
 void ReduceSumPreMidPost(int64_t pre, int64_t n, int64_t post, const float* x, float* y, Context* ctx);
 
+// One NCHW image's im2col geometry: C channels of H x W, kernel kh x kw with dilation dh x dw,
+// strides sh x sw, top/left pads pt/pl, output OH x OW (bottom/right pads only shape OH/OW).
+struct Im2ColGeom {
+  int64_t C, H, W;
+  int kh, kw, dh, dw, sh, sw, pt, pl;
+  int64_t OH, OW;
+};
+// col[(c * kh + i) * kw + j][y * OW + x] = im[c][y * sh - pt + i * dh][x * sw - pl + j * dw] (0 outside).
+template <class Context>
+void Im2Col(const Im2ColGeom& g, const float* im, float* col, Context* ctx);
+// The adjoint: im = sum of col entries that Im2Col would read from each pixel (im is overwritten).
+template <class Context>
+void Col2Im(const Im2ColGeom& g, const float* col, float* im, Context* ctx);
+
 // Random fills. The generator lives on the host; CUDA versions draw on the host with it and copy
 // the result (so a seeded op is reproducible on every device).
 template <class Context>

@@ -2,6 +2,8 @@
 // as plain loops the compiler vectorizes.
 #include <Eigen/Core>
 
+#include <algorithm>
+
 #include "core/context.h"
 #include "core/half.h"
 #include "device/math.h"
@@ -112,6 +114,70 @@ void ReduceSumPreMidPost<CPUContext>(int64_t pre, int64_t n, int64_t post, const
       for (int64_t q = 0; q < post; ++q) s += xp[q];
       y[j] += s;
     }
+}
+
+// im2col row by row: for kernel offset (c, i, j) and output row y the valid x form one range
+// [x0, x1) (a strided copy, a plain copy for stride 1); the rest is zero. Rows are independent,
+// so they are split across OpenMP threads for large images.
+namespace {
+inline void ValidRange(int64_t n_out, int64_t n_in, int stride, int64_t offset, int64_t* lo, int64_t* hi) {
+  // x with 0 <= x * stride + offset < n_in
+  int64_t a = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  int64_t b = n_in - offset <= 0 ? 0 : (n_in - offset + stride - 1) / stride;
+  *lo = std::min<int64_t>(a, n_out);
+  *hi = std::max<int64_t>(*lo, std::min<int64_t>(b, n_out));
+}
+}  // namespace
+
+template <>
+void Im2Col<CPUContext>(const Im2ColGeom& g, const float* im, float* col, CPUContext*) {
+  const int64_t rows = g.C * g.kh * g.kw, ohw = g.OH * g.OW;
+#pragma omp parallel for schedule(static) if (rows * ohw > (1 << 16))
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t c = r / (g.kh * g.kw);
+    const int i = static_cast<int>((r / g.kw) % g.kh), j = static_cast<int>(r % g.kw);
+    const float* src = im + c * g.H * g.W;
+    float* dst = col + r * ohw;
+    int64_t x0, x1, y0, y1;
+    ValidRange(g.OW, g.W, g.sw, static_cast<int64_t>(j) * g.dw - g.pl, &x0, &x1);
+    ValidRange(g.OH, g.H, g.sh, static_cast<int64_t>(i) * g.dh - g.pt, &y0, &y1);
+    std::fill(dst, dst + y0 * g.OW, 0.f);
+    for (int64_t y = y0; y < y1; ++y) {
+      float* d = dst + y * g.OW;
+      const float* s = src + (y * g.sh - g.pt + static_cast<int64_t>(i) * g.dh) * g.W - g.pl + static_cast<int64_t>(j) * g.dw;
+      std::fill(d, d + x0, 0.f);
+      if (g.sw == 1) {
+        std::copy(s + x0, s + x1, d + x0);
+      } else {
+        for (int64_t x = x0; x < x1; ++x) d[x] = s[x * g.sw];
+      }
+      std::fill(d + x1, d + g.OW, 0.f);
+    }
+    std::fill(dst + y1 * g.OW, dst + ohw, 0.f);
+  }
+}
+
+template <>
+void Col2Im<CPUContext>(const Im2ColGeom& g, const float* col, float* im, CPUContext*) {
+  const int64_t ohw = g.OH * g.OW, k = static_cast<int64_t>(g.kh) * g.kw;
+  // Channels are independent: parallel over c, serial over the kernel offsets of one channel.
+#pragma omp parallel for schedule(static) if (g.C * k * ohw > (1 << 16))
+  for (int64_t c = 0; c < g.C; ++c) {
+    float* dst = im + c * g.H * g.W;
+    std::fill(dst, dst + g.H * g.W, 0.f);
+    for (int64_t q = 0; q < k; ++q) {
+      const int i = static_cast<int>(q / g.kw), j = static_cast<int>(q % g.kw);
+      const float* src = col + (c * k + q) * ohw;
+      int64_t x0, x1, y0, y1;
+      ValidRange(g.OW, g.W, g.sw, static_cast<int64_t>(j) * g.dw - g.pl, &x0, &x1);
+      ValidRange(g.OH, g.H, g.sh, static_cast<int64_t>(i) * g.dh - g.pt, &y0, &y1);
+      for (int64_t y = y0; y < y1; ++y) {
+        float* d = dst + (y * g.sh - g.pt + static_cast<int64_t>(i) * g.dh) * g.W - g.pl + static_cast<int64_t>(j) * g.dw;
+        const float* s = src + y * g.OW;
+        for (int64_t x = x0; x < x1; ++x) d[x * g.sw] += s[x];
+      }
+    }
+  }
 }
 
 template <>

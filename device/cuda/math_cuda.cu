@@ -142,5 +142,57 @@ void RandGaussian<CUDAContext>(int64_t n, float mean, float stddev, float* y, st
   DrawAndCopy(n, std::normal_distribution<float>(mean, stddev), y, gen, ctx);
 }
 
+namespace {
+// One thread per column element (im2col) or per image pixel (col2im, a gather: no atomics).
+__global__ void Im2ColKernel(Im2ColGeom g, const float* im, float* col) {
+  const int64_t ohw = g.OH * g.OW, total = g.C * g.kh * g.kw * ohw;
+  HN_CUDA_KERNEL_LOOP(idx, total) {
+    const int64_t r = idx / ohw, p = idx % ohw;
+    const int64_t c = r / (g.kh * g.kw);
+    const int i = (int)((r / g.kw) % g.kh), j = (int)(r % g.kw);
+    const int64_t y = p / g.OW * g.sh - g.pt + (int64_t)i * g.dh;
+    const int64_t x = p % g.OW * g.sw - g.pl + (int64_t)j * g.dw;
+    col[idx] = (y >= 0 && y < g.H && x >= 0 && x < g.W) ? im[(c * g.H + y) * g.W + x] : 0.f;
+  }
+}
+__global__ void Col2ImKernel(Im2ColGeom g, const float* col, float* im) {
+  const int64_t total = g.C * g.H * g.W, ohw = g.OH * g.OW;
+  HN_CUDA_KERNEL_LOOP(idx, total) {
+    const int64_t c = idx / (g.H * g.W), h = (idx / g.W) % g.H, w = idx % g.W;
+    float s = 0.f;
+    for (int i = 0; i < g.kh; ++i) {
+      const int64_t ty = h + g.pt - (int64_t)i * g.dh;
+      if (ty < 0 || ty % g.sh) continue;
+      const int64_t y = ty / g.sh;
+      if (y >= g.OH) continue;
+      for (int j = 0; j < g.kw; ++j) {
+        const int64_t tx = w + g.pl - (int64_t)j * g.dw;
+        if (tx < 0 || tx % g.sw) continue;
+        const int64_t x = tx / g.sw;
+        if (x >= g.OW) continue;
+        s += col[((c * g.kh + i) * g.kw + j) * ohw + y * g.OW + x];
+      }
+    }
+    im[idx] = s;
+  }
+}
+}  // namespace
+
+template <>
+void Im2Col<CUDAContext>(const Im2ColGeom& g, const float* im, float* col, CUDAContext* ctx) {
+  const int64_t n = g.C * g.kh * g.kw * g.OH * g.OW;
+  if (n == 0) return;
+  Im2ColKernel<<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(g, im, col);
+  HN_CUDA_CHECK(cudaGetLastError());
+}
+
+template <>
+void Col2Im<CUDAContext>(const Im2ColGeom& g, const float* col, float* im, CUDAContext* ctx) {
+  const int64_t n = g.C * g.H * g.W;
+  if (n == 0) return;
+  Col2ImKernel<<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(g, col, im);
+  HN_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace math
 }  // namespace hetnet

@@ -87,7 +87,7 @@ struct InputSpec {
   std::vector<int64_t> shape;
   DataType dtype = DataType::Float;
   double lo = -1.0, hi = 1.0;  // uniform range; integer dtypes draw integers in [lo, hi]
-  bool distinct = false;       // float values evenly spaced over [lo, hi], shuffled (no ties: max, sort)
+  bool distinct = false;       // float values evenly spaced over [lo, hi] (never 0), shuffled (no ties: max, sort)
   bool grad = true;            // check the gradient w.r.t. this input (float inputs only)
   std::vector<double> values;  // explicit values (cast to dtype); overrides the generator
 

@@ -1,0 +1,121 @@
+// Conv throughput on ResNet-50's layer shapes (batch 1 and 16): the Conv operator on CPU (im2col +
+// Eigen GEMM) in GFLOP/s = 2 * N * M * (C/group) * kH * kW * OH * OW / time, next to the raw Eigen
+// GEMM ceiling for the same per-image products ([M x C*kH*kW] * [C*kH*kW x OH*OW], N times),
+// measured in the same run. With a CUDA device, the same layers on the CUDA CUDNN engine (float32)
+// are added. Prints markdown. Usage: bench_conv [--quick]
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/operator.h"
+#include "core/workspace.h"
+
+using namespace hetnet;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+template <typename F>
+double BestSeconds(F f, int reps) {
+  f();  // warm up
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return best;
+}
+Tensor Random(std::vector<int64_t> shape, unsigned seed) {
+  Tensor t(shape, DataType::Float);
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  float* p = t.mutable_data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(g);
+  return t;
+}
+caffe2::Argument IntArg(const char* n, int v) {
+  caffe2::Argument a;
+  a.set_name(n);
+  a.set_i(v);
+  return a;
+}
+struct Layer {
+  const char* name;
+  int64_t C, HW, M;
+  int k, s, p;
+};
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const std::vector<Layer> layers{
+      {"conv1 7x7/2 3->64 @224", 3, 224, 64, 7, 2, 3},      {"res2 1x1 64->64 @56", 64, 56, 64, 1, 1, 0},
+      {"res2 3x3 64->64 @56", 64, 56, 64, 3, 1, 1},         {"res2 1x1 64->256 @56", 64, 56, 256, 1, 1, 0},
+      {"res3 3x3 128->128 @28", 128, 28, 128, 3, 1, 1},     {"res3 1x1 512->128 @28", 512, 28, 128, 1, 1, 0},
+      {"res4 3x3 256->256 @14", 256, 14, 256, 3, 1, 1},     {"res4 1x1 256->1024 @14", 256, 14, 1024, 1, 1, 0},
+      {"res5 3x3 512->512 @7", 512, 7, 512, 3, 1, 1},       {"res5 1x1 512->2048 @7", 512, 7, 2048, 1, 1, 0},
+  };
+  const bool gpu = NumCudaDevices() > 0;
+  std::printf("Eigen threads: %d; CUDA devices: %d\n\n", Eigen::nbThreads(), NumCudaDevices());
+  std::printf("| layer | batch | GFLOP | CPU Conv GFLOP/s | Eigen GEMM ceiling GFLOP/s | Conv / ceiling |%s\n",
+              gpu ? " CUDA (cuDNN) GFLOP/s |" : "");
+  std::printf("|---|---|---|---|---|---|%s\n", gpu ? "---|" : "");
+  double sum_ratio = 0;
+  int count = 0;
+  for (int64_t batch : {int64_t{1}, int64_t{16}}) {
+    for (const auto& L : layers) {
+      if (quick && batch == 16) continue;
+      const int64_t OHW = (L.HW + 2 * L.p - L.k) / L.s + 1, P = OHW * OHW, K = L.C * L.k * L.k;
+      const double flops = 2.0 * batch * L.M * K * P;
+      const int reps = flops > 2e9 ? 3 : flops > 2e8 ? 5 : 15;
+      Workspace ws;
+      const Tensor x = Random({batch, L.C, L.HW, L.HW}, 1), w = Random({L.M, L.C, L.k, L.k}, 2), b = Random({L.M}, 3);
+      ws.CreateBlob("X")->GetMutableTensor(Device::CPU())->CopyFrom(x);
+      ws.CreateBlob("W")->GetMutableTensor(Device::CPU())->CopyFrom(w);
+      ws.CreateBlob("b")->GetMutableTensor(Device::CPU())->CopyFrom(b);
+      caffe2::OperatorDef def;
+      def.set_type("Conv");
+      for (const char* i : {"X", "W", "b"}) def.add_input(i);
+      def.add_output("Y");
+      *def.add_arg() = IntArg("kernel", L.k);
+      *def.add_arg() = IntArg("stride", L.s);
+      *def.add_arg() = IntArg("pad", L.p);
+      auto op = CreateOperator(def, &ws);
+      const double t_conv = BestSeconds([&] { op->Run(); }, reps);
+      // Ceiling: the same GEMMs on buffers already laid out (no im2col).
+      RowMat A = RowMat::Random(L.M, K), B = RowMat::Random(K, P), C(L.M, P);
+      const double t_gemm = BestSeconds([&] { for (int64_t n = 0; n < batch; ++n) C.noalias() = A * B; }, reps);
+      const double g_conv = flops / t_conv * 1e-9, g_gemm = flops / t_gemm * 1e-9;
+      sum_ratio += g_conv / g_gemm;
+      ++count;
+      std::string gpu_cell;
+      if (gpu) {
+        Workspace gws;
+        const Device d = Device::CUDA(0);
+        gws.CreateBlob("X")->GetMutableTensor(d)->CopyFrom(x);
+        gws.CreateBlob("W")->GetMutableTensor(d)->CopyFrom(w);
+        gws.CreateBlob("b")->GetMutableTensor(d)->CopyFrom(b);
+        caffe2::OperatorDef gdef = def;
+        DeviceToOption(d, gdef.mutable_device_option());
+        auto gop = CreateOperator(gdef, &gws);
+        const double t = BestSeconds([&] { for (int r = 0; r < 10; ++r) gop->Run(); gop->Finish(); }, 5) / 10;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " %.0f |", flops / t * 1e-9);
+        gpu_cell = buf;
+      }
+      std::printf("| %s | %lld | %.3f | %.1f | %.1f | %.0f%% |%s\n", L.name, static_cast<long long>(batch), flops * 1e-9,
+                  g_conv, g_gemm, 100.0 * g_conv / g_gemm, gpu_cell.c_str());
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\nMean Conv / GEMM ceiling: %.0f%% over %d layer x batch rows%s\n", 100.0 * sum_ratio / count, count,
+              gpu ? "" : " (no CUDA device: GPU column omitted)");
+  return 0;
+}

@@ -1,0 +1,67 @@
+// Conv / ConvGradient on CPU: schema (counts, shape inference through conv_pool_shape.h), gradient
+// maker (Caffe2's GetConvGradient: no_bias=1 when the forward op has no bias input,
+// no_gradient_to_input=1 drops dX) and the CPU kernels of conv_op.h.
+#include "operators/conv_op.h"
+
+#include <algorithm>
+
+#include "core/gradient.h"
+
+namespace hetnet {
+
+namespace {
+std::vector<TensorInfo> ConvShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
+  if (!in[0].known || !in[1].known) return {TensorInfo::Unknown()};
+  const ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::Conv);
+  const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::Conv, a, in[0].dims, &in[1].dims,
+                                             in.size() > 2 && in[2].known ? &in[2].dims : nullptr);
+  return {TensorInfo::Of(g.y_shape(), in[0].dtype)};
+}
+}  // namespace
+
+OPERATOR_SCHEMA(Conv)
+    .NumInputs(2, 3)
+    .NumOutputs(1)
+    .TensorInference(ConvShape)
+    .SetDoc("2-D convolution, NCHW: X [N, C, H, W], filter [M, C/group, kH, kW], optional bias [M] -> "
+            "Y [N, M, OH, OW]. Args kernel(s), stride(s), pad(s), dilation(s), group, legacy_pad; "
+            "CUDA tries engine CUDNN (float32/float16, tensor cores for float16) first.");
+OPERATOR_SCHEMA(ConvGradient)
+    .NumInputs(3)
+    .NumOutputs(1, 3)
+    .TensorInference([](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
+      const bool no_bias = ArgumentHelper(def).GetSingleArgument<int>("no_bias", 0) != 0;
+      std::vector<TensorInfo> out{in[1]};
+      if (!no_bias && def.output_size() > 1) out.push_back(TensorInfo::Of({in[1].dims.empty() ? 0 : in[1].dims[0]}, in[1].dtype));
+      if (static_cast<int>(out.size()) < def.output_size()) out.push_back(in[0]);
+      return out;
+    })
+    .SetDoc("ConvGradient(X, filter, dY) -> dfilter, dbias (absent with no_bias=1), dX (optional).");
+
+REGISTER_CPU_OPERATOR(Conv, ConvOp<CPUContext>);
+REGISTER_CPU_OPERATOR(ConvGradient, ConvGradientOp<CPUContext>);
+
+class GetConvGradient final : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<caffe2::OperatorDef> GetGradientDefs() override {
+    const bool dx = !ArgumentHelper(Def()).GetSingleArgument<int>("no_gradient_to_input", 0);
+    std::vector<std::string> outs{GI(1)};
+    std::vector<caffe2::Argument> args(Def().arg().begin(), Def().arg().end());
+    if (Def().input_size() == 3) {
+      outs.push_back(GI(2));
+    } else {
+      caffe2::Argument nb;
+      nb.set_name("no_bias");
+      nb.set_i(1);
+      args.erase(std::remove_if(args.begin(), args.end(), [](const caffe2::Argument& a) { return a.name() == "no_bias"; }),
+                 args.end());
+      args.push_back(nb);
+    }
+    if (dx) outs.push_back(GI(0));
+    return {GradientOp("ConvGradient", {I(0), I(1), GO(0)}, outs, args)};
+  }
+};
+REGISTER_GRADIENT(Conv, GetConvGradient);
+
+}  // namespace hetnet

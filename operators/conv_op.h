@@ -1,0 +1,125 @@
+// Conv (NCHW): Y = conv(X, filter) + bias with Caffe2's arguments (conv_pool_shape.h). The default
+// engine on every device is im2col + GEMM per image and group (math::Im2Col / math::Gemm: Eigen on
+// CPU, cuBLAS on CUDA); 1x1 stride-1 unpadded convolutions skip im2col. cuDNN is the CUDNN engine
+// (conv_op_cudnn.cc).
+// ConvGradient(X, filter, dY) -> dfilter, dbias (absent with no_bias=1), dX (optional).
+#pragma once
+
+#include "core/operator.h"
+#include "device/math.h"
+#include "operators/conv_pool_shape.h"
+
+namespace hetnet {
+
+inline math::Im2ColGeom ConvIm2ColGeom(const ConvPoolGeom& g) {
+  return math::Im2ColGeom{g.C / g.group, g.H, g.W, g.kh, g.kw, g.dh, g.dw, g.sh, g.sw, g.pt, g.pl, g.OH, g.OW};
+}
+inline bool ConvIs1x1(const ConvPoolGeom& g) {
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 && g.pr == 0;
+}
+inline void ConvEnforceFloat(const caffe2::OperatorDef& def, const Tensor& t, int i) {
+  HN_ENFORCE(t.dtype() == DataType::Float, def.type(), ": input ", i, " ('", def.input(i), "') is ",
+             DataTypeName(t.dtype()), " but this kernel takes float32 (float16 Conv runs on the CUDA CUDNN engine)");
+}
+
+template <class Context>
+class ConvOp final : public Operator<Context> {
+ public:
+  ConvOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Conv)),
+        col_(this->device()) {
+    HN_ENFORCE(this->InputSize() == 3 || this->InputSize() == 2, "Conv takes X, filter[, bias]");
+  }
+
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    const Tensor& F = this->Input(1);
+    const bool has_bias = this->InputSize() == 3;
+    for (int i = 0; i < this->InputSize(); ++i) ConvEnforceFloat(this->def(), this->Input(i), i);
+    const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Conv, args_, X.shape(), &F.shape(),
+                                               has_bias ? &this->Input(2).shape() : nullptr);
+    Tensor* Y = this->Output(0, g.y_shape(), DataType::Float);
+    const math::Im2ColGeom ig = ConvIm2ColGeom(g);
+    const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kh * g.kw, P = g.OH * g.OW;
+    const bool one = ConvIs1x1(g);
+    if (!one) col_.Resize({K, P});
+    const float* x = X.template data<float>();
+    const float* f = F.template data<float>();
+    float* y = Y->template mutable_data<float>();
+    float* col = one ? nullptr : col_.template mutable_data<float>();
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int gr = 0; gr < g.group; ++gr) {
+        const float* xi = x + (n * g.C + gr * Cg) * g.H * g.W;
+        if (!one) math::Im2Col<Context>(ig, xi, col, &this->context_);
+        math::Gemm<Context>(false, false, Mg, P, K, 1.f, f + gr * Mg * K, one ? xi : col, 0.f,
+                            y + (n * g.M + gr * Mg) * P, &this->context_);
+      }
+    if (has_bias)
+      math::BroadcastBinary<float, Context>(math::BinaryOp::Add, g.N, g.M, P, y, this->Input(2).template data<float>(),
+                                            y, &this->context_);
+  }
+
+ private:
+  ConvPoolArgs args_;
+  Tensor col_;
+};
+
+template <class Context>
+class ConvGradientOp final : public Operator<Context> {
+ public:
+  ConvGradientOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Conv)),
+        no_bias_(this->template GetSingleArgument<int>("no_bias", 0) != 0), col_(this->device()) {}
+
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    const Tensor& F = this->Input(1);
+    const Tensor& dY = this->Input(2);
+    for (int i = 0; i < 3; ++i) ConvEnforceFloat(this->def(), this->Input(i), i);
+    const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Conv, args_, X.shape(), &F.shape());
+    HN_ENFORCE(dY.shape() == g.y_shape(), "ConvGradient: input 2 ('", this->def().input(2), "') has shape ",
+               dY.ShapeString(), " but Conv's output has shape ", ShapeToString(g.y_shape()));
+    const int expected = no_bias_ ? 2 : 3;
+    HN_ENFORCE(this->OutputSize() == expected - 1 || this->OutputSize() == expected, "ConvGradient: ",
+               this->OutputSize(), " outputs but no_bias=", no_bias_, " gives dfilter", no_bias_ ? "" : ", dbias",
+               "[, dX]");
+    const math::Im2ColGeom ig = ConvIm2ColGeom(g);
+    const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kh * g.kw, P = g.OH * g.OW;
+    const bool one = ConvIs1x1(g);
+    const float* x = X.template data<float>();
+    const float* f = F.template data<float>();
+    const float* dy = dY.template data<float>();
+    float* df = this->Output(0, F.shape(), DataType::Float)->template mutable_data<float>();
+    math::Set<float, Context>(F.numel(), 0.f, df, &this->context_);
+    if (!no_bias_) {
+      float* db = this->Output(1, {g.M}, DataType::Float)->template mutable_data<float>();
+      math::ReduceSumPreMidPost<Context>(g.N, g.M, P, dy, db, &this->context_);
+    }
+    const bool want_dx = this->OutputSize() == expected;
+    float* dx = want_dx ? this->Output(expected - 1, X.shape(), DataType::Float)->template mutable_data<float>() : nullptr;
+    if (!one) col_.Resize({K, P});
+    float* col = one ? nullptr : col_.template mutable_data<float>();
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int gr = 0; gr < g.group; ++gr) {
+        const int64_t xoff = (n * g.C + gr * Cg) * g.H * g.W;
+        const float* dyi = dy + (n * g.M + gr * Mg) * P;
+        if (!one) math::Im2Col<Context>(ig, x + xoff, col, &this->context_);
+        // dfilter_g += dY_g [Mg, P] * col^T [P, K]
+        math::Gemm<Context>(false, true, Mg, K, P, 1.f, dyi, one ? x + xoff : col, 1.f, df + gr * Mg * K,
+                            &this->context_);
+        if (dx) {
+          // dcol = filter_g^T [K, Mg] * dY_g [Mg, P]; dX = col2im(dcol)
+          math::Gemm<Context>(true, false, K, P, Mg, 1.f, f + gr * Mg * K, dyi, 0.f, one ? dx + xoff : col,
+                              &this->context_);
+          if (!one) math::Col2Im<Context>(ig, col, dx + xoff, &this->context_);
+        }
+      }
+  }
+
+ private:
+  ConvPoolArgs args_;
+  bool no_bias_;
+  Tensor col_;
+};
+
+}  // namespace hetnet

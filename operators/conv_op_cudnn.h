@@ -1,0 +1,212 @@
+// The CUDNN engine of Conv and ConvTranspose (forward and gradient), float32 and float16. One class
+// template per direction over the kind; conv_op_cudnn.cc and conv_transpose_op_cudnn.cc register it.
+// Scratch memory is the shared per-stream workspace (device/cuda/cudnn_workspace.h). Asymmetric
+// padding (legacy SAME / explicit pad_b != pad_t), which cuDNN cannot express, runs the default
+// CUDA engine (im2col + cuBLAS, float32) instead.
+#pragma once
+
+#include <memory>
+
+#include "operators/conv_op.h"
+#include "operators/conv_op_cudnn_util.h"
+#include "operators/conv_transpose_op.h"
+
+namespace hetnet {
+namespace cudnn_conv {
+
+inline AlgoCache& FwdCache() { static AlgoCache c; return c; }
+inline AlgoCache& BwdDataCache() { static AlgoCache c; return c; }
+inline AlgoCache& BwdFilterCache() { static AlgoCache c; return c; }
+
+// Shared state of the forward and gradient ops.
+template <ConvPoolKind K>
+class Base : public Operator<CUDAContext> {
+ public:
+  Base(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<CUDAContext>(def, ws), args_(ParseConvPoolArgs(def, K)),
+        limit_(WorkspaceLimit(GetSingleArgument<int64_t>("ws_nbytes_limit", static_cast<int64_t>(kCudnnDefaultWsLimit)))),
+        exhaustive_(GetSingleArgument<int>("exhaustive_search", 0) != 0), ws_(ws) {}
+
+ protected:
+  std::string Key(const std::string& descs_key) const {
+    return descs_key + "|" + std::to_string(limit_) + "|" + std::to_string(exhaustive_);
+  }
+  CudnnWorkspace& Space() { return CudnnWorkspace::Get(context_.device_id(), context_.stream()); }
+  // Forward convolution algorithm for descs (in -> out).
+  Algo ForwardAlgo(const std::string& key, const void* x, const void* w, void* y) {
+    return FwdCache().Get(Key(key) + "|fwd", [&] {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      int n = 0;
+      if (exhaustive_) {
+        Space().Run(nullptr, limit_, [&](void* p, size_t b) {
+          HN_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(CudnnHandle(context_), d_.in, x, d_.w, w, d_.conv, d_.out,
+                                                                y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, p, b));
+        });
+      } else {
+        HN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(CudnnHandle(context_), d_.in, d_.w, d_.conv, d_.out,
+                                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf));
+      }
+      return PickFitting(perf, n, limit_, "forward");
+    });
+  }
+  Algo BackwardDataAlgo(const std::string& key, const void* w, const void* dy, void* dx) {
+    return BwdDataCache().Get(Key(key) + "|bwd_data", [&] {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      int n = 0;
+      if (exhaustive_) {
+        Space().Run(nullptr, limit_, [&](void* p, size_t b) {
+          HN_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(CudnnHandle(context_), d_.w, w, d_.out, dy, d_.conv,
+                                                                     d_.in, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                                     &n, perf, p, b));
+        });
+      } else {
+        HN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(CudnnHandle(context_), d_.w, d_.out, d_.conv, d_.in,
+                                                                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf));
+      }
+      return PickFitting(perf, n, limit_, "backward-data");
+    });
+  }
+  Algo BackwardFilterAlgo(const std::string& key, const void* x, const void* dy, void* dw) {
+    return BwdFilterCache().Get(Key(key) + "|bwd_filter", [&] {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      int n = 0;
+      if (exhaustive_) {
+        Space().Run(nullptr, limit_, [&](void* p, size_t b) {
+          HN_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+              CudnnHandle(context_), d_.in, x, d_.out, dy, d_.conv, d_.w, dw, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n,
+              perf, p, b));
+        });
+      } else {
+        HN_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(CudnnHandle(context_), d_.in, d_.out, d_.conv, d_.w,
+                                                                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf));
+      }
+      return PickFitting(perf, n, limit_, "backward-filter");
+    });
+  }
+  // Runs the default CUDA engine's op (float32) for what cuDNN cannot express.
+  template <typename Fallback>
+  void RunFallback(DataType dt, const ConvPoolGeom& g) {
+    HN_CHECK_KIND(kUnsupported, dt == DataType::Float, def().type(), " (CUDNN): asymmetric pads (t ", g.pt, " b ", g.pb,
+                  ", l ", g.pl, " r ", g.pr, ") are not supported for ", DataTypeName(dt));
+    if (!fallback_) fallback_.reset(new Fallback(def(), ws_));
+    fallback_->Run();
+  }
+
+  ConvPoolArgs args_;
+  size_t limit_;
+  bool exhaustive_;
+  Workspace* ws_;
+  Descs d_;
+  std::unique_ptr<OperatorBase> fallback_;
+};
+
+inline void CheckSameType(const caffe2::OperatorDef& def, const Tensor& a, const Tensor& b, int i) {
+  HN_ENFORCE(a.dtype() == b.dtype(), def.type(), ": input ", i, " ('", def.input(i), "') is ", DataTypeName(b.dtype()),
+             " but input 0 is ", DataTypeName(a.dtype()));
+}
+
+template <ConvPoolKind K>
+class CudnnConvOp final : public Base<K> {
+  using Fallback = std::conditional_t<K == ConvPoolKind::Conv, ConvOp<CUDAContext>, ConvTransposeOp<CUDAContext>>;
+
+ public:
+  using Base<K>::Base;
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    const Tensor& F = this->Input(1);
+    const bool has_bias = this->InputSize() == 3;
+    for (int i = 1; i < this->InputSize(); ++i) CheckSameType(this->def(), X, this->Input(i), i);
+    const cudnnDataType_t dt = DataTypeOf(this->def(), X.dtype());
+    const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), K, this->args_, X.shape(), &F.shape(),
+                                               has_bias ? &this->Input(2).shape() : nullptr);
+    if (!SymmetricPads(g)) return this->template RunFallback<Fallback>(X.dtype(), g);
+    Tensor* Y = this->Output(0, g.y_shape(), X.dtype());
+    const std::string key = this->d_.Set(g, K, dt);
+    const void* x = X.raw_data();
+    const void* w = F.raw_data();
+    void* y = Y->raw_mutable_data(X.dtype());
+    const float one = 1.f, zero = 0.f;
+    cudnnHandle_t h = CudnnHandle(this->context_);
+    auto& d = this->d_;
+    if (K == ConvPoolKind::Conv) {
+      const Algo a = this->ForwardAlgo(key, x, w, y);
+      this->Space().Run(this, a.bytes, [&](void* p, size_t n) {
+        HN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.in, x, d.w, w, d.conv, (cudnnConvolutionFwdAlgo_t)a.algo, p, n,
+                                               &zero, d.out, y));
+      });
+    } else {  // Y = the data gradient of the convolution Y -> X, applied to X
+      const Algo a = this->BackwardDataAlgo(key, w, x, y);
+      this->Space().Run(this, a.bytes, [&](void* p, size_t n) {
+        HN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, d.w, w, d.out, x, d.conv, (cudnnConvolutionBwdDataAlgo_t)a.algo,
+                                                    p, n, &zero, d.in, y));
+      });
+    }
+    if (has_bias)
+      HN_CUDNN_CHECK(cudnnAddTensor(h, &one, d.bias, this->Input(2).raw_data(), &one,
+                                    K == ConvPoolKind::Conv ? d.out : d.in, y));
+  }
+};
+
+template <ConvPoolKind K>
+class CudnnConvGradientOp final : public Base<K> {
+  using Fallback =
+      std::conditional_t<K == ConvPoolKind::Conv, ConvGradientOp<CUDAContext>, ConvTransposeGradientOp<CUDAContext>>;
+
+ public:
+  CudnnConvGradientOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Base<K>(def, ws), no_bias_(this->template GetSingleArgument<int>("no_bias", 0) != 0) {}
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    const Tensor& F = this->Input(1);
+    const Tensor& dY = this->Input(2);
+    for (int i = 1; i < 3; ++i) CheckSameType(this->def(), X, this->Input(i), i);
+    const cudnnDataType_t dt = DataTypeOf(this->def(), X.dtype());
+    const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), K, this->args_, X.shape(), &F.shape());
+    HN_ENFORCE(dY.shape() == g.y_shape(), this->def().type(), ": input 2 ('", this->def().input(2), "') has shape ",
+               dY.ShapeString(), " but the forward output has shape ", ShapeToString(g.y_shape()));
+    if (!SymmetricPads(g)) return this->template RunFallback<Fallback>(X.dtype(), g);
+    const int expected = no_bias_ ? 2 : 3;
+    HN_ENFORCE(this->OutputSize() == expected - 1 || this->OutputSize() == expected, this->def().type(), ": ",
+               this->OutputSize(), " outputs but no_bias=", no_bias_);
+    const std::string key = this->d_.Set(g, K, dt);
+    const bool conv = K == ConvPoolKind::Conv;
+    // The cuDNN convolution runs in -> out: Conv in = X, out = dY; ConvTranspose in = dY, out = X.
+    const void* in = conv ? X.raw_data() : dY.raw_data();
+    const void* out = conv ? dY.raw_data() : X.raw_data();
+    const void* w = F.raw_data();
+    void* dw = this->Output(0, F.shape(), X.dtype())->raw_mutable_data(X.dtype());
+    void* dx = this->OutputSize() == expected ? this->Output(expected - 1, X.shape(), X.dtype())->raw_mutable_data(X.dtype())
+                                              : nullptr;
+    const float one = 1.f, zero = 0.f;
+    cudnnHandle_t h = CudnnHandle(this->context_);
+    auto& d = this->d_;
+    if (!no_bias_)
+      HN_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, &one, conv ? d.out : d.in, dY.raw_data(), &zero, d.bias,
+                                                  this->Output(1, {g.M}, X.dtype())->raw_mutable_data(X.dtype())));
+    const Algo af = this->BackwardFilterAlgo(key, in, out, dw);
+    this->Space().Run(this, af.bytes, [&](void* p, size_t n) {
+      HN_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, &one, d.in, in, d.out, out, d.conv,
+                                                    (cudnnConvolutionBwdFilterAlgo_t)af.algo, p, n, &zero, d.w, dw));
+    });
+    if (!dx) return;
+    if (conv) {
+      const Algo ad = this->BackwardDataAlgo(key, w, out, dx);
+      this->Space().Run(this, ad.bytes, [&](void* p, size_t n) {
+        HN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, d.w, w, d.out, out, d.conv,
+                                                    (cudnnConvolutionBwdDataAlgo_t)ad.algo, p, n, &zero, d.in, dx));
+      });
+    } else {  // dX = the forward convolution of dY
+      const Algo ad = this->ForwardAlgo(key, in, w, dx);
+      this->Space().Run(this, ad.bytes, [&](void* p, size_t n) {
+        HN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.in, in, d.w, w, d.conv, (cudnnConvolutionFwdAlgo_t)ad.algo, p, n,
+                                               &zero, d.out, dx));
+      });
+    }
+  }
+
+ private:
+  bool no_bias_;
+};
+
+}  // namespace cudnn_conv
+}  // namespace hetnet

@@ -1,0 +1,243 @@
+// Shape logic of Conv, ConvTranspose and the pooling operators, written once and used by the CPU
+// and CUDA kernels, the cuDNN operators and the schemas' shape inference. Caffe2's argument names
+// and rules (ConvPoolOpBase / ConvTransposeUnpoolBase), 2-D NCHW:
+//   kernel | kernel_h, kernel_w | kernels        (Conv: taken from the filter when none is given)
+//   stride | stride_h, stride_w | strides        (default 1)
+//   pad | pad_t, pad_l, pad_b, pad_r | pads      (default 0; pads = [t, l, b, r])
+//   dilation | dilation_h, dilation_w | dilations (default 1)
+//   group (default 1), global_pooling, legacy_pad (NOTSET 0, VALID 1, SAME 2,
+//   CAFFE_LEGACY_POOLING 3), adj | adj_h, adj_w | adjs (ConvTranspose).
+// Output size per spatial dim (dk = dilation * (kernel - 1) + 1):
+//   NOTSET: 1 + (in + pad_head + pad_tail - dk) / stride
+//   VALID:  pads 0; (in - dk + stride) / stride
+//   SAME:   (dilation 1) target = ceil(in / stride); pad_needed = (target - 1) * stride + kernel - in;
+//           pad_head = pad_needed / 2, pad_tail = the rest; out = (in + pad_needed - dk) / stride + 1
+//   CAFFE_LEGACY_POOLING (Caffe's ceil mode): out = ceil((in + 2 pad_head - kernel) / stride + 1),
+//           minus one when pad_head > 0 and the last window would start in the tail padding;
+//           pad_tail = pad_head + stride * (out - floor-mode out).
+//   ConvTranspose: NOTSET: (in - 1) * stride + kernel + adj - pad_head - pad_tail; VALID, SAME:
+//           pads 0, (in - 1) * stride + kernel + adj.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/argument.h"
+#include "core/error.h"
+#include "core/tensor.h"
+#include "proto/caffe2.pb.h"
+
+namespace hetnet {
+
+enum class LegacyPadding { NOTSET = 0, VALID = 1, SAME = 2, CAFFE_LEGACY_POOLING = 3 };
+enum class ConvPoolKind { Conv, ConvTranspose, Pool };
+
+// The parsed arguments (before the input size is known).
+struct ConvPoolArgs {
+  int kernel[2] = {0, 0}, stride[2] = {1, 1}, dilation[2] = {1, 1}, adj[2] = {0, 0};
+  int pads[4] = {0, 0, 0, 0};  // t, l, b, r
+  int group = 1;
+  bool global_pooling = false;
+  bool kernel_given = false;
+  LegacyPadding legacy_pad = LegacyPadding::NOTSET;
+};
+
+// The geometry of one run: NCHW input, output, kernel, effective pads (after legacy padding).
+struct ConvPoolGeom {
+  int64_t N = 0, C = 0, H = 0, W = 0;  // input
+  int64_t M = 0, OH = 0, OW = 0;       // output channels (C for pooling) and spatial size
+  int kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1;
+  int pt = 0, pl = 0, pb = 0, pr = 0;
+  int group = 1;
+  std::vector<int64_t> y_shape() const { return {N, M, OH, OW}; }
+  std::vector<int64_t> filter_shape(ConvPoolKind k) const {
+    return k == ConvPoolKind::ConvTranspose ? std::vector<int64_t>{C, M / group, kh, kw}
+                                            : std::vector<int64_t>{M, C / group, kh, kw};
+  }
+};
+
+namespace conv_shape_detail {
+inline std::string OpName(const caffe2::OperatorDef& def) {
+  return def.type() + (def.name().empty() ? "" : " '" + def.name() + "'");
+}
+// Reads `one` (both dims), else `h`/`w`, else `many` (2 values); returns whether any was given.
+inline bool ReadPair(const caffe2::OperatorDef& def, const ArgumentHelper& a, const char* one, const char* h,
+                     const char* w, const char* many, int out[2]) {
+  if (a.HasArgument(one)) {
+    out[0] = out[1] = a.GetSingleArgument<int>(one, 0);
+    return true;
+  }
+  if (a.HasArgument(h) || a.HasArgument(w)) {
+    HN_ENFORCE(a.HasArgument(h) && a.HasArgument(w), OpName(def), ": give both ", h, " and ", w);
+    out[0] = a.GetSingleArgument<int>(h, 0);
+    out[1] = a.GetSingleArgument<int>(w, 0);
+    return true;
+  }
+  if (a.HasArgument(many)) {
+    auto v = a.GetRepeatedArgument<int>(many);
+    HN_ENFORCE(v.size() == 2, OpName(def), ": argument '", many, "' has ", v.size(),
+               " values but only 2-D (NCHW) is supported");
+    out[0] = v[0];
+    out[1] = v[1];
+    return true;
+  }
+  return false;
+}
+}  // namespace conv_shape_detail
+
+inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKind kind) {
+  using namespace conv_shape_detail;
+  ArgumentHelper a(def);
+  ConvPoolArgs r;
+  const std::string op = OpName(def);
+  const std::string order = a.GetSingleArgument<std::string>("order", "NCHW");
+  HN_CHECK_KIND(kUnsupported, order == "NCHW", op, ": order '", order, "' is not supported (NCHW only)");
+  r.kernel_given = ReadPair(def, a, "kernel", "kernel_h", "kernel_w", "kernels", r.kernel);
+  ReadPair(def, a, "stride", "stride_h", "stride_w", "strides", r.stride);
+  ReadPair(def, a, "dilation", "dilation_h", "dilation_w", "dilations", r.dilation);
+  ReadPair(def, a, "adj", "adj_h", "adj_w", "adjs", r.adj);
+  bool pads_given = false;
+  if (a.HasArgument("pad")) {
+    const int p = a.GetSingleArgument<int>("pad", 0);
+    for (int& x : r.pads) x = p;
+    pads_given = true;
+  } else if (a.HasArgument("pad_t") || a.HasArgument("pad_l") || a.HasArgument("pad_b") || a.HasArgument("pad_r")) {
+    const char* names[4] = {"pad_t", "pad_l", "pad_b", "pad_r"};
+    for (int i = 0; i < 4; ++i) {
+      HN_ENFORCE(a.HasArgument(names[i]), op, ": give all of pad_t, pad_l, pad_b, pad_r (", names[i], " is missing)");
+      r.pads[i] = a.GetSingleArgument<int>(names[i], 0);
+    }
+    pads_given = true;
+  } else if (a.HasArgument("pads")) {
+    auto v = a.GetRepeatedArgument<int>("pads");
+    HN_ENFORCE(v.size() == 4, op, ": argument 'pads' has ", v.size(), " values; 2-D needs 4 ([t, l, b, r])");
+    for (int i = 0; i < 4; ++i) r.pads[i] = v[i];
+    pads_given = true;
+  }
+  r.group = a.GetSingleArgument<int>("group", 1);
+  r.global_pooling = a.GetSingleArgument<int>("global_pooling", 0) != 0;
+  const int lp = a.GetSingleArgument<int>("legacy_pad", 0);
+  HN_ENFORCE(lp >= 0 && lp <= 3, op, ": legacy_pad ", lp, " is not one of NOTSET 0, VALID 1, SAME 2, CAFFE_LEGACY_POOLING 3");
+  r.legacy_pad = static_cast<LegacyPadding>(lp);
+  if (r.legacy_pad == LegacyPadding::VALID || r.legacy_pad == LegacyPadding::SAME)
+    HN_ENFORCE(!pads_given, op, ": with legacy_pad VALID or SAME no explicit pad may be given");
+  HN_CHECK_KIND(kUnsupported, !(kind == ConvPoolKind::ConvTranspose && r.legacy_pad == LegacyPadding::CAFFE_LEGACY_POOLING),
+                op, ": legacy_pad CAFFE_LEGACY_POOLING is not supported by ConvTranspose");
+  HN_ENFORCE(!r.global_pooling || kind == ConvPoolKind::Pool, op, ": global_pooling is a pooling argument");
+  if (r.global_pooling) {
+    HN_ENFORCE(r.stride[0] == 1 && r.stride[1] == 1 && !pads_given, op,
+               ": global_pooling takes no stride or pad (got stride ", r.stride[0], "x", r.stride[1], ")");
+  } else if (kind != ConvPoolKind::Conv) {
+    HN_ENFORCE(r.kernel_given, op, ": needs a kernel (kernel, kernel_h/kernel_w or kernels)");
+  }
+  for (int i = 0; i < 2; ++i) {
+    HN_ENFORCE(r.stride[i] > 0, op, ": stride must be positive, got ", r.stride[i]);
+    HN_ENFORCE(r.dilation[i] > 0, op, ": dilation must be positive, got ", r.dilation[i]);
+    HN_ENFORCE(!r.kernel_given || r.global_pooling || r.kernel[i] > 0, op, ": kernel must be positive, got ",
+               r.kernel[0], "x", r.kernel[1]);
+    HN_ENFORCE(r.adj[i] >= 0 && (r.adj[i] == 0 || r.adj[i] < r.stride[i]), op, ": adj ", r.adj[i],
+               " must be in [0, stride ", r.stride[i], ")");
+  }
+  for (int p : r.pads) HN_ENFORCE(p >= 0, op, ": pads must be >= 0, got ", p);
+  HN_ENFORCE(r.group >= 1, op, ": group must be >= 1, got ", r.group);
+  HN_ENFORCE(kind != ConvPoolKind::Pool || (r.dilation[0] == 1 && r.dilation[1] == 1), op,
+             ": pooling does not support dilation");
+  HN_ENFORCE(kind == ConvPoolKind::Conv || (r.dilation[0] == 1 && r.dilation[1] == 1), op,
+             ": ConvTranspose does not support dilation");
+  return r;
+}
+
+// Caffe2's ComputeSizeAndPad for one dim (Conv and pooling). Updates the pads for legacy padding.
+inline int64_t ConvPoolOutputSize(const std::string& op, int64_t in, int stride, int kernel, int dilation,
+                                  LegacyPadding lp, int* pad_head, int* pad_tail) {
+  const int64_t dk = static_cast<int64_t>(dilation) * (kernel - 1) + 1;
+  switch (lp) {
+    case LegacyPadding::NOTSET:
+      HN_ENFORCE(in + *pad_head + *pad_tail >= dk, op, ": input size ", in, " with pads ", *pad_head, "+", *pad_tail,
+                 " is smaller than the (dilated) kernel ", dk);
+      return 1 + (in + *pad_head + *pad_tail - dk) / stride;
+    case LegacyPadding::VALID:
+      *pad_head = *pad_tail = 0;
+      HN_ENFORCE(in >= dk, op, ": input size ", in, " is smaller than the (dilated) kernel ", dk, " (legacy_pad VALID)");
+      return (in - dk + stride) / stride;
+    case LegacyPadding::SAME: {
+      HN_ENFORCE(dilation == 1, op, ": dilation is not supported with legacy_pad SAME");
+      const int64_t target = (in + stride - 1) / stride;
+      const int64_t needed = (target - 1) * stride + kernel - in;
+      *pad_head = static_cast<int>(needed / 2);
+      *pad_tail = static_cast<int>(needed - *pad_head);
+      return (in + needed - dk) / stride + 1;
+    }
+    case LegacyPadding::CAFFE_LEGACY_POOLING: {
+      HN_ENFORCE(in + 2 * *pad_head >= kernel, op, ": input size ", in, " with pad ", *pad_head,
+                 " is smaller than the kernel ", kernel);
+      int64_t out = static_cast<int64_t>(std::ceil(static_cast<float>(in + *pad_head * 2 - kernel) / stride + 1));
+      if (*pad_head > 0 && (out - 1) * stride >= in + *pad_head) --out;
+      const int64_t standard = static_cast<int64_t>(static_cast<float>(in + *pad_head * 2 - kernel) / stride + 1);
+      HN_ENFORCE(out >= standard, op, ": CAFFE_LEGACY_POOLING output size ", out, " below the floor-mode size ", standard);
+      *pad_tail = static_cast<int>(*pad_head + stride * (out - standard));
+      return out;
+    }
+  }
+  return 0;
+}
+
+// The geometry for input x (and, for Conv/ConvTranspose, filter w). Messages name blobs and shapes.
+inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPoolKind kind, const ConvPoolArgs& a,
+                                        const std::vector<int64_t>& x, const std::vector<int64_t>* w = nullptr,
+                                        const std::vector<int64_t>* b = nullptr) {
+  const std::string op = conv_shape_detail::OpName(def);
+  HN_ENFORCE(x.size() == 4, op, ": input 0 ('", def.input(0), "') has shape ", ShapeToString(x),
+             " but a 4-D NCHW tensor is required");
+  ConvPoolGeom g;
+  g.N = x[0]; g.C = x[1]; g.H = x[2]; g.W = x[3];
+  g.sh = a.stride[0]; g.sw = a.stride[1]; g.dh = a.dilation[0]; g.dw = a.dilation[1];
+  g.pt = a.pads[0]; g.pl = a.pads[1]; g.pb = a.pads[2]; g.pr = a.pads[3];
+  g.group = a.group;
+  g.kh = a.kernel[0]; g.kw = a.kernel[1];
+  if (kind == ConvPoolKind::Pool) {
+    g.M = g.C;
+    if (a.global_pooling) { g.kh = static_cast<int>(g.H); g.kw = static_cast<int>(g.W); }
+  } else {
+    HN_ENFORCE(w && w->size() == 4, op, ": input 1 ('", def.input(1), "') has shape ",
+               w ? ShapeToString(*w) : "?", " but a 4-D filter is required");
+    const auto& f = *w;
+    if (!a.kernel_given) { g.kh = static_cast<int>(f[2]); g.kw = static_cast<int>(f[3]); }
+    HN_ENFORCE(g.C % g.group == 0, op, ": input channels ", g.C, " of '", def.input(0), "' ", ShapeToString(x),
+               " are not divisible by group ", g.group);
+    if (kind == ConvPoolKind::Conv) {
+      g.M = f[0];
+      HN_ENFORCE(g.M % g.group == 0, op, ": filter '", def.input(1), "' ", ShapeToString(f), " has ", g.M,
+                 " output channels, not divisible by group ", g.group);
+    } else {
+      g.M = f[1] * g.group;
+    }
+    const auto want = g.filter_shape(kind);
+    HN_ENFORCE(f == want, op, ": filter '", def.input(1), "' has shape ", ShapeToString(f), " but input '",
+               def.input(0), "' ", ShapeToString(x), " with kernel ", g.kh, "x", g.kw, " and group ", g.group,
+               " needs ", ShapeToString(want),
+               kind == ConvPoolKind::Conv ? " (M, C/group, kH, kW)" : " (C, M/group, kH, kW)");
+    if (b) {
+      HN_ENFORCE(b->size() == 1 && (*b)[0] == g.M, op, ": bias '", def.input(2), "' has shape ", ShapeToString(*b),
+                 " but ", g.M, " output channels need [", g.M, "]");
+    }
+  }
+  if (kind == ConvPoolKind::ConvTranspose) {
+    auto tsize = [&](int64_t in, int s, int k, int adj, int* ph, int* pt) {
+      if (a.legacy_pad != LegacyPadding::NOTSET) *ph = *pt = 0;
+      const int64_t out = (in - 1) * s + k + adj - *ph - *pt;
+      HN_ENFORCE(out > 0, op, ": output size ", out, " is not positive (input ", in, ", stride ", s, ", kernel ", k,
+                 ", pads ", *ph, "+", *pt, ")");
+      return out;
+    };
+    g.OH = tsize(g.H, g.sh, g.kh, a.adj[0], &g.pt, &g.pb);
+    g.OW = tsize(g.W, g.sw, g.kw, a.adj[1], &g.pl, &g.pr);
+  } else {
+    g.OH = ConvPoolOutputSize(op, g.H, g.sh, g.kh, g.dh, a.legacy_pad, &g.pt, &g.pb);
+    g.OW = ConvPoolOutputSize(op, g.W, g.sw, g.kw, g.dw, a.legacy_pad, &g.pl, &g.pr);
+  }
+  return g;
+}
+
+}  // namespace hetnet

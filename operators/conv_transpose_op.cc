@@ -1,0 +1,69 @@
+// ConvTranspose / ConvTransposeGradient on CPU: schema (counts, shape inference through conv_pool_shape.h), gradient
+// maker (Caffe2's GetConvTransposeGradient: no_bias=1 when the forward op has no bias input,
+// no_gradient_to_input=1 drops dX) and the CPU kernels of conv_op.h.
+#include "operators/conv_transpose_op.h"
+
+#include <algorithm>
+
+#include "core/gradient.h"
+
+namespace hetnet {
+
+namespace {
+std::vector<TensorInfo> ConvTransposeShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
+  if (!in[0].known || !in[1].known) return {TensorInfo::Unknown()};
+  const ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::ConvTranspose);
+  const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::ConvTranspose, a, in[0].dims, &in[1].dims,
+                                             in.size() > 2 && in[2].known ? &in[2].dims : nullptr);
+  return {TensorInfo::Of(g.y_shape(), in[0].dtype)};
+}
+}  // namespace
+
+OPERATOR_SCHEMA(ConvTranspose)
+    .NumInputs(2, 3)
+    .NumOutputs(1)
+    .TensorInference(ConvTransposeShape)
+    .SetDoc("2-D transposed convolution, NCHW: X [N, C, H, W], filter [C, M/group, kH, kW], optional bias [M] "
+            "-> Y [N, M, (H-1)*stride + kH + adj - pad_t - pad_b, ...]. Args kernel(s), stride(s), pad(s), "
+            "adj(s), group, legacy_pad (VALID/SAME: no padding).");
+OPERATOR_SCHEMA(ConvTransposeGradient)
+    .NumInputs(3)
+    .NumOutputs(1, 3)
+    .TensorInference([](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
+      ArgumentHelper a(def);
+      const bool no_bias = a.GetSingleArgument<int>("no_bias", 0) != 0;
+      const int64_t m = in[1].dims.size() == 4 ? in[1].dims[1] * a.GetSingleArgument<int>("group", 1) : 0;
+      std::vector<TensorInfo> out{in[1]};
+      if (!no_bias && def.output_size() > 1) out.push_back(TensorInfo::Of({m}, in[1].dtype));
+      if (static_cast<int>(out.size()) < def.output_size()) out.push_back(in[0]);
+      return out;
+    })
+    .SetDoc("ConvTransposeGradient(X, filter, dY) -> dfilter, dbias (absent with no_bias=1), dX (optional).");
+
+REGISTER_CPU_OPERATOR(ConvTranspose, ConvTransposeOp<CPUContext>);
+REGISTER_CPU_OPERATOR(ConvTransposeGradient, ConvTransposeGradientOp<CPUContext>);
+
+class GetConvTransposeGradient final : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<caffe2::OperatorDef> GetGradientDefs() override {
+    const bool dx = !ArgumentHelper(Def()).GetSingleArgument<int>("no_gradient_to_input", 0);
+    std::vector<std::string> outs{GI(1)};
+    std::vector<caffe2::Argument> args(Def().arg().begin(), Def().arg().end());
+    if (Def().input_size() == 3) {
+      outs.push_back(GI(2));
+    } else {
+      caffe2::Argument nb;
+      nb.set_name("no_bias");
+      nb.set_i(1);
+      args.erase(std::remove_if(args.begin(), args.end(), [](const caffe2::Argument& a) { return a.name() == "no_bias"; }),
+                 args.end());
+      args.push_back(nb);
+    }
+    if (dx) outs.push_back(GI(0));
+    return {GradientOp("ConvTransposeGradient", {I(0), I(1), GO(0)}, outs, args)};
+  }
+};
+REGISTER_GRADIENT(ConvTranspose, GetConvTransposeGradient);
+
+}  // namespace hetnet

@@ -1,0 +1,115 @@
+// LRN across channels (NCHW), Caffe2's definition: with pre_pad = (size - 1) / 2,
+//   scale[n, c, h, w] = bias + alpha / size * sum_{c' = c - pre_pad}^{c - pre_pad + size - 1} X[n, c', h, w]^2
+//   Y = X * scale^-beta.                         Outputs Y and (optionally) scale.
+// LRNGradient(X, Y, dY) -> dX recomputes scale:
+//   dX[c] = dY[c] * scale[c]^-beta - 2 alpha beta / size * X[c] * sum_{c' whose window holds c} dY Y / scale [c'].
+// The per-element math is written once (host + device) and run by a CPU loop (lrn_op.cc) and a CUDA
+// kernel (lrn_op.cu).
+#pragma once
+
+#include <cmath>
+
+#include "core/operator.h"
+
+#if defined(__CUDACC__)
+#define HN_LRN_HD __host__ __device__
+#else
+#define HN_LRN_HD
+#endif
+
+namespace hetnet {
+
+struct LRNParams {
+  int64_t N, C, HW;
+  int size, pre_pad;
+  float alpha, beta, bias;
+};
+
+HN_LRN_HD inline float LRNScaleAt(const LRNParams& p, int64_t idx, const float* x) {
+  const int64_t hw = idx % p.HW, c = (idx / p.HW) % p.C, n = idx / (p.HW * p.C);
+  float s = 0.f;
+  for (int64_t k = c - p.pre_pad; k < c - p.pre_pad + p.size; ++k)
+    if (k >= 0 && k < p.C) {
+      const float v = x[(n * p.C + k) * p.HW + hw];
+      s += v * v;
+    }
+  return p.bias + p.alpha / p.size * s;
+}
+
+HN_LRN_HD inline float LRNGradAt(const LRNParams& p, int64_t idx, const float* x, const float* y, const float* dy) {
+  const int64_t hw = idx % p.HW, c = (idx / p.HW) % p.C, n = idx / (p.HW * p.C);
+  float acc = 0.f;
+  // c lies in the window of c' for c' in [c + pre_pad - size + 1, c + pre_pad].
+  for (int64_t k = c + p.pre_pad - p.size + 1; k <= c + p.pre_pad; ++k)
+    if (k >= 0 && k < p.C) {
+      const int64_t j = (n * p.C + k) * p.HW + hw;
+      acc += dy[j] * y[j] / LRNScaleAt(p, j, x);
+    }
+  return dy[idx] * powf(LRNScaleAt(p, idx, x), -p.beta) - 2.f * p.alpha * p.beta / p.size * x[idx] * acc;
+}
+
+template <class Context>
+void LRNForward(const LRNParams& p, const float* x, float* y, float* scale, Context* ctx);
+template <class Context>
+void LRNBackward(const LRNParams& p, const float* x, const float* y, const float* dy, float* dx, Context* ctx);
+
+inline LRNParams MakeLRNParams(const caffe2::OperatorDef& def, const Tensor& X, int size, float alpha, float beta,
+                               float bias) {
+  HN_ENFORCE(X.dtype() == DataType::Float, def.type(), ": input 0 ('", def.input(0), "') is ",
+             DataTypeName(X.dtype()), " but float32 is required");
+  HN_ENFORCE(X.ndim() == 4, def.type(), ": input 0 ('", def.input(0), "') has shape ", X.ShapeString(),
+             " but NCHW is required");
+  HN_ENFORCE(size > 0, def.type(), ": argument 'size' must be positive, got ", size);
+  return LRNParams{X.dim(0), X.dim(1), X.dim(2) * X.dim(3), size, (size - 1) / 2, alpha, beta, bias};
+}
+
+template <class Context>
+class LRNOp final : public Operator<Context> {
+ public:
+  LRNOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<Context>(def, ws), size_(this->template GetSingleArgument<int>("size", 0)),
+        alpha_(this->template GetSingleArgument<float>("alpha", 0.f)),
+        beta_(this->template GetSingleArgument<float>("beta", 0.f)),
+        bias_(this->template GetSingleArgument<float>("bias", 1.f)), scale_(this->device()) {}
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    const LRNParams p = MakeLRNParams(this->def(), X, size_, alpha_, beta_, bias_);
+    Tensor* S = this->OutputSize() > 1 ? this->Output(1, X.shape(), DataType::Float) : &scale_;
+    if (S == &scale_) scale_.Resize(X.shape());
+    float* s = S->template mutable_data<float>();
+    LRNForward<Context>(p, X.template data<float>(), this->Output(0, X.shape(), DataType::Float)->template mutable_data<float>(),
+                        s, &this->context_);
+  }
+
+ private:
+  int size_;
+  float alpha_, beta_, bias_;
+  Tensor scale_;
+};
+
+template <class Context>
+class LRNGradientOp final : public Operator<Context> {
+ public:
+  LRNGradientOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<Context>(def, ws), size_(this->template GetSingleArgument<int>("size", 0)),
+        alpha_(this->template GetSingleArgument<float>("alpha", 0.f)),
+        beta_(this->template GetSingleArgument<float>("beta", 0.f)),
+        bias_(this->template GetSingleArgument<float>("bias", 1.f)) {}
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    const LRNParams p = MakeLRNParams(this->def(), X, size_, alpha_, beta_, bias_);
+    for (int i = 1; i < 3; ++i)
+      HN_ENFORCE(this->Input(i).shape() == X.shape() && this->Input(i).dtype() == DataType::Float,
+                 "LRNGradient: input ", i, " ('", this->def().input(i), "') is ", this->Input(i).DebugString(),
+                 " but float32 ", X.ShapeString(), " is required");
+    LRNBackward<Context>(p, X.template data<float>(), this->Input(1).template data<float>(),
+                         this->Input(2).template data<float>(),
+                         this->Output(0, X.shape(), DataType::Float)->template mutable_data<float>(), &this->context_);
+  }
+
+ private:
+  int size_;
+  float alpha_, beta_, bias_;
+};
+
+}  // namespace hetnet

@@ -1,0 +1,149 @@
+// MaxPool / AveragePool (NCHW) and their gradients (X, Y, dY) -> dX, Caffe2's semantics:
+// - the window of output (oh, ow) is rows [oh*stride_h - pad_t, + kernel_h) (same for columns),
+//   clipped to the input (padding never wins a max, and is never summed);
+// - AveragePool divides by the clipped window's size, (b - t) * (r - l), unless
+//   count_include_pad=1, which divides by kernel_h * kernel_w (Caffe2's pool_op.cc; note that
+//   this is not Caffe's "window clipped to the padded input");
+// - MaxPoolGradient gives dY to every input equal to the window's max (ties all receive it).
+// The per-element math is written once below (host + device) and run by a CPU loop (pool_op.cc)
+// and a CUDA kernel (pool_op.cu); the gradient is a gather over the windows covering each input.
+// The CUDNN engine (pool_op_cudnn.cc) takes the symmetric-padding cases.
+#pragma once
+
+#include <limits>
+
+#include "core/operator.h"
+#include "operators/conv_pool_shape.h"
+
+#if defined(__CUDACC__)
+#define HN_POOL_HD __host__ __device__
+#else
+#define HN_POOL_HD
+#endif
+
+namespace hetnet {
+
+struct PoolParams {
+  int64_t N, C, H, W, OH, OW;
+  int kh, kw, sh, sw, pt, pl;
+  bool count_include_pad;
+};
+
+HN_POOL_HD inline void PoolWindow(const PoolParams& p, int64_t oh, int64_t ow, int64_t* t, int64_t* b, int64_t* l,
+                                  int64_t* r) {
+  const int64_t hs = oh * p.sh - p.pt, ws = ow * p.sw - p.pl;
+  *t = hs > 0 ? hs : 0;
+  *l = ws > 0 ? ws : 0;
+  *b = hs + p.kh < p.H ? hs + p.kh : p.H;
+  *r = ws + p.kw < p.W ? ws + p.kw : p.W;
+}
+
+HN_POOL_HD inline float PoolAverageScale(const PoolParams& p, int64_t t, int64_t b, int64_t l, int64_t r) {
+  const int64_t n = p.count_include_pad ? static_cast<int64_t>(p.kh) * p.kw : (b - t) * (r - l);
+  return n > 0 ? 1.f / static_cast<float>(n) : 0.f;
+}
+
+// Output element idx of [N, C, OH, OW].
+template <bool kMax>
+HN_POOL_HD inline float PoolForwardAt(const PoolParams& p, int64_t idx, const float* x) {
+  const int64_t ow = idx % p.OW, oh = (idx / p.OW) % p.OH, nc = idx / (p.OW * p.OH);
+  int64_t t, b, l, r;
+  PoolWindow(p, oh, ow, &t, &b, &l, &r);
+  const float* xp = x + nc * p.H * p.W;
+  float acc = kMax ? -std::numeric_limits<float>::max() : 0.f;
+  for (int64_t h = t; h < b; ++h)
+    for (int64_t w = l; w < r; ++w) {
+      const float v = xp[h * p.W + w];
+      if (kMax) acc = v > acc ? v : acc;
+      else acc += v;
+    }
+  return kMax ? acc : acc * PoolAverageScale(p, t, b, l, r);
+}
+
+// Input element idx of [N, C, H, W]: the sum over the windows that contain it.
+template <bool kMax>
+HN_POOL_HD inline float PoolBackwardAt(const PoolParams& p, int64_t idx, const float* x, const float* y,
+                                       const float* dy) {
+  const int64_t w = idx % p.W, h = (idx / p.W) % p.H, nc = idx / (p.W * p.H);
+  // Windows with oh*sh - pt <= h < oh*sh - pt + kh.
+  const int64_t hh = h + p.pt, ww = w + p.pl;
+  const int64_t oh0 = hh < p.kh ? 0 : (hh - p.kh) / p.sh + 1, oh1 = hh / p.sh + 1 < p.OH ? hh / p.sh + 1 : p.OH;
+  const int64_t ow0 = ww < p.kw ? 0 : (ww - p.kw) / p.sw + 1, ow1 = ww / p.sw + 1 < p.OW ? ww / p.sw + 1 : p.OW;
+  const float xv = kMax ? x[idx] : 0.f;
+  const int64_t base = nc * p.OH * p.OW;
+  float s = 0.f;
+  for (int64_t oh = oh0; oh < oh1; ++oh)
+    for (int64_t ow = ow0; ow < ow1; ++ow) {
+      const int64_t o = base + oh * p.OW + ow;
+      if (kMax) {
+        if (y[o] == xv) s += dy[o];
+      } else {
+        int64_t t, b, l, r;
+        PoolWindow(p, oh, ow, &t, &b, &l, &r);
+        s += dy[o] * PoolAverageScale(p, t, b, l, r);
+      }
+    }
+  return s;
+}
+
+template <class Context, bool kMax>
+void PoolForward(const PoolParams& p, const float* x, float* y, Context* ctx);
+template <class Context, bool kMax>
+void PoolBackward(const PoolParams& p, const float* x, const float* y, const float* dy, float* dx, Context* ctx);
+
+inline PoolParams MakePoolParams(const ConvPoolGeom& g, bool count_include_pad) {
+  return PoolParams{g.N, g.C, g.H, g.W, g.OH, g.OW, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, count_include_pad};
+}
+
+inline void PoolEnforceFloat(const caffe2::OperatorDef& def, const Tensor& t, int i) {
+  HN_ENFORCE(t.dtype() == DataType::Float, def.type(), ": input ", i, " ('", def.input(i), "') is ",
+             DataTypeName(t.dtype()), " but float32 is required");
+}
+
+template <class Context, bool kMax>
+class PoolOp final : public Operator<Context> {
+ public:
+  PoolOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Pool)),
+        count_include_pad_(this->template GetSingleArgument<int>("count_include_pad", 0) != 0) {}
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    PoolEnforceFloat(this->def(), X, 0);
+    const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Pool, args_, X.shape());
+    Tensor* Y = this->Output(0, g.y_shape(), DataType::Float);
+    PoolForward<Context, kMax>(MakePoolParams(g, count_include_pad_), X.template data<float>(),
+                               Y->template mutable_data<float>(), &this->context_);
+  }
+
+ private:
+  ConvPoolArgs args_;
+  bool count_include_pad_;
+};
+
+template <class Context, bool kMax>
+class PoolGradientOp final : public Operator<Context> {
+ public:
+  PoolGradientOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Pool)),
+        count_include_pad_(this->template GetSingleArgument<int>("count_include_pad", 0) != 0) {}
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    const Tensor& Y = this->Input(1);
+    const Tensor& dY = this->Input(2);
+    for (int i = 0; i < 3; ++i) PoolEnforceFloat(this->def(), this->Input(i), i);
+    const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Pool, args_, X.shape());
+    HN_ENFORCE(Y.shape() == g.y_shape() && dY.shape() == g.y_shape(), this->def().type(), ": Y ('",
+               this->def().input(1), "') ", Y.ShapeString(), " and dY ('", this->def().input(2), "') ",
+               dY.ShapeString(), " must have the pooled shape ", ShapeToString(g.y_shape()));
+    Tensor* dX = this->Output(0, X.shape(), DataType::Float);
+    PoolBackward<Context, kMax>(MakePoolParams(g, count_include_pad_), X.template data<float>(),
+                                Y.template data<float>(), dY.template data<float>(),
+                                dX->template mutable_data<float>(), &this->context_);
+  }
+
+ private:
+  ConvPoolArgs args_;
+  bool count_include_pad_;
+};
+
+}  // namespace hetnet

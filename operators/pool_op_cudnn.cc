@@ -1,0 +1,118 @@
+// MaxPool / AveragePool (+ gradients), CUDNN engine (float32 and float16). cuDNN's windows and
+// divisors equal Caffe2's when the padding is symmetric (AveragePool: EXCLUDE_PADDING divides by
+// the window clipped to the input, INCLUDE_PADDING by kernel_h * kernel_w, as count_include_pad);
+// asymmetric padding (CAFFE_LEGACY_POOLING's ceil mode, explicit pad_b != pad_t) runs the default
+// CUDA kernels (pool_op.cu). MaxPool's cuDNN gradient gives a tie to one input, Caffe2's to all.
+#include <memory>
+
+#include "device/cuda/cudnn_context.h"
+#include "operators/pool_op.h"
+
+namespace hetnet {
+
+namespace {
+struct PoolDescs {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnPoolingDescriptor_t pool = nullptr;
+  PoolDescs() {
+    HN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x));
+    HN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y));
+    HN_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&pool));
+  }
+  ~PoolDescs() {
+    cudnnDestroyTensorDescriptor(x);
+    cudnnDestroyTensorDescriptor(y);
+    cudnnDestroyPoolingDescriptor(pool);
+  }
+  void Set(const ConvPoolGeom& g, bool is_max, bool count_include_pad, cudnnDataType_t dt) {
+    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, dt, (int)g.N, (int)g.C, (int)g.H, (int)g.W));
+    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, dt, (int)g.N, (int)g.C, (int)g.OH, (int)g.OW));
+    const cudnnPoolingMode_t mode = is_max ? CUDNN_POOLING_MAX
+                                    : count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                        : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    HN_CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool, mode, CUDNN_NOT_PROPAGATE_NAN, g.kh, g.kw, g.pt, g.pl, g.sh, g.sw));
+  }
+};
+
+cudnnDataType_t PoolDataType(const caffe2::OperatorDef& def, DataType t) {
+  if (t == DataType::Float) return CUDNN_DATA_FLOAT;
+  if (t == DataType::Float16) return CUDNN_DATA_HALF;
+  HN_THROW(kInvalidArgument, def.type(), " (CUDNN): input 0 ('", def.input(0), "') is ", DataTypeName(t),
+           " but float32 or float16 is required");
+}
+
+// cuDNN's output size must equal Caffe2's, and its pads are symmetric.
+bool CudnnCanPool(const ConvPoolGeom& g) { return g.pt == g.pb && g.pl == g.pr; }
+}  // namespace
+
+template <bool kMax>
+class CudnnPoolOp final : public Operator<CUDAContext> {
+ public:
+  CudnnPoolOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<CUDAContext>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Pool)),
+        count_include_pad_(GetSingleArgument<int>("count_include_pad", 0) != 0), ws_(ws) {}
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    const ConvPoolGeom g = ComputeConvPoolGeom(def(), ConvPoolKind::Pool, args_, X.shape());
+    if (!CudnnCanPool(g) && X.dtype() == DataType::Float) {
+      if (!fallback_) fallback_.reset(new PoolOp<CUDAContext, kMax>(def(), ws_));
+      fallback_->Run();
+      return;
+    }
+    HN_CHECK_KIND(kUnsupported, CudnnCanPool(g), def().type(), " (CUDNN): asymmetric pads need float32");
+    descs_.Set(g, kMax, count_include_pad_, PoolDataType(def(), X.dtype()));
+    Tensor* Y = Output(0, g.y_shape(), X.dtype());
+    const float one = 1.f, zero = 0.f;
+    HN_CUDNN_CHECK(cudnnPoolingForward(CudnnHandle(context_), descs_.pool, &one, descs_.x, X.raw_data(), &zero,
+                                       descs_.y, Y->raw_mutable_data(X.dtype())));
+  }
+
+ private:
+  ConvPoolArgs args_;
+  bool count_include_pad_;
+  Workspace* ws_;
+  PoolDescs descs_;
+  std::unique_ptr<OperatorBase> fallback_;
+};
+
+template <bool kMax>
+class CudnnPoolGradientOp final : public Operator<CUDAContext> {
+ public:
+  CudnnPoolGradientOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<CUDAContext>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Pool)),
+        count_include_pad_(GetSingleArgument<int>("count_include_pad", 0) != 0), ws_(ws) {}
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    const ConvPoolGeom g = ComputeConvPoolGeom(def(), ConvPoolKind::Pool, args_, X.shape());
+    if (!CudnnCanPool(g) && X.dtype() == DataType::Float) {
+      if (!fallback_) fallback_.reset(new PoolGradientOp<CUDAContext, kMax>(def(), ws_));
+      fallback_->Run();
+      return;
+    }
+    HN_CHECK_KIND(kUnsupported, CudnnCanPool(g), def().type(), " (CUDNN): asymmetric pads need float32");
+    for (int i = 1; i < 3; ++i)
+      HN_ENFORCE(Input(i).shape() == g.y_shape() && Input(i).dtype() == X.dtype(), def().type(), ": input ", i, " ('",
+                 def().input(i), "') is ", Input(i).DebugString(), " but ", DataTypeName(X.dtype()),
+                 ShapeToString(g.y_shape()), " is required");
+    descs_.Set(g, kMax, count_include_pad_, PoolDataType(def(), X.dtype()));
+    Tensor* dX = Output(0, X.shape(), X.dtype());
+    const float one = 1.f, zero = 0.f;
+    HN_CUDNN_CHECK(cudnnPoolingBackward(CudnnHandle(context_), descs_.pool, &one, descs_.y, Input(1).raw_data(),
+                                        descs_.y, Input(2).raw_data(), descs_.x, X.raw_data(), &zero, descs_.x,
+                                        dX->raw_mutable_data(X.dtype())));
+  }
+
+ private:
+  ConvPoolArgs args_;
+  bool count_include_pad_;
+  Workspace* ws_;
+  PoolDescs descs_;
+  std::unique_ptr<OperatorBase> fallback_;
+};
+
+REGISTER_CUDA_OPERATOR_WITH_ENGINE(MaxPool, CUDNN, CudnnPoolOp<true>);
+REGISTER_CUDA_OPERATOR_WITH_ENGINE(AveragePool, CUDNN, CudnnPoolOp<false>);
+REGISTER_CUDA_OPERATOR_WITH_ENGINE(MaxPoolGradient, CUDNN, CudnnPoolGradientOp<true>);
+REGISTER_CUDA_OPERATOR_WITH_ENGINE(AveragePoolGradient, CUDNN, CudnnPoolGradientOp<false>);
+
+}  // namespace hetnet
