@@ -25,9 +25,19 @@ void CheckCopyable(const Tensor& X, const std::string& name) {
                 "' is a string tensor; string tensors stay on CPU");
 }
 
-class CopyCPUToGPUOp final : public CopyOpBase<CUDAContext> {
+// An executor may give a copy its own stream (argument "stream_id", default 0: the compute stream)
+// so copies overlap compute; see net_executors/op_creation.h.
+class CUDACopyOpBase : public CopyOpBase<CUDAContext> {
  public:
-  using CopyOpBase<CUDAContext>::CopyOpBase;
+  CUDACopyOpBase(const caffe2::OperatorDef& def, Workspace* ws) : CopyOpBase<CUDAContext>(def, ws) {
+    const int stream_id = GetSingleArgument<int>("stream_id", 0);
+    if (stream_id != 0) context_ = CUDAContext(context_.device_id(), stream_id);
+  }
+};
+
+class CopyCPUToGPUOp final : public CUDACopyOpBase {
+ public:
+  using CUDACopyOpBase::CUDACopyOpBase;
   ~CopyCPUToGPUOp() override {
     for (auto& e : done_)
       if (e) cudaEventDestroy(e);
@@ -77,9 +87,9 @@ class CopyCPUToGPUOp final : public CopyOpBase<CUDAContext> {
   size_t staging_bytes_ = 0;
 };
 
-class CopyGPUToCPUOp final : public CopyOpBase<CUDAContext> {
+class CopyGPUToCPUOp final : public CUDACopyOpBase {
  public:
-  using CopyOpBase<CUDAContext>::CopyOpBase;
+  using CUDACopyOpBase::CUDACopyOpBase;
   void RunOnDevice() override {
     const Tensor& X = Input(0);
     CheckCopyable(X, def_.input(0));
@@ -118,9 +128,9 @@ void EnablePeerAccessOnce(int dst, int src) {
   }
 }
 
-class CUDACopyOp final : public CopyOpBase<CUDAContext> {
+class CUDACopyOp final : public CUDACopyOpBase {
  public:
-  using CopyOpBase<CUDAContext>::CopyOpBase;
+  using CUDACopyOpBase::CUDACopyOpBase;
   ~CUDACopyOp() override {
     if (src_ready_) cudaEventDestroy(src_ready_);
   }

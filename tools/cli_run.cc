@@ -3,8 +3,11 @@
 #include <iostream>
 #include <map>
 
+#include "core/memonger.h"
+#include "core/net.h"
 #include "core/npy.h"
 #include "core/predictor.h"
+#include "core/profiler.h"
 #include "core/proto_io.h"
 #include "tools/cli_common.h"
 
@@ -12,7 +15,7 @@ namespace hetnet_cli {
 
 const char* const kRunHelp =
     "usage: hetnet run --predict PREDICT_NET [--init INIT_NET] [--input NAME=FILE ...]\n"
-    "                  [--output NAME[=OUT.npy] ...] [--iters N]\n"
+    "                  [--output NAME[=OUT.npy] ...] [--iters N] [--profile] [--trace FILE] [--memonger]\n"
     "\n"
     "Runs INIT_NET once (weights), then PREDICT_NET on the inputs, like Caffe2's Predictor.\n"
     "Nets are NetDef files, binary or text format.\n"
@@ -23,6 +26,9 @@ const char* const kRunHelp =
     "  --output NAME[=OUT]  print blob NAME (default: every external output), or write it to OUT as .npy;\n"
     "                       a blob that is not an external output is fetched as well\n"
     "  --iters N            run N times (default 1) and report the mean time per run\n"
+    "  --profile            also profile N runs: per-op-type times and the share spent in copies\n"
+    "  --trace FILE         also write a Chrome trace (chrome://tracing, Perfetto) of N profiled runs\n"
+    "  --memonger           share memory between intermediate blobs whose lifetimes do not overlap\n"
     "  -h, --help           this help\n";
 
 int RunCommand(int argc, char** argv) {
@@ -30,6 +36,8 @@ int RunCommand(int argc, char** argv) {
   std::string init_path, predict_path, value;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   long iters = 1;
+  bool profile = false, memonger = false;
+  std::string trace_path;
   while (!args.Done()) {
     if (args.Switch("--help") || args.Switch("-h")) {
       std::cout << kRunHelp;
@@ -39,6 +47,11 @@ int RunCommand(int argc, char** argv) {
       inputs.push_back(SplitNameValue(value, "--input", true));
     } else if (args.Flag("--output", &value)) {
       outputs.push_back(SplitNameValue(value, "--output", false));
+    } else if (args.Switch("--profile")) {
+      profile = true;
+    } else if (args.Switch("--memonger")) {
+      memonger = true;
+    } else if (args.Flag("--trace", &trace_path)) {
     } else if (args.Flag("--iters", &value)) {
       char* end = nullptr;
       iters = std::strtol(value.c_str(), &end, 10);
@@ -57,8 +70,6 @@ int RunCommand(int argc, char** argv) {
     for (const auto& o : predict_net.external_output()) listed |= o == name;
     if (!listed) predict_net.add_external_output(name);
   }
-  hetnet::Predictor predictor(init_net, predict_net);
-
   hetnet::Predictor::TensorMap feed;
   for (const auto& [name, file] : inputs) {
     try {
@@ -68,6 +79,15 @@ int RunCommand(int argc, char** argv) {
       throw;
     }
   }
+  if (memonger) {  // shapes for the report: the init net's fills and the inputs
+    hetnet::MemongerOptions opts;
+    opts.input_shapes = hetnet::InferBlobShapes(init_net);
+    for (const auto& [name, t] : feed) opts.input_shapes[name] = hetnet::TensorInfo::Of(t.shape(), t.dtype());
+    hetnet::OptimizedNet planned = hetnet::OptimizeInferenceNet(predict_net, opts);
+    std::cout << planned.report.ToText();
+    predict_net = planned.net;
+  }
+  hetnet::Predictor predictor(init_net, predict_net);
   hetnet::Predictor::TensorMap result;
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < iters; ++i) result = predictor.Run(feed);
@@ -86,6 +106,18 @@ int RunCommand(int argc, char** argv) {
     }
   }
   if (iters > 1) std::cout << "mean time per run: " << ms << " ms over " << iters << " runs\n";
+  if (profile || !trace_path.empty()) {  // the predict net in a workspace of its own, profiled
+    hetnet::Workspace ws;
+    ws.RunNetOnce(init_net);
+    for (const auto& [name, t] : feed) *ws.CreateBlob(name)->GetMutable<hetnet::Tensor>() = t;
+    hetnet::ProfileResult r = hetnet::ProfileNet(ws.CreateNet(predict_net), 1, static_cast<int>(iters),
+                                                 !trace_path.empty());
+    if (profile) std::cout << "\nprofile of net '" << predict_net.name() << "':\n" << r.summary.ToMarkdown();
+    if (!trace_path.empty()) {
+      hetnet::WriteChromeTrace(trace_path, r.runs);
+      std::cout << "trace of " << r.runs.size() << " runs written to " << trace_path << "\n";
+    }
+  }
   return kExitOk;
 }
 

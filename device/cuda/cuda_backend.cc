@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "device/cuda/cuda_context.h"
+#include "net_executors/device_events.h"
 
 namespace hetnet {
 
@@ -17,33 +18,82 @@ size_t RoundSize(size_t n) {
   return (n + kLarge - 1) / kLarge * kLarge;
 }
 
-// Keeps freed blocks by rounded size and hands them out again. Not stream-aware yet: blocks are
-// reused in stream order within one stream, which is what the sequential executor produces.
+// Keeps freed blocks by rounded size and hands them out again. Device blocks are stream-aware:
+// at free, an event is recorded on the freeing thread's current stream (the stream of the op that
+// dropped the block; executors order it after every earlier use of the blob). A block goes to a
+// request from another stream only once that event has completed; the same stream may take it at
+// once (stream order). A block freed outside any operator (no current stream) is free at once:
+// every executor's Run returns only after its device work finished. Pinned host blocks are not
+// stream-aware: the copy ops keep their staging buffers and wait for them themselves.
 class CachingAllocator : public Allocator {
  public:
-  using RawAlloc = cudaError_t (*)(void**, size_t, int);
-  using RawFree = cudaError_t (*)(void*);
   CachingAllocator(int device, bool pinned) : device_(device), pinned_(pinned) {}
 
   std::shared_ptr<void> Allocate(size_t nbytes) override {
     const size_t size = RoundSize(nbytes);
-    void* p = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = free_.find(size);
-      if (it != free_.end() && !it->second.empty()) {
-        p = it->second.back();
-        it->second.pop_back();
-      }
-    }
+    cudaStream_t stream = pinned_ ? nullptr : CurrentCudaStream(device_);
+    void* p = TakeCached(size, stream, false);
     if (!p) p = Fresh(size, nbytes);
-    return std::shared_ptr<void>(p, [this, size](void* q) {
-      std::lock_guard<std::mutex> lock(mu_);
-      free_[size].push_back(q);
-    });
+    return std::shared_ptr<void>(p, [this, size](void* q) { Release(q, size); });
   }
 
  private:
+  struct FreeBlock {
+    void* ptr = nullptr;
+    cudaStream_t stream = nullptr;  // freed on; nullptr: no pending use
+    cudaEvent_t ready = nullptr;    // recorded on `stream` at free
+  };
+
+  // A cached block `stream` may use now; with wait, blocks on the oldest pending one instead.
+  void* TakeCached(size_t size, cudaStream_t stream, bool wait) {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto it = free_.find(size);
+    if (it == free_.end()) return nullptr;
+    auto& blocks = it->second;
+    for (size_t k = blocks.size(); k-- > 0;) {
+      FreeBlock& b = blocks[k];
+      bool usable = !b.ready || (stream && b.stream == stream);
+      if (!usable && cudaEventQuery(b.ready) == cudaSuccess) usable = true;
+      if (usable) return Take(&blocks, k);
+    }
+    if (wait && !blocks.empty()) {
+      FreeBlock& b = blocks.front();
+      cudaEventSynchronize(b.ready);
+      return Take(&blocks, 0);
+    }
+    return nullptr;
+  }
+
+  void* Take(std::vector<FreeBlock>* blocks, size_t k) {
+    FreeBlock b = (*blocks)[k];
+    blocks->erase(blocks->begin() + static_cast<std::ptrdiff_t>(k));
+    if (b.ready) spare_events_.push_back(b.ready);
+    return b.ptr;
+  }
+
+  // The deleter: never throws (it may run during teardown, when CUDA calls fail).
+  void Release(void* q, size_t size) {
+    FreeBlock b{q, pinned_ ? nullptr : CurrentCudaStream(device_), nullptr};
+    std::lock_guard<std::mutex> lock(mu_);
+    if (b.stream) {
+      if (!spare_events_.empty()) {
+        b.ready = spare_events_.back();
+        spare_events_.pop_back();
+      } else {
+        CUDADeviceGuard g(device_);
+        if (cudaEventCreateWithFlags(&b.ready, cudaEventDisableTiming) != cudaSuccess) b.ready = nullptr;
+      }
+      if (b.ready && cudaEventRecord(b.ready, b.stream) != cudaSuccess) {
+        cudaStreamSynchronize(b.stream);  // cannot track it: make the block free now
+        spare_events_.push_back(b.ready);
+        b.ready = nullptr;
+      }
+      if (!b.ready) b.stream = nullptr;
+      (void)cudaGetLastError();
+    }
+    free_[size].push_back(b);
+  }
+
   cudaError_t Raw(void** p, size_t size) {
     if (pinned_) return cudaHostAlloc(p, size, cudaHostAllocPortable);
     CUDADeviceGuard g(device_);
@@ -52,14 +102,18 @@ class CachingAllocator : public Allocator {
   void ReleaseCached() {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& kv : free_)
-      for (void* q : kv.second) pinned_ ? cudaFreeHost(q) : cudaFree(q);
+      for (auto& b : kv.second) {
+        if (b.ready) cudaEventSynchronize(b.ready), spare_events_.push_back(b.ready);
+        pinned_ ? cudaFreeHost(b.ptr) : cudaFree(b.ptr);
+      }
     free_.clear();
   }
   void* Fresh(size_t size, size_t asked) {
     void* p = nullptr;
     cudaError_t err = Raw(&p, size);
-    if (err == cudaErrorMemoryAllocation) {  // give cached blocks back and try once more
+    if (err == cudaErrorMemoryAllocation) {  // wait for a pending block of this size, else free the cache
       (void)cudaGetLastError();
+      if ((p = TakeCached(size, nullptr, true))) return p;
       ReleaseCached();
       err = Raw(&p, size);
     }
@@ -78,7 +132,8 @@ class CachingAllocator : public Allocator {
   int device_;
   bool pinned_;
   std::mutex mu_;
-  std::map<size_t, std::vector<void*>> free_;
+  std::map<size_t, std::vector<FreeBlock>> free_;
+  std::vector<cudaEvent_t> spare_events_;  // recycled: creating an event per free would cost more
 };
 
 class CUDABackend final : public DeviceBackend {
@@ -117,10 +172,61 @@ class CUDABackend final : public DeviceBackend {
   std::map<int, std::unique_ptr<CachingAllocator>> allocators_;
 };
 
+// Streams and events for the executors and the profiler (compiled without CUDA headers).
+class CUDADeviceEvents final : public DeviceEvents {
+ public:
+  StreamHandle CurrentStream(DeviceContext* ctx) override {
+    auto* cuda = dynamic_cast<CUDAContext*>(ctx);
+    HN_ENFORCE(cuda, "not a CUDA context (", ctx->device().str(), ")");
+    return cuda->stream();
+  }
+  EventHandle CreateEvent(int device, bool timing) override {
+    CUDADeviceGuard g(device);
+    cudaEvent_t e = nullptr;
+    HN_CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+    return e;
+  }
+  void DestroyEvent(int device, EventHandle e) override {
+    CUDADeviceGuard g(device);
+    cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  }
+  void Record(EventHandle e, StreamHandle s, int device) override {
+    CUDADeviceGuard g(device);  // an event is recorded on a stream of the device it was created on
+    HN_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(s)));
+  }
+  void RecordNow(EventHandle e, int device) override {
+    cudaStream_t idle = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& s = idle_streams_[device];
+      if (!s) {
+        CUDADeviceGuard g(device);
+        HN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      }
+      idle = s;
+    }
+    Record(e, idle, device);
+  }
+  void StreamWait(StreamHandle s, EventHandle e) override {
+    HN_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(s), static_cast<cudaEvent_t>(e), 0));
+  }
+  void HostWait(EventHandle e) override { HN_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e))); }
+  float ElapsedMs(EventHandle from, EventHandle to) override {
+    float ms = 0;
+    HN_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(from), static_cast<cudaEvent_t>(to)));
+    return ms;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<int, cudaStream_t> idle_streams_;  // nothing else is queued there, so events complete at once
+};
+
 struct RegisterCUDA {
   RegisterCUDA() {
     // Leaked on purpose: tensors freed during static destruction still return blocks here.
     RegisterDeviceBackend(DeviceType::CUDA, new CUDABackend);
+    RegisterDeviceEvents(new CUDADeviceEvents);
   }
 } register_cuda;
 

@@ -18,12 +18,19 @@ CUDADeviceGuard::~CUDADeviceGuard() {
 }
 
 namespace {
+struct CurrentStream {
+  int device = -1;
+  cudaStream_t stream = nullptr;
+};
+thread_local CurrentStream current_stream;
+
 // Per-thread CUDA objects: a worker thread never shares a stream (or its cuBLAS handle) with
 // another thread, so operators queued from different threads overlap.
 struct ThreadCudaObjects {
   std::map<std::pair<int, int>, cudaStream_t> streams;
   std::map<cudaStream_t, cublasHandle_t> cublas;
   ~ThreadCudaObjects() {
+    current_stream = CurrentStream{};  // its stream is destroyed below
     for (auto& kv : cublas) cublasDestroy(kv.second);
     for (auto& kv : streams) cudaStreamDestroy(kv.second);
   }
@@ -41,7 +48,14 @@ CUDAContext::CUDAContext(const caffe2::DeviceOption& opt)
     : device_id_(opt.device_id()),
       seed_(opt.has_random_seed() ? opt.random_seed() : std::random_device{}()) {}
 
-void CUDAContext::SwitchToDevice() { HN_CUDA_CHECK(cudaSetDevice(device_id_)); }
+void CUDAContext::SwitchToDevice() {
+  HN_CUDA_CHECK(cudaSetDevice(device_id_));
+  current_stream = CurrentStream{device_id_, stream()};
+}
+
+cudaStream_t CurrentCudaStream(int device) {
+  return current_stream.device == device ? current_stream.stream : nullptr;
+}
 
 cudaStream_t CUDAContext::stream() const {
   auto& s = Objects().streams[{device_id_, stream_id_}];

@@ -43,6 +43,10 @@ class CUDAContext final : public DeviceContext {
   unsigned seed_ = 0;
 };
 
+// The stream of the operator the calling thread last switched to (CUDAContext::SwitchToDevice) on
+// `device`, or nullptr: the caching allocator ties a freed block to the stream that freed it.
+cudaStream_t CurrentCudaStream(int device);
+
 // Pinned host memory (cudaHostAlloc), cached; nullptr-free even without a GPU is not promised.
 Allocator* GetPinnedHostAllocator();
 

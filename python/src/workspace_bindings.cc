@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "core/net.h"
+#include "core/profiler.h"
 
 namespace hetnet_python {
 
@@ -51,33 +52,47 @@ double MillisecondsSince(std::chrono::steady_clock::time_point t0) {
 }
 
 // Caffe2's benchmark_net result: [ms per whole-net run, then (when per_op) ms per operator in order].
+// Per-op times come from the C++ profiler (core/profiler.h): host clock on CPU, events on GPU.
 std::vector<double> BenchmarkNet(const std::string& name, int warmup, int iters, bool per_op) {
   hetnet::NetBase* net = CurrentWorkspace()->GetNet(name);
   HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
   HN_ENFORCE(iters > 0, "BenchmarkNet needs at least one main run");
-  py::gil_scoped_release release;
-  for (int i = 0; i < warmup; ++i) net->Run();
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) net->Run();
-  std::vector<double> out{MillisecondsSince(t0) / iters};
-  if (per_op) {
-    const auto& ops = net->operators();
-    std::vector<double> op_ms(ops.size(), 0.0);
-    for (int it = 0; it < iters; ++it) {
-      for (size_t k = 0; k < ops.size(); ++k) {
-        auto t = std::chrono::steady_clock::now();
-        try {
-          ops[k]->Run();
-          ops[k]->Finish();
-        } catch (...) {
-          hetnet::RethrowWithContext(hetnet::OperatorContext(net->def(), static_cast<int>(k)));
-        }
-        op_ms[k] += MillisecondsSince(t);
-      }
-    }
-    for (double ms : op_ms) out.push_back(ms / iters);
+  if (!per_op) {
+    py::gil_scoped_release release;
+    for (int i = 0; i < warmup; ++i) net->Run();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) net->Run();
+    return {MillisecondsSince(t0) / iters};
   }
+  hetnet::ProfileResult r;
+  {
+    py::gil_scoped_release release;
+    r = hetnet::ProfileNet(net, warmup, iters, false);
+  }
+  py::print(r.summary.ToMarkdown());
+  std::vector<double> out{r.unprofiled_ms_per_run};
+  for (double ms : r.summary.MeanOpMs()) out.push_back(ms);
   return out;
+}
+
+// The profiler's summary of `iters` profiled runs (after `warmup`); writes a Chrome trace when asked.
+py::dict ProfileNet(const std::string& name, int warmup, int iters, const std::string& trace_file) {
+  hetnet::NetBase* net = CurrentWorkspace()->GetNet(name);
+  HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
+  hetnet::ProfileResult r;
+  {
+    py::gil_scoped_release release;
+    r = hetnet::ProfileNet(net, warmup, iters, !trace_file.empty());
+    if (!trace_file.empty()) hetnet::WriteChromeTrace(trace_file, r.runs);
+  }
+  py::dict d;
+  d["text"] = r.summary.ToMarkdown();
+  d["type_ms"] = r.summary.MeanTypeMs();
+  d["op_ms"] = r.summary.MeanOpMs();
+  d["copy_share"] = r.summary.CopyShare();
+  d["wall_ms"] = r.summary.MeanWallMs();
+  d["unprofiled_ms"] = r.unprofiled_ms_per_run;
+  return d;
 }
 
 }  // namespace
@@ -126,6 +141,8 @@ void InitWorkspaces(py::module_& m) {
   });
   m.def("benchmark_net", &BenchmarkNet, py::arg("name"), py::arg("warmup_runs"), py::arg("main_runs"),
         py::arg("run_individual"));
+  m.def("profile_net", &ProfileNet, py::arg("name"), py::arg("warmup_runs"), py::arg("main_runs"),
+        py::arg("trace_file") = "");
 }
 
 }  // namespace hetnet_python

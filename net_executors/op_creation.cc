@@ -1,0 +1,53 @@
+#include "net_executors/op_creation.h"
+
+#include <set>
+#include <string>
+
+#include "core/net.h"
+#include "core/workspace.h"
+
+namespace hetnet {
+
+namespace {
+void SetCopyStream(caffe2::OperatorDef* op) {
+  if (DeviceFromOption(op->device_option()).is_cpu()) return;
+  int id = 0;
+  if (op->type() == "CopyCPUToGPU") id = kHostToDeviceStream;
+  else if (op->type() == "CopyGPUToCPU") id = kDeviceToHostStream;
+  else if (op->type() == "Copy") id = kPeerCopyStream;
+  if (id == 0) return;
+  for (const auto& a : op->arg())
+    if (a.name() == "stream_id") return;  // the net's own choice wins
+  auto* arg = op->add_arg();
+  arg->set_name("stream_id");
+  arg->set_i(id);
+}
+}  // namespace
+
+std::vector<std::unique_ptr<OperatorBase>> CreateNetOperators(caffe2::NetDef& def, Workspace* ws, bool copy_streams) {
+  std::vector<std::unique_ptr<OperatorBase>> ops;
+  std::set<std::string> available(def.external_input().begin(), def.external_input().end());
+  for (int i = 0; i < def.op_size(); ++i) {
+    caffe2::OperatorDef* op_def = def.mutable_op(i);
+    try {
+      for (int k = 0; k < op_def->input_size(); ++k) {
+        const std::string& in = op_def->input(k);
+        if (available.count(in)) {
+          if (!ws->HasBlob(in)) ws->CreateBlob(in);  // fed later, before Run
+          continue;
+        }
+        HN_CHECK_KIND(kNotFound, ws->HasBlob(in), "input ", k, " ('", in,
+                      "') is neither an external input of the net, nor an output of an earlier operator, "
+                      "nor a blob in the workspace");
+      }
+      if (copy_streams) SetCopyStream(op_def);
+      ops.push_back(CreateOperator(*op_def, ws));
+    } catch (...) {
+      RethrowWithContext(OperatorContext(def, i));
+    }
+    for (const auto& out : op_def->output()) available.insert(out);
+  }
+  return ops;
+}
+
+}  // namespace hetnet

@@ -1,0 +1,23 @@
+// Operator creation for executors other than the sequential one: the same checks as SimpleNet
+// (every input is an external input, an earlier output or a workspace blob), errors naming the op.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/operator.h"
+#include "proto/caffe2.pb.h"
+
+namespace hetnet {
+
+class Workspace;
+
+// Stream ids a copy op queues on (argument "stream_id"), so copies overlap compute on stream 0.
+constexpr int kHostToDeviceStream = 1;
+constexpr int kDeviceToHostStream = 2;
+constexpr int kPeerCopyStream = 3;
+
+// With copy_streams, copy ops of `def` get their per-direction stream id (def is updated to match).
+std::vector<std::unique_ptr<OperatorBase>> CreateNetOperators(caffe2::NetDef& def, Workspace* ws, bool copy_streams);
+
+}  // namespace hetnet
