@@ -196,6 +196,33 @@ def FormatPlacementReport(report):
     return "\n".join(lines)
 
 
+# ---- memory report ----
+
+def MemoryReport(net, input_shapes=None, params=None):
+    """Each blob's shape and bytes, parameters per device and the memory required for data, as
+    Caffe's net assembly log counted it (an in-place output adds nothing); see
+    core/memory_report.h. With input_shapes ({external input: shape or (shape, TensorProto
+    dtype)}) shapes come from shape inference; without, from the current workspace (after a run).
+    params: parameter blobs (default: a ModelHelper's params, else none). Returns a dict with
+    'blobs', 'param_bytes'/'data_bytes' ({(device_type, id): bytes}), 'param_total',
+    'data_total', 'unknown' and 'text'."""
+    if params is None:
+        params = getattr(net, "params", [])
+    net = getattr(net, "net", net)  # a ModelHelper's forward net
+    shapes = {}
+    for name, value in (input_shapes or {}).items():
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], int) \
+                and isinstance(value[0], (list, tuple)):
+            shapes[str(name)] = (list(value[0]), value[1])
+        else:
+            shapes[str(name)] = (list(value), caffe2_pb2.TensorProto.FLOAT)
+    return _C.memory_report(_NetProtoBytes(net), shapes, [str(p) for p in params], input_shapes is None)
+
+
+def FormatMemoryReport(report):
+    return report["text"]
+
+
 # ---- benchmarking ----
 
 def BenchmarkNet(name, warmup_runs, main_runs, run_individual):
