@@ -14,6 +14,8 @@
 #include "core/workspace.h"
 #include "net_executors/dag_graph.h"
 
+#include <cmath>
+
 using namespace hetnet;
 
 namespace {
@@ -46,6 +48,7 @@ caffe2::NetDef RandomNet(std::mt19937& rng, int num_ops, const std::string& type
   net.set_type(type);
   net.set_num_workers(workers);
   std::vector<std::string> avail = {"x0", "x1", "x2"}, produced;
+  std::map<std::string, bool> on_gpu;  // a name keeps its first writer's device (the copy pass's rule)
   for (auto n : {"x0", "x1", "x2", "w0", "w1", "b0", "b1"}) net.add_external_input(n);
   const std::vector<std::string> types = {"Relu", "Sigmoid", "Tanh", "Add", "Mul", "Sum", "Scale", "FC"};
   auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
@@ -72,7 +75,9 @@ caffe2::NetDef RandomNet(std::mt19937& rng, int num_ops, const std::string& type
       a->set_f(0.5f);
     }
     if (rng() % 100 < 15) op->add_control_input(pick(avail));
-    if (gpu_percent && static_cast<int>(rng() % 100) < gpu_percent) {
+    const bool gpu = on_gpu.count(out) ? on_gpu[out] : gpu_percent && static_cast<int>(rng() % 100) < gpu_percent;
+    on_gpu[out] = gpu;
+    if (gpu) {
       op->mutable_device_option()->set_device_type(1);
       op->mutable_device_option()->set_device_id(0);
     }
@@ -128,6 +133,26 @@ void CheckSameAsSequential(const caffe2::NetDef& def, int runs, unsigned seed) {
       REQUIRE(BitEqual(t, got.at(name)));
     }
   }
+}
+
+bool Close(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != DataType::Float) return false;
+  const float* x = a.data<float>();
+  const float* y = b.data<float>();
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) {
+      if (std::isfinite(x[i]) != std::isfinite(y[i])) return false;
+      continue;
+    }
+    if (std::fabs(x[i] - y[i]) > 1e-4f + 1e-4f * std::fabs(x[i])) return false;
+  }
+  return true;
+}
+
+caffe2::NetDef OnCpu(caffe2::NetDef def) {
+  def.set_type("simple");
+  for (auto& op : *def.mutable_op()) op.clear_device_option();
+  return def;
 }
 
 }  // namespace
@@ -237,4 +262,83 @@ TEST_CASE("nets with no ops and one op", "[dag]") {
   ws.CreateNet(empty)->Run();
   std::mt19937 rng(3);
   CheckSameAsSequential(RandomNet(rng, 1, "dag", 4), 3, 1);
+}
+
+TEST_CASE("gpu: mixed-device random DAGs equal the CPU result", "[gpu][dag]") {
+  if (NumCudaDevices() == 0) {
+    WARN("skipped: no CUDA device");
+    return;
+  }
+  std::mt19937 rng(2024);
+  for (int k = 0; k < 60; ++k) {
+    auto def = RandomNet(rng, 5 + static_cast<int>(rng() % 40), "dag", 1 + k % 6, 50);
+    Workspace cpu_ws, gpu_ws;
+    NetBase* cpu = cpu_ws.CreateNet(OnCpu(def));
+    FeedInputs(&gpu_ws, k);
+    NetBase* gpu = gpu_ws.CreateNet(def);
+    for (int r = 0; r < 3; ++r) {
+      FeedInputs(&cpu_ws, k + 100 * r);
+      FeedInputs(&gpu_ws, k + 100 * r);
+      cpu->Run();
+      gpu->Run();
+      for (const auto& [name, want] : Snapshot(cpu_ws)) {
+        INFO("net " << k << " run " << r << " blob " << name << "\n" << gpu->def().DebugString());
+        REQUIRE(gpu_ws.GetBlob(name));
+        CHECK(Close(want, gpu_ws.GetBlob(name)->GetTensor().To(Device::CPU())));
+      }
+    }
+    if (k == 0) {  // GPU ops are timed on their worker's stream
+      bool gpu_lane = false;
+      for (const auto& t : ProfileRun(gpu).ops) gpu_lane |= t.lane.find("cuda:0") != std::string::npos;
+      CHECK(gpu_lane);
+    }
+  }
+}
+
+TEST_CASE("gpu: caching allocator reuses blocks across worker streams without corruption", "[gpu][dag]") {
+  if (NumCudaDevices() == 0) {
+    WARN("skipped: no CUDA device");
+    return;
+  }
+  // Chains over xa grow every run and free blocks of last run's size on their streams; chains over
+  // xb ask for exactly that size on other streams in the same run.
+  caffe2::NetDef net;
+  net.set_name("alloc_stress");
+  net.set_type("dag");
+  net.set_num_workers(8);
+  net.add_external_input("xa");
+  net.add_external_input("xb");
+  const std::vector<std::string> types = {"Relu", "Tanh", "Scale", "Sigmoid"};
+  for (int c = 0; c < 16; ++c) {
+    std::string prev = c % 2 ? "xb" : "xa";
+    for (int d = 0; d < 8; ++d) {
+      const std::string out = "c" + std::to_string(c) + "_" + std::to_string(d);
+      auto* op = AddOp(&net, types[(c + d) % types.size()], {prev}, {out});
+      op->mutable_device_option()->set_device_type(1);
+      if (d % 3 == 2) {
+        auto* sum = AddOp(&net, "Add", {out, prev}, {out + "_s"});
+        sum->mutable_device_option()->set_device_type(1);
+        prev = out + "_s";
+      } else {
+        prev = out;
+      }
+    }
+  }
+  Workspace cpu_ws, gpu_ws;
+  for (int r = 1; r <= 40; ++r) {
+    for (Workspace* ws : {&cpu_ws, &gpu_ws}) {
+      Feed(ws, "xa", {64 + 8 * r, 256}, r);
+      Feed(ws, "xb", {64 + 8 * (r - 1), 256}, 1000 + r);
+    }
+    if (r == 1) {
+      cpu_ws.CreateNet(OnCpu(net));
+      gpu_ws.CreateNet(net);
+    }
+    cpu_ws.RunNet("alloc_stress");
+    gpu_ws.RunNet("alloc_stress");
+    for (const auto& [name, want] : Snapshot(cpu_ws)) {
+      INFO("run " << r << " blob " << name);
+      CHECK(Close(want, gpu_ws.GetBlob(name)->GetTensor().To(Device::CPU())));
+    }
+  }
 }

@@ -3,7 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <random>
+#include <unistd.h>
+
+#include "core/npy.h"
+#include "core/proto_io.h"
 
 #include "core/net.h"
 #include "core/profiler.h"
@@ -118,3 +124,34 @@ TEST_CASE("profiler: copy share counts copy ops; errors name the op", "[profiler
   Feed(&ws, "b0_0_w", {256, 255}, 3);  // FC fails
   CHECK_THROWS_WITH(ProfileRun(ws.GetNet("wide")), Catch::Contains("operator #0 (FC)"));
 }
+
+#ifdef HETNET_CLI_PATH
+TEST_CASE("hetnet run --profile --trace --memonger", "[profiler][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("hetnet_profile_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Workspace ws;
+  caffe2::NetDef net = WideNet("dag", 2, 2, &ws);
+  net.add_external_output("b0_1_fc");
+  WriteProtoToFile((dir / "predict.pb").string(), net);
+  for (const auto& name : net.external_input())
+    WriteNpy((dir / (name + ".npy")).string(), ws.GetBlob(name)->GetTensor());
+  std::string cmd = std::string(HETNET_CLI_PATH) + " run --predict " + (dir / "predict.pb").string();
+  for (const auto& name : net.external_input()) cmd += " --input " + name + "=" + (dir / (name + ".npy")).string();
+  cmd += " --iters 3 --profile --memonger --trace " + (dir / "trace.json").string() + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int rc = pclose(p);
+  INFO(out);
+  CHECK(rc == 0);
+  CHECK(out.find("memonger on net 'wide'") != std::string::npos);
+  CHECK(out.find("| FC | 4 |") != std::string::npos);
+  CHECK(out.find("trace of 3 runs written to") != std::string::npos);
+  const std::string trace = ReadFileBytes((dir / "trace.json").string());
+  CHECK(Count(trace, "\"ph\":\"X\"") == 3u * 8u);
+  fs::remove_all(dir);
+}
+#endif
