@@ -117,8 +117,9 @@ void ReduceSumPreMidPost<CPUContext>(int64_t pre, int64_t n, int64_t post, const
 }
 
 // im2col row by row: for kernel offset (c, i, j) and output row y the valid x form one range
-// [x0, x1) (a strided copy, a plain copy for stride 1); the rest is zero. Rows are independent,
-// so they are split across OpenMP threads for large images.
+// [x0, x1) (a strided copy, a plain copy for stride 1); the rest is zero. Single-threaded: it is
+// cheap next to the GEMM that follows, and an extra OpenMP region per image cost more than it saved
+// on a loaded machine (bench_conv).
 namespace {
 inline void ValidRange(int64_t n_out, int64_t n_in, int stride, int64_t offset, int64_t* lo, int64_t* hi) {
   // x with 0 <= x * stride + offset < n_in
@@ -132,7 +133,6 @@ inline void ValidRange(int64_t n_out, int64_t n_in, int stride, int64_t offset, 
 template <>
 void Im2Col<CPUContext>(const Im2ColGeom& g, const float* im, float* col, CPUContext*) {
   const int64_t rows = g.C * g.kh * g.kw, ohw = g.OH * g.OW;
-#pragma omp parallel for schedule(static) if (rows * ohw > (1 << 16))
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t c = r / (g.kh * g.kw);
     const int i = static_cast<int>((r / g.kw) % g.kh), j = static_cast<int>(r % g.kw);
@@ -160,8 +160,6 @@ void Im2Col<CPUContext>(const Im2ColGeom& g, const float* im, float* col, CPUCon
 template <>
 void Col2Im<CPUContext>(const Im2ColGeom& g, const float* col, float* im, CPUContext*) {
   const int64_t ohw = g.OH * g.OW, k = static_cast<int64_t>(g.kh) * g.kw;
-  // Channels are independent: parallel over c, serial over the kernel offsets of one channel.
-#pragma omp parallel for schedule(static) if (g.C * k * ohw > (1 << 16))
   for (int64_t c = 0; c < g.C; ++c) {
     float* dst = im + c * g.H * g.W;
     std::fill(dst, dst + g.H * g.W, 0.f);
