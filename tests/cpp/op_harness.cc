@@ -21,56 +21,6 @@
 namespace hetnet {
 namespace harness {
 
-// ---- building defs ----
-namespace {
-caffe2::Argument Named(const std::string& n) {
-  caffe2::Argument a;
-  a.set_name(n);
-  return a;
-}
-}  // namespace
-caffe2::Argument Arg(const std::string& n, int v) { auto a = Named(n); a.set_i(v); return a; }
-caffe2::Argument Arg(const std::string& n, int64_t v) { auto a = Named(n); a.set_i(v); return a; }
-caffe2::Argument Arg(const std::string& n, float v) { auto a = Named(n); a.set_f(v); return a; }
-caffe2::Argument Arg(const std::string& n, double v) { auto a = Named(n); a.set_f(static_cast<float>(v)); return a; }
-caffe2::Argument Arg(const std::string& n, const char* v) { auto a = Named(n); a.set_s(v); return a; }
-caffe2::Argument Arg(const std::string& n, const std::string& v) { auto a = Named(n); a.set_s(v); return a; }
-caffe2::Argument Ints(const std::string& n, const std::vector<int64_t>& v) {
-  auto a = Named(n);
-  for (auto x : v) a.add_ints(x);
-  return a;
-}
-caffe2::Argument Floats(const std::string& n, const std::vector<float>& v) {
-  auto a = Named(n);
-  for (auto x : v) a.add_floats(x);
-  return a;
-}
-caffe2::OperatorDef Op(const std::string& type, const std::vector<std::string>& inputs,
-                       const std::vector<std::string>& outputs, const std::vector<caffe2::Argument>& args) {
-  caffe2::OperatorDef d;
-  d.set_type(type);
-  for (const auto& i : inputs) d.add_input(i);
-  for (const auto& o : outputs) d.add_output(o);
-  for (const auto& a : args) *d.add_arg() = a;
-  return d;
-}
-
-RefTensor::RefTensor(std::vector<int64_t> s, DataType t) : shape(std::move(s)), dtype(t) { data.assign(numel(), 0.0); }
-RefTensor::RefTensor(std::vector<int64_t> s, std::vector<double> d, DataType t)
-    : shape(std::move(s)), data(std::move(d)), dtype(t) {}
-int64_t RefTensor::numel() const {
-  int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
-}
-
-InputSpec In(std::vector<int64_t> shape, DataType dtype) {
-  InputSpec s;
-  s.shape = std::move(shape);
-  s.dtype = dtype;
-  return s;
-}
-
 // ---- registry ----
 namespace {
 std::vector<CaseGroup>& Groups() {

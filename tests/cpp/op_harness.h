@@ -46,16 +46,36 @@ namespace hetnet {
 namespace harness {
 
 // ---- building defs ----
-caffe2::Argument Arg(const std::string& name, int v);
-caffe2::Argument Arg(const std::string& name, int64_t v);
-caffe2::Argument Arg(const std::string& name, float v);
-caffe2::Argument Arg(const std::string& name, double v);
-caffe2::Argument Arg(const std::string& name, const char* v);
-caffe2::Argument Arg(const std::string& name, const std::string& v);
-caffe2::Argument Ints(const std::string& name, const std::vector<int64_t>& v);
-caffe2::Argument Floats(const std::string& name, const std::vector<float>& v);
-caffe2::OperatorDef Op(const std::string& type, const std::vector<std::string>& inputs,
-                       const std::vector<std::string>& outputs, const std::vector<caffe2::Argument>& args = {});
+inline caffe2::Argument NamedArg(const std::string& name) {
+  caffe2::Argument a;
+  a.set_name(name);
+  return a;
+}
+inline caffe2::Argument Arg(const std::string& name, int v) { auto a = NamedArg(name); a.set_i(v); return a; }
+inline caffe2::Argument Arg(const std::string& name, int64_t v) { auto a = NamedArg(name); a.set_i(v); return a; }
+inline caffe2::Argument Arg(const std::string& name, float v) { auto a = NamedArg(name); a.set_f(v); return a; }
+inline caffe2::Argument Arg(const std::string& name, double v) { return Arg(name, static_cast<float>(v)); }
+inline caffe2::Argument Arg(const std::string& name, const char* v) { auto a = NamedArg(name); a.set_s(v); return a; }
+inline caffe2::Argument Arg(const std::string& name, const std::string& v) { return Arg(name, v.c_str()); }
+inline caffe2::Argument Ints(const std::string& name, const std::vector<int64_t>& v) {
+  auto a = NamedArg(name);
+  for (auto x : v) a.add_ints(x);
+  return a;
+}
+inline caffe2::Argument Floats(const std::string& name, const std::vector<float>& v) {
+  auto a = NamedArg(name);
+  for (auto x : v) a.add_floats(x);
+  return a;
+}
+inline caffe2::OperatorDef Op(const std::string& type, const std::vector<std::string>& inputs,
+                              const std::vector<std::string>& outputs, const std::vector<caffe2::Argument>& args = {}) {
+  caffe2::OperatorDef d;
+  d.set_type(type);
+  for (const auto& i : inputs) d.add_input(i);
+  for (const auto& o : outputs) d.add_output(o);
+  for (const auto& a : args) *d.add_arg() = a;
+  return d;
+}
 
 // ---- float64 tensors the references and checks see (row-major; any dtype is held as double) ----
 struct RefTensor {
@@ -64,10 +84,17 @@ struct RefTensor {
   DataType dtype = DataType::Float;  // the dtype the kernel's output must have
   bool skip = false;                 // a reference may leave an output uncompared
   RefTensor() = default;
-  RefTensor(std::vector<int64_t> s, DataType t = DataType::Float);
-  RefTensor(std::vector<int64_t> s, std::vector<double> d, DataType t = DataType::Float);
+  RefTensor(std::vector<int64_t> s, DataType t = DataType::Float) : shape(std::move(s)), dtype(t) {
+    data.assign(numel(), 0.0);
+  }
+  RefTensor(std::vector<int64_t> s, std::vector<double> d, DataType t = DataType::Float)
+      : shape(std::move(s)), data(std::move(d)), dtype(t) {}
   static RefTensor Skip() { RefTensor r; r.skip = true; return r; }
-  int64_t numel() const;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
   int64_t dim(int i) const { return shape.at(i < 0 ? i + shape.size() : i); }
   double& operator[](int64_t i) { return data[i]; }
   double operator[](int64_t i) const { return data[i]; }
@@ -98,7 +125,12 @@ struct InputSpec {
   InputSpec& Values(std::vector<double> v) { values = std::move(v); return *this; }
 };
 // In({2, 3}) is a float input in [-1, 1]; In({2}, DataType::Int32).Range(0, 4) an int label.
-InputSpec In(std::vector<int64_t> shape, DataType dtype = DataType::Float);
+inline InputSpec In(std::vector<int64_t> shape, DataType dtype = DataType::Float) {
+  InputSpec s;
+  s.shape = std::move(shape);
+  s.dtype = dtype;
+  return s;
+}
 
 // ---- tolerances: |got - want| <= tol * max(1, |want|) ----
 struct Tolerance {

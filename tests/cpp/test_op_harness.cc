@@ -3,6 +3,7 @@
 // the CUDA column a [gpu] test that skips without a device.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "core/device.h"
@@ -11,9 +12,18 @@
 using namespace hetnet;
 using namespace hetnet::harness;
 
+namespace {
+// HETNET_HARNESS_FILTER=Conv runs only operator types containing "Conv".
+std::string FilterFromEnv() {
+  const char* f = std::getenv("HETNET_HARNESS_FILTER");
+  return f ? f : "";
+}
+}  // namespace
+
 TEST_CASE("op harness: every registered case on CPU", "[harness]") {
   Options opt;
   opt.gpu = false;
+  opt.filter = FilterFromEnv();
   opt.log = &std::cout;
   Report rep = RunAll(opt);
   for (const auto& f : rep.failures) UNSCOPED_INFO(f);
@@ -28,6 +38,7 @@ TEST_CASE("op harness: every registered case on CUDA vs CPU", "[harness][gpu]") 
   }
   Options opt;
   opt.cpu = false;
+  opt.filter = FilterFromEnv();
   opt.log = &std::cout;
   Report rep = RunAll(opt);
   for (const auto& f : rep.failures) UNSCOPED_INFO(f);
