@@ -23,6 +23,7 @@ from caffe2.proto import caffe2_pb2
 from caffe2.python import brew, core, model_helper, optimizer, workspace
 
 DATA_DIR = "/usr/share/datasets/fashion-mnist"
+MEAN, STD = np.float32(0.2860), np.float32(0.3530)  # of the training images (pixels / 255)
 
 
 # ---- data ----
@@ -46,10 +47,11 @@ def _find(data_dir, stem):
 
 
 def load_fashion_mnist(data_dir=DATA_DIR):
-    """(train_x, train_y, test_x, test_y): float32 [N, 1, 28, 28] scaled to [0, 1], int32 labels."""
+    """(train_x, train_y, test_x, test_y): float32 [N, 1, 28, 28] standardized ((x/255 - MEAN) / STD),
+    int32 labels."""
     out = []
     for split in ("train", "t10k"):
-        x = _read_idx(_find(data_dir, split + "-images-idx3-ubyte")).astype(np.float32) / 255.0
+        x = (_read_idx(_find(data_dir, split + "-images-idx3-ubyte")).astype(np.float32) / 255.0 - MEAN) / STD
         y = _read_idx(_find(data_dir, split + "-labels-idx1-ubyte")).astype(np.int32)
         out += [x.reshape(-1, 1, 28, 28), y]
     return tuple(out)
@@ -84,8 +86,8 @@ def _gpu_scope(gpu):
     return contextlib.nullcontext()
 
 
-def build_train_model(arch="mlp", gpu=False, base_lr=0.05, momentum=0.9, weight_decay=1e-4, stepsize=2000,
-                      seed=1234):
+def build_train_model(arch="mlp", gpu=False, base_lr=0.05, momentum=0.9, weight_decay=1e-4, stepsizes=(2000,),
+                      seed=1234, gamma=0.2):
     """ModelHelper with forward, backward (autodiff) and momentum-SGD update ops.
     Layers (and their gradients and updates) go to GPU 0 with gpu=True; data, labels, the loss
     and the iteration counter stay on CPU."""
@@ -96,7 +98,7 @@ def build_train_model(arch="mlp", gpu=False, base_lr=0.05, momentum=0.9, weight_
         model.net.SoftmaxWithLoss([pred, "label"], ["softmax", "loss"])
     model.AddGradientOperators(["loss"])
     optimizer.build_sgd(model, base_lr, momentum=momentum, nesterov=1, weight_decay=weight_decay,
-                        policy="step", stepsize=stepsize, gamma=0.5)
+                        policy="multistep", stepsizes=[int(s) for s in stepsizes], gamma=gamma)
     # Seeded parameter initialization (a random_seed on every init op).
     for op in model.param_init_net.Proto().op:
         op.device_option.random_seed = seed
@@ -149,14 +151,16 @@ def evaluate(deploy_net_name, x, y, batch=1000):
 
 
 def train(data, arch="mlp", epochs=5, batch_size=64, max_iters=None, gpu=False, log=print, seed=1234,
-          base_lr=0.05, stepsize=None, average_loss=100):
-    """Trains; returns (train model, deploy model, history of per-epoch dicts, per-iteration losses)."""
+          base_lr=0.05, stepsizes=None, average_loss=100):
+    """Trains; returns (train model, deploy model, history of per-epoch dicts, per-iteration losses).
+    The learning rate is multiplied by 0.2 after 60% and after 80% of the epochs (multistep)."""
     train_x, train_y, test_x, test_y = data
     if arch == "mlp":
         train_x, test_x = train_x.reshape(-1, 784), test_x.reshape(-1, 784)
     iters_per_epoch = len(train_x) // batch_size
-    stepsize = stepsize or 2 * iters_per_epoch
-    model = build_train_model(arch, gpu, base_lr=base_lr, stepsize=stepsize, seed=seed)
+    if stepsizes is None:
+        stepsizes = [max(1, int(round(f * epochs))) * iters_per_epoch for f in (0.6, 0.8)]
+    model = build_train_model(arch, gpu, base_lr=base_lr, stepsizes=stepsizes, seed=seed)
     deploy = build_deploy_model(arch, gpu)
     workspace.RunNetOnce(model.param_init_net)
     workspace.FeedBlob("data", train_x[:batch_size])
