@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <random>
 
 namespace hetnet {
@@ -52,6 +53,12 @@ void Im2Col(const Im2ColGeom& g, const float* im, float* col, Context* ctx);
 // The adjoint: im = sum of col entries that Im2Col would read from each pixel (im is overwritten).
 template <class Context>
 void Col2Im(const Im2ColGeom& g, const float* col, float* im, Context* ctx);
+
+// CPU only: the number of worker threads ParallelFor may use (OpenMP's max threads, 1 without it),
+// and f(i, worker) for every i in [0, n) spread over up to `workers` threads (0 <= worker < workers).
+// Eigen GEMMs called from f run single-threaded (nested parallelism is off).
+int CpuWorkers();
+void ParallelFor(int64_t n, int workers, const std::function<void(int64_t, int)>& f);
 
 // Random fills. The generator lives on the host; CUDA versions draw on the host with it and copy
 // the result (so a seeded op is reproducible on every device).

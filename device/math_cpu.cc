@@ -3,6 +3,9 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include "core/context.h"
 #include "core/half.h"
@@ -176,6 +179,25 @@ void Col2Im<CPUContext>(const Im2ColGeom& g, const float* col, float* im, CPUCon
       }
     }
   }
+}
+
+int CpuWorkers() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+void ParallelFor(int64_t n, int workers, const std::function<void(int64_t, int)>& f) {
+#if defined(_OPENMP)
+  if (workers > 1 && n > 1) {
+#pragma omp parallel for num_threads(workers) schedule(static)
+    for (int64_t i = 0; i < n; ++i) f(i, omp_get_thread_num());
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) f(i, 0);
 }
 
 template <>

@@ -5,6 +5,9 @@
 // ConvGradient(X, filter, dY) -> dfilter, dbias (absent with no_bias=1), dX (optional).
 #pragma once
 
+#include <algorithm>
+#include <type_traits>
+
 #include "core/operator.h"
 #include "device/math.h"
 #include "operators/conv_pool_shape.h"
@@ -42,21 +45,33 @@ class ConvOp final : public Operator<Context> {
     const math::Im2ColGeom ig = ConvIm2ColGeom(g);
     const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kh * g.kw, P = g.OH * g.OW;
     const bool one = ConvIs1x1(g);
-    if (!one) col_.Resize({K, P});
+    // CPU batches run one image per thread (each with its own im2col buffer and a single-threaded
+    // GEMM): no serial im2col between parallel GEMMs. One image: Eigen parallelizes the GEMM.
+    int workers = 1;
+    if constexpr (std::is_same_v<Context, CPUContext>) workers = static_cast<int>(std::min<int64_t>(math::CpuWorkers(), g.N));
+    if (!one) col_.Resize({workers, K, P});
     const float* x = X.template data<float>();
     const float* f = F.template data<float>();
+    const float* b = has_bias ? this->Input(2).template data<float>() : nullptr;
     float* y = Y->template mutable_data<float>();
     float* col = one ? nullptr : col_.template mutable_data<float>();
-    for (int64_t n = 0; n < g.N; ++n)
+    auto image = [&](int64_t n, int worker) {
+      float* c = one ? nullptr : col + worker * K * P;
       for (int gr = 0; gr < g.group; ++gr) {
         const float* xi = x + (n * g.C + gr * Cg) * g.H * g.W;
-        if (!one) math::Im2Col<Context>(ig, xi, col, &this->context_);
-        math::Gemm<Context>(false, false, Mg, P, K, 1.f, f + gr * Mg * K, one ? xi : col, 0.f,
+        if (!one) math::Im2Col<Context>(ig, xi, c, &this->context_);
+        math::Gemm<Context>(false, false, Mg, P, K, 1.f, f + gr * Mg * K, one ? xi : c, 0.f,
                             y + (n * g.M + gr * Mg) * P, &this->context_);
       }
-    if (has_bias)
-      math::BroadcastBinary<float, Context>(math::BinaryOp::Add, g.N, g.M, P, y, this->Input(2).template data<float>(),
-                                            y, &this->context_);
+      // Bias while the image's output is still in cache.
+      if (b) math::BroadcastBinary<float, Context>(math::BinaryOp::Add, 1, g.M, P, y + n * g.M * P, b, y + n * g.M * P,
+                                                   &this->context_);
+    };
+    if constexpr (std::is_same_v<Context, CPUContext>) {
+      math::ParallelFor(g.N, workers, image);
+    } else {
+      for (int64_t n = 0; n < g.N; ++n) image(n, 0);
+    }
   }
 
  private:
