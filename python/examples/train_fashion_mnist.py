@@ -204,7 +204,7 @@ def main(argv=None):
                         help="default: lenet when Conv/MaxPool are registered, else mlp")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--lr", type=float, default=None, help="base learning rate (default: mlp 0.05, lenet 0.01)")
     parser.add_argument("--max-iters", type=int, default=None)
     parser.add_argument("--train-subset", type=int, default=None)
     parser.add_argument("--data-dir", default=DATA_DIR)
@@ -227,7 +227,7 @@ def main(argv=None):
     print("arch {}, {} training images, {} test images, batch {}, {} thread(s)".format(
         arch, len(data[0]), len(data[2]), args.batch_size, os.environ.get("OMP_NUM_THREADS", "default")))
     _, deploy, history, _ = train(data, arch, args.epochs, args.batch_size, args.max_iters, args.gpu,
-                                  base_lr=args.lr)
+                                  base_lr=args.lr or (0.01 if arch == "lenet" else 0.05))
     export(deploy, args.out)
     print("exported {}/init_net.pb and {}/predict_net.pb; final test accuracy {:.4f}".format(
         args.out, args.out, history[-1]["test_acc"]))

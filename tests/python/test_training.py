@@ -316,3 +316,27 @@ def test_caffe2_python_optimizer_alias():
     from caffe2.python import optimizer as c2opt, checkpoint as c2ckpt  # noqa: F401
     assert c2opt is optimizer
     assert hasattr(c2opt, "build_sgd") and hasattr(c2opt, "build_adam")
+
+
+def test_given_loss_gradient_and_skip(ws):
+    net = _mlp_net()
+    grad_map = net.AddGradientOperators({"loss": "my_loss_grad"})
+    grad_ops = [op for op in net.Proto().op if op.is_gradient_op or op.type == "ConstantFill"]
+    assert grad_ops[0].type == "SoftmaxWithLossGradient" and "my_loss_grad" in grad_ops[0].input
+    assert str(grad_map["loss"]) == "my_loss_grad"
+    values = _mlp_values(1)
+    _feed_mlp(ws, values)
+    ws.FeedBlob("my_loss_grad", np.array(2.0, dtype=np.float32))
+    ws.RunNetOnce(net)
+    doubled = ws.FetchBlob("w1_grad")
+    seeded = _mlp_net()
+    seeded.AddGradientOperators(["loss"])
+    ws.RunNetOnce(seeded)
+    np.testing.assert_allclose(doubled, 2 * ws.FetchBlob("w1_grad"), rtol=1e-5, atol=1e-7)
+    # skip: only the ops from index `skip` on are differentiated
+    tail = core.Net("tail")
+    tail.Relu("x", "x_relu")
+    tail.FC(["x_relu", "w", "b"], "s")
+    tail.SoftmaxWithLoss(["s", "label"], ["softmax", "loss"])
+    grad_map = tail.AddGradientOperators(["loss"], skip=1)
+    assert "x_relu" in grad_map and "x" not in grad_map
