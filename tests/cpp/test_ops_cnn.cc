@@ -145,3 +145,28 @@ TEST_CASE("cuDNN Conv: one shared workspace for many convolutions; matches CPU",
   WARN("skipped: built without cuDNN");
 #endif
 }
+
+TEST_CASE("Pooling, LRN, SpatialBN, ConvTranspose: bad inputs are errors, not crashes", "[ops][cnn]") {
+  Workspace ws;
+  Feed<float>(ws, "X", {1, 2, 3, 3}, RandomVec(18, 1));
+  Feed<float>(ws, "X3", {2, 3, 3}, RandomVec(18, 1));
+  Feed<int32_t>(ws, "I", {1, 2, 3, 3}, std::vector<int32_t>(18, 1));
+  RequireThrowsWith(ws, MakeOp("MaxPool", {"X"}, {"Y"}), {"needs a kernel"});
+  RequireThrowsWith(ws, MakeOp("MaxPool", {"X"}, {"Y"}, {ArgI("kernel", 5)}), {"smaller than the (dilated) kernel"});
+  RequireThrowsWith(ws, MakeOp("AveragePool", {"X"}, {"Y"}, {ArgI("kernel", 2), ArgI("pad", -1)}), {"pads must be >= 0"});
+  RequireThrowsWith(ws, MakeOp("AveragePool", {"X"}, {"Y"}, {ArgI("kernel", 2), ArgI("dilation", 2)}), {"dilation"});
+  RequireThrowsWith(ws, MakeOp("MaxPool", {"X3"}, {"Y"}, {ArgI("kernel", 2)}), {"'X3'", "4-D NCHW"});
+  RequireThrowsWith(ws, MakeOp("MaxPool", {"I"}, {"Y"}, {ArgI("kernel", 2)}), {"'I'", "int32"});
+  RequireThrowsWith(ws, MakeOp("MaxPool", {"X"}, {"Y"}, {ArgI("kernel", 2), ArgS("order", "NHWC")}), {"NHWC"});
+  RequireThrowsWith(ws, MakeOp("LRN", {"X"}, {"Y"}), {"'size' must be positive"});
+  RequireThrowsWith(ws, MakeOp("LRN", {"X3"}, {"Y"}, {ArgI("size", 3)}), {"NCHW"});
+  Feed<float>(ws, "s", {3}, {1.f, 1.f, 1.f});
+  RequireThrowsWith(ws, MakeOp("SpatialBN", {"X", "s", "s", "s", "s"}, {"Y"}, {ArgI("is_test", 1)}), {"'s'", "[3]", "[2]"});
+  Feed<float>(ws, "W", {2, 3, 3, 3}, RandomVec(54, 2));
+  RequireThrowsWith(ws, MakeOp("ConvTranspose", {"X", "W"}, {"Y"}, {ArgI("kernel", 3), ArgI("stride", 2), ArgI("adj", 2)}),
+                    {"adj 2"});
+  RequireThrowsWith(ws, MakeOp("ConvTranspose", {"X", "W"}, {"Y"}, {ArgI("kernel", 3), ArgI("legacy_pad", 3)}),
+                    {"CAFFE_LEGACY_POOLING"});
+  RunOp(ws, MakeOp("ConvTranspose", {"X", "W"}, {"Y"}, {ArgI("kernel", 3), ArgI("stride", 2)}));
+  CHECK(Fetch(ws, "Y").shape() == std::vector<int64_t>{1, 3, 7, 7});
+}
