@@ -84,7 +84,7 @@ class ConvGradientOp final : public Operator<Context> {
  public:
   ConvGradientOp(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Conv)),
-        no_bias_(this->template GetSingleArgument<int>("no_bias", 0) != 0), col_(this->device()) {}
+        no_bias_(this->template GetSingleArgument<int>("no_bias", 0) != 0), col_(this->device()), dfp_(this->device()) {}
 
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
@@ -112,29 +112,48 @@ class ConvGradientOp final : public Operator<Context> {
     }
     const bool want_dx = this->OutputSize() == expected;
     float* dx = want_dx ? this->Output(expected - 1, X.shape(), DataType::Float)->template mutable_data<float>() : nullptr;
-    if (!one) col_.Resize({K, P});
+    // CPU batches: one image per worker, each worker accumulating its own dfilter (worker 0 into
+    // the output, the others into scratch summed at the end).
+    int workers = 1;
+    if constexpr (std::is_same_v<Context, CPUContext>) workers = static_cast<int>(std::min<int64_t>(math::CpuWorkers(), g.N));
+    if (!one) col_.Resize({workers, K, P});
     float* col = one ? nullptr : col_.template mutable_data<float>();
-    for (int64_t n = 0; n < g.N; ++n)
+    float* dfp = nullptr;
+    if (workers > 1) {
+      dfp_.Resize({workers - 1, F.numel()});
+      dfp = dfp_.template mutable_data<float>();
+      math::Set<float, Context>(dfp_.numel(), 0.f, dfp, &this->context_);
+    }
+    auto image = [&](int64_t n, int worker) {
+      float* c = one ? nullptr : col + worker * K * P;
+      float* dfw = worker == 0 ? df : dfp + (worker - 1) * F.numel();
       for (int gr = 0; gr < g.group; ++gr) {
         const int64_t xoff = (n * g.C + gr * Cg) * g.H * g.W;
         const float* dyi = dy + (n * g.M + gr * Mg) * P;
-        if (!one) math::Im2Col<Context>(ig, x + xoff, col, &this->context_);
+        if (!one) math::Im2Col<Context>(ig, x + xoff, c, &this->context_);
         // dfilter_g += dY_g [Mg, P] * col^T [P, K]
-        math::Gemm<Context>(false, true, Mg, K, P, 1.f, dyi, one ? x + xoff : col, 1.f, df + gr * Mg * K,
+        math::Gemm<Context>(false, true, Mg, K, P, 1.f, dyi, one ? x + xoff : c, 1.f, dfw + gr * Mg * K,
                             &this->context_);
         if (dx) {
           // dcol = filter_g^T [K, Mg] * dY_g [Mg, P]; dX = col2im(dcol)
-          math::Gemm<Context>(true, false, K, P, Mg, 1.f, f + gr * Mg * K, dyi, 0.f, one ? dx + xoff : col,
+          math::Gemm<Context>(true, false, K, P, Mg, 1.f, f + gr * Mg * K, dyi, 0.f, one ? dx + xoff : c,
                               &this->context_);
-          if (!one) math::Col2Im<Context>(ig, col, dx + xoff, &this->context_);
+          if (!one) math::Col2Im<Context>(ig, c, dx + xoff, &this->context_);
         }
       }
+    };
+    if constexpr (std::is_same_v<Context, CPUContext>) {
+      math::ParallelFor(g.N, workers, image);
+      for (int w = 1; w < workers; ++w) math::Axpy<Context>(F.numel(), 1.f, dfp + (w - 1) * F.numel(), df, &this->context_);
+    } else {
+      for (int64_t n = 0; n < g.N; ++n) image(n, 0);
+    }
   }
 
  private:
   ConvPoolArgs args_;
   bool no_bias_;
-  Tensor col_;
+  Tensor col_, dfp_;
 };
 
 }  // namespace hetnet
