@@ -113,15 +113,17 @@ void CpuWideDag() {
   std::printf("\n");
 }
 
-void GpuPipeline() {
+// dry_run: without a GPU, builds the same net under soft placement and runs it on CPU once (checks
+// the net, not the timings).
+void GpuPipeline(bool dry_run) {
   std::printf("## GPU: CPU preprocessing, copies and GPU compute of consecutive micro-batches\n\n");
-  if (NumCudaDevices() == 0) {
+  if (NumCudaDevices() == 0 && !dry_run) {
     std::printf("skipped: no CUDA device on this machine (NumCudaDevices() == 0%s)\n\n",
                 HasCudaSupport() ? "" : ", and this build has no CUDA");
     return;
   }
-  constexpr int kBatches = 8, kDepth = 8;
-  constexpr int64_t kRows = 2048, kDim = 2048;
+  const int kBatches = 8, kDepth = dry_run ? 2 : 8;
+  const int64_t kRows = dry_run ? 64 : 2048, kDim = dry_run ? 64 : 2048;
   Workspace ws;
   caffe2::NetDef net;
   net.set_name("gpu_pipeline");
@@ -137,7 +139,8 @@ void GpuPipeline() {
       copy.add_input(n + "_host");
       copy.add_output(n);
       copy.mutable_device_option()->set_device_type(1);
-      ws.RunOperatorOnce(copy);
+      if (dry_run) *ws.CreateBlob(n)->GetMutable<Tensor>() = ws.GetBlob(n + "_host")->GetTensor();
+      else ws.RunOperatorOnce(copy);
       net.add_external_input(n);
     }
   }
@@ -154,6 +157,16 @@ void GpuPipeline() {
     }
     AddOp(&net, "Relu", {prev}, {x + "_out"});  // CPU postprocessing: D2H copy inserted before it
     net.add_external_output(x + "_out");
+  }
+  if (dry_run) {
+    auto* soft = net.add_arg();
+    soft->set_name("soft_placement");
+    soft->set_i(1);
+    NetBase* cpu_net = ws.CreateNet(net);
+    cpu_net->Run();
+    std::printf("dry run on CPU (soft placement): %d ops ran, %d of them copies\n\n", static_cast<int>(cpu_net->operators().size()),
+                static_cast<int>(cpu_net->placement().copies.size()));
+    return;
   }
   NetBase* gpu_net = ws.CreateNet(net);
   const double total_ms = MsPerRun(gpu_net, 5);
@@ -178,11 +191,12 @@ void GpuPipeline() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool dry_run = argc > 1 && std::strcmp(argv[1], "--gpu-dry-run") == 0;
 #ifdef _OPENMP
   omp_set_num_threads(1);  // fair comparison: one thread per kernel everywhere
 #endif
-  CpuWideDag();
-  GpuPipeline();
+  if (!dry_run) CpuWideDag();
+  GpuPipeline(dry_run);
   return 0;
 }
