@@ -1,5 +1,7 @@
 #include "tools/cli_common.h"
 
+#include "core/placement.h"
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -35,6 +37,22 @@ bool ArgReader::Switch(const std::string& flag) {
   if (Done() || args_[pos_] != flag) return false;
   ++pos_;
   return true;
+}
+
+const char* const kPlacementHelp =
+    "  --strict             an op placed on a GPU whose type has no CUDA kernel is an error (no CPU fallback)\n"
+    "  --soft-placement     without a usable GPU, run ops placed on GPUs on CPU (the report says which)\n";
+
+bool PlacementSwitch(ArgReader& args) {
+  if (args.Switch("--strict")) {
+    hetnet::DefaultPlacementOptions().strict = true;
+    return true;
+  }
+  if (args.Switch("--soft-placement")) {
+    hetnet::DefaultPlacementOptions().soft_placement = true;
+    return true;
+  }
+  return false;
 }
 
 std::pair<std::string, std::string> SplitNameValue(const std::string& spec, const std::string& flag,

@@ -37,6 +37,10 @@ class ArgReader {
   size_t pos_ = 0;
 };
 
+// Consumes --strict / --soft-placement and sets the runtime's placement options (core/placement.h).
+bool PlacementSwitch(ArgReader& args);
+extern const char* const kPlacementHelp;
+
 // Splits "name=path" (path may be empty when optional).
 std::pair<std::string, std::string> SplitNameValue(const std::string& spec, const std::string& flag,
                                                    bool value_required);

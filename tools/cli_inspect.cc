@@ -1,4 +1,5 @@
 // `hetnet inspect`: a NetDef as text (one line per op), and optionally its placement report.
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -14,17 +15,20 @@
 namespace hetnet_cli {
 
 const char* const kInspectHelp =
-    "usage: hetnet inspect NET [--init INIT_NET] [--placement] [--dot] [--memory [--shape NAME=D0,D1,...]...]\n"
+    "usage: hetnet inspect NET [--init INIT_NET] [--placement] [--dot] [--svg FILE] [--memory [--shape NAME=D0,D1,...]...]\n"
     "\n"
     "Prints NET's name, type, one line per operator (index, type, device, engine, inputs -> outputs)\n"
     "and its external inputs and outputs. NET is a NetDef file, binary or text format.\n"
     "  --init FILE    run this init net first so weights' devices and shapes are known\n"
     "  --placement    also print where each operator runs and the cross-device copies hetnet inserts\n"
-    "  --dot          print the placement as a Graphviz graph instead of text\n"
+    "  --dot          print the placement as a Graphviz graph instead of text (ops coloured by device,\n"
+    "                 copies as red edges across device boundaries, with bytes per run)\n"
+    "  --svg FILE     write that graph as SVG (needs Graphviz's `dot`)\n"
     "  --memory       each blob's shape and bytes, parameters per device and the memory required for\n"
     "                 data (Caffe's count: in-place outputs add nothing); parameters are the init net's\n"
     "                 outputs, input shapes come from --shape (float32) and the init net\n"
-    "  -h, --help     this help\n";
+    "  -h, --help     this help\n"
+    "placement:\n";
 
 namespace {
 
@@ -68,12 +72,15 @@ int InspectCommand(int argc, char** argv) {
   ArgReader args(argc, argv, 1);
   std::string net_path, init_path;
   bool placement = false, dot = false, memory = false;
+  std::string svg_path;
   std::vector<std::string> shape_flags;
   std::string shape_flag;
   while (!args.Done()) {
     if (args.Switch("--help") || args.Switch("-h")) {
-      std::cout << kInspectHelp;
+      std::cout << kInspectHelp << kPlacementHelp;
       return kExitOk;
+    } else if (PlacementSwitch(args)) {
+    } else if (args.Flag("--svg", &svg_path)) {
     } else if (args.Switch("--placement")) {
       placement = true;
     } else if (args.Switch("--dot")) {
@@ -94,11 +101,19 @@ int InspectCommand(int argc, char** argv) {
   if (net_path.empty()) throw UsageError("inspect needs a NET file");
   const caffe2::NetDef net = hetnet::ReadNetDef(net_path);
   if (!dot) std::cout << DescribeNet(net);
-  if (placement || dot) {
+  if (placement || dot || !svg_path.empty()) {
     hetnet::Workspace ws;
     if (!init_path.empty()) ws.RunNetOnce(hetnet::ReadNetDef(init_path));
     const hetnet::CopyPassResult placed = hetnet::PlaceNet(net, ws, hetnet::DefaultPlacementOptions());
-    std::cout << (dot ? placed.report.ToDot() : placed.report.ToText());
+    if (placement || dot) std::cout << (dot ? placed.report.ToDot() : placed.report.ToText());
+    if (!svg_path.empty()) {
+      const std::string svg = hetnet::DotToSvg(placed.report.ToDot());
+      if (svg.empty()) HN_THROW(kUnsupported, "--svg needs Graphviz's `dot` on the PATH (apt-get install graphviz)");
+      std::ofstream f(svg_path, std::ios::binary);
+      f << svg;
+      if (!f) HN_THROW(kRuntime, "cannot write ", svg_path);
+      std::cout << "placement graph written to " << svg_path << "\n";
+    }
   }
   if (memory) {
     std::map<std::string, hetnet::TensorInfo> shapes;

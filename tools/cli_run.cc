@@ -16,6 +16,7 @@ namespace hetnet_cli {
 const char* const kRunHelp =
     "usage: hetnet run --predict PREDICT_NET [--init INIT_NET] [--input NAME=FILE ...]\n"
     "                  [--output NAME[=OUT.npy] ...] [--iters N] [--profile] [--trace FILE] [--memonger]\n"
+    "                  [--strict] [--soft-placement]\n"
     "\n"
     "Runs INIT_NET once (weights), then PREDICT_NET on the inputs, like Caffe2's Predictor.\n"
     "Nets are NetDef files, binary or text format.\n"
@@ -29,7 +30,8 @@ const char* const kRunHelp =
     "  --profile            also profile N runs: per-op-type times and the share spent in copies\n"
     "  --trace FILE         also write a Chrome trace (chrome://tracing, Perfetto) of N profiled runs\n"
     "  --memonger           share memory between intermediate blobs whose lifetimes do not overlap\n"
-    "  -h, --help           this help\n";
+    "  -h, --help           this help\n"
+    "placement:\n";
 
 int RunCommand(int argc, char** argv) {
   ArgReader args(argc, argv, 1);
@@ -40,8 +42,9 @@ int RunCommand(int argc, char** argv) {
   std::string trace_path;
   while (!args.Done()) {
     if (args.Switch("--help") || args.Switch("-h")) {
-      std::cout << kRunHelp;
+      std::cout << kRunHelp << kPlacementHelp;
       return kExitOk;
+    } else if (PlacementSwitch(args)) {
     } else if (args.Flag("--init", &init_path) || args.Flag("--predict", &predict_path)) {
     } else if (args.Flag("--input", &value)) {
       inputs.push_back(SplitNameValue(value, "--input", true));
