@@ -9,8 +9,8 @@ Sign convention (Caffe2's): ``build_lr`` gives the LearningRate op ``base_lr = -
 subtracts); Adam, Adagrad and RmsProp add ``lr * step`` with the negative lr.
 
 Iteration counter: ``optimizer_iteration`` (int64 [1], CPU), ConstantFill 0 in the init net and
-``Iter`` once per run of the train net; the first run uses iteration 1... as Caffe2's (Iter runs
-before LearningRate).
+``Iter`` once per run of the train net, before LearningRate, so the first run's learning rate is
+computed at iteration 1, as in Caffe2.
 """
 import collections
 
