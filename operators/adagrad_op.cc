@@ -1,7 +1,5 @@
 #include "operators/adagrad_op.h"
 
-#include <cmath>
-
 #include "core/gradient.h"
 
 namespace hetnet {
@@ -9,10 +7,7 @@ namespace hetnet {
 template <>
 void AdagradKernel<CPUContext>(int64_t n, float* w, const float* g, float* h, float eps, float decay, const float* lr,
                                CPUContext*) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float hi = h[i] = decay * h[i] + g[i] * g[i];
-    w[i] += lr[0] * g[i] / (std::sqrt(hi) + eps);
-  }
+  for (int64_t i = 0; i < n; ++i) AdagradElement(i, w, g, h, eps, decay, lr);
 }
 
 OPERATOR_SCHEMA(Adagrad).NumInputs(4).NumOutputs(2).AllowInplace({{0, 0}, {1, 1}})

@@ -5,10 +5,7 @@ namespace hetnet {
 
 namespace {
 __global__ void AdagradCUDA(int64_t n, float* w, const float* g, float* h, float eps, float decay, const float* lr) {
-  HN_CUDA_KERNEL_LOOP(i, n) {
-    const float hi = h[i] = decay * h[i] + g[i] * g[i];
-    w[i] += lr[0] * g[i] / (sqrtf(hi) + eps);
-  }
+  HN_CUDA_KERNEL_LOOP(i, n) AdagradElement(i, w, g, h, eps, decay, lr);
 }
 }  // namespace
 

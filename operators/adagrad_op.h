@@ -2,9 +2,19 @@
 // (1e-5), decay (1.0):  h' = decay * h + g^2;  param += lr * g / (sqrt(h') + eps)  (lr negative).
 #pragma once
 
+#include <cmath>
+
 #include "core/operator.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
+
+// Element i of the step (CPU loop and CUDA kernel); h is updated in place.
+HN_HOST_DEVICE inline void AdagradElement(int64_t i, float* w, const float* g, float* h, float eps, float decay,
+                                          const float* lr) {
+  const float hi = h[i] = decay * h[i] + g[i] * g[i];
+  w[i] += lr[0] * g[i] / (sqrtf(hi) + eps);
+}
 
 template <class Context>
 void AdagradKernel(int64_t n, float* w, const float* g, float* h, float eps, float decay, const float* lr,

@@ -7,12 +7,7 @@ namespace hetnet {
 template <>
 void AdamKernel<CPUContext>(int64_t n, float* w, const float* g, float* m, float* v, float b1, float b2, float eps,
                             float correction, const float* lr, CPUContext*) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float gi = g[i];
-    const float mi = m[i] = m[i] * b1 + gi * (1 - b1);
-    const float vi = v[i] = v[i] * b2 + gi * gi * (1 - b2);
-    w[i] += lr[0] * correction * mi / (std::sqrt(vi) + eps);
-  }
+  for (int64_t i = 0; i < n; ++i) AdamElement(i, w, g, m, v, b1, b2, eps, correction, lr);
 }
 
 OPERATOR_SCHEMA(Adam).NumInputs(6).NumOutputs(3).AllowInplace({{0, 0}, {1, 1}, {2, 2}}).InputsOnCPU({5})

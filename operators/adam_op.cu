@@ -6,12 +6,7 @@ namespace hetnet {
 namespace {
 __global__ void AdamCUDA(int64_t n, float* w, const float* g, float* m, float* v, float b1, float b2, float eps,
                          float correction, const float* lr) {
-  HN_CUDA_KERNEL_LOOP(i, n) {
-    const float gi = g[i];
-    const float mi = m[i] = m[i] * b1 + gi * (1 - b1);
-    const float vi = v[i] = v[i] * b2 + gi * gi * (1 - b2);
-    w[i] += lr[0] * correction * mi / (sqrtf(vi) + eps);
-  }
+  HN_CUDA_KERNEL_LOOP(i, n) AdamElement(i, w, g, m, v, b1, b2, eps, correction, lr);
 }
 }  // namespace
 

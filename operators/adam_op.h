@@ -7,8 +7,18 @@
 #include <cmath>
 
 #include "core/operator.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
+
+// Element i of the step (CPU loop and CUDA kernel); m and v are updated in place.
+HN_HOST_DEVICE inline void AdamElement(int64_t i, float* w, const float* g, float* m, float* v, float b1, float b2,
+                                       float eps, float correction, const float* lr) {
+  const float gi = g[i];
+  const float mi = m[i] = m[i] * b1 + gi * (1 - b1);
+  const float vi = v[i] = v[i] * b2 + gi * gi * (1 - b2);
+  w[i] += lr[0] * correction * mi / (sqrtf(vi) + eps);
+}
 
 template <class Context>
 void AdamKernel(int64_t n, float* w, const float* g, float* m, float* v, float b1, float b2, float eps,

@@ -8,19 +8,7 @@ template <>
 void MomentumSGDKernel<CPUContext>(int64_t n, const float* g, const float* m, float* ng, float* nm, const float* lr,
                                    float mu, bool nesterov, float* param, CPUContext*) {
   const float LR = lr[0];
-  for (int64_t i = 0; i < n; ++i) {
-    if (!nesterov) {
-      const float adjusted = LR * g[i] + mu * m[i];
-      nm[i] = adjusted;
-      ng[i] = adjusted;
-    } else {
-      const float mi = m[i];
-      const float mi_new = mu * mi + LR * g[i];
-      nm[i] = mi_new;
-      ng[i] = (1 + mu) * mi_new - mu * mi;
-    }
-    if (param) param[i] -= ng[i];
-  }
+  for (int64_t i = 0; i < n; ++i) MomentumSGDElement(i, g, m, ng, nm, LR, mu, nesterov, param);
 }
 
 OPERATOR_SCHEMA(MomentumSGDUpdate).NumInputs(4).NumOutputs(3).AllowInplace({{0, 0}, {1, 1}})

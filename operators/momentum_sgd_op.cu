@@ -7,19 +7,7 @@ namespace {
 __global__ void MomentumSGDCUDA(int64_t n, const float* g, const float* m, float* ng, float* nm, const float* lr,
                                 float mu, bool nesterov, float* param) {
   const float LR = lr[0];
-  HN_CUDA_KERNEL_LOOP(i, n) {
-    if (!nesterov) {
-      const float adjusted = LR * g[i] + mu * m[i];
-      nm[i] = adjusted;
-      ng[i] = adjusted;
-    } else {
-      const float mi = m[i];
-      const float mi_new = mu * mi + LR * g[i];
-      nm[i] = mi_new;
-      ng[i] = (1 + mu) * mi_new - mu * mi;
-    }
-    if (param) param[i] -= ng[i];
-  }
+  HN_CUDA_KERNEL_LOOP(i, n) MomentumSGDElement(i, g, m, ng, nm, LR, mu, nesterov, param);
 }
 }  // namespace
 

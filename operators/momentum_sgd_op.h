@@ -5,8 +5,26 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
+
+// Element i of the step, for the CPU loop and the CUDA kernel. ng/nm may alias g/m (in place):
+// g[i] and m[i] are read before either is written.
+HN_HOST_DEVICE inline void MomentumSGDElement(int64_t i, const float* g, const float* m, float* ng, float* nm,
+                                              float LR, float mu, bool nesterov, float* param) {
+  if (!nesterov) {
+    const float adjusted = LR * g[i] + mu * m[i];
+    nm[i] = adjusted;
+    ng[i] = adjusted;
+  } else {
+    const float mi = m[i];
+    const float mi_new = mu * mi + LR * g[i];
+    nm[i] = mi_new;
+    ng[i] = (1 + mu) * mi_new - mu * mi;
+  }
+  if (param) param[i] -= ng[i];
+}
 
 template <class Context>
 void MomentumSGDKernel(int64_t n, const float* g, const float* m, float* ng, float* nm, const float* lr, float mu,

@@ -1,7 +1,5 @@
 #include "operators/rmsprop_op.h"
 
-#include <cmath>
-
 #include "core/gradient.h"
 
 namespace hetnet {
@@ -9,12 +7,7 @@ namespace hetnet {
 template <>
 void RmsPropKernel<CPUContext>(int64_t n, const float* g, float* ng, float* ms, float* mom, float decay, float momentum,
                                float eps, const float* lr, CPUContext*) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float gi = g[i];
-    const float msi = ms[i] = ms[i] + (1.f - decay) * (gi * gi - ms[i]);
-    const float mi = mom[i] = mom[i] * momentum + lr[0] * gi / std::sqrt(eps + msi);
-    ng[i] = mi;
-  }
+  for (int64_t i = 0; i < n; ++i) RmsPropElement(i, g, ng, ms, mom, decay, momentum, eps, lr);
 }
 
 OPERATOR_SCHEMA(RmsProp).NumInputs(4).NumOutputs(3).AllowInplace({{0, 0}, {1, 1}, {2, 2}})

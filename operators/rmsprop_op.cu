@@ -6,12 +6,7 @@ namespace hetnet {
 namespace {
 __global__ void RmsPropCUDA(int64_t n, const float* g, float* ng, float* ms, float* mom, float decay, float momentum,
                             float eps, const float* lr) {
-  HN_CUDA_KERNEL_LOOP(i, n) {
-    const float gi = g[i];
-    const float msi = ms[i] = ms[i] + (1.f - decay) * (gi * gi - ms[i]);
-    const float mi = mom[i] = mom[i] * momentum + lr[0] * gi / sqrtf(eps + msi);
-    ng[i] = mi;
-  }
+  HN_CUDA_KERNEL_LOOP(i, n) RmsPropElement(i, g, ng, ms, mom, decay, momentum, eps, lr);
 }
 }  // namespace
 

@@ -4,9 +4,21 @@
 // The optimizer then adds grad' to the param (lr negative: descent).
 #pragma once
 
+#include <cmath>
+
 #include "core/operator.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
+
+// Element i of the step (CPU loop and CUDA kernel); ng may alias g (g[i] is read first).
+HN_HOST_DEVICE inline void RmsPropElement(int64_t i, const float* g, float* ng, float* ms, float* mom, float decay,
+                                          float momentum, float eps, const float* lr) {
+  const float gi = g[i];
+  const float msi = ms[i] = ms[i] + (1.f - decay) * (gi * gi - ms[i]);
+  const float mi = mom[i] = mom[i] * momentum + lr[0] * gi / sqrtf(eps + msi);
+  ng[i] = mi;
+}
 
 template <class Context>
 void RmsPropKernel(int64_t n, const float* g, float* ng, float* ms, float* mom, float decay, float momentum,

@@ -8,11 +8,7 @@ template <>
 void WeightedAxpyKernel<CPUContext>(int64_t n, const float* w, const float* x, float* y, bool accumulate,
                                     CPUContext*) {
   const float a = w[0];
-  if (accumulate) {
-    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
-  } else {
-    for (int64_t i = 0; i < n; ++i) y[i] = a * x[i];
-  }
+  for (int64_t i = 0; i < n; ++i) WeightedAxpyElement(i, a, x, y, accumulate);
 }
 
 OPERATOR_SCHEMA(WeightedSum).NumInputs(2, 1 << 30).NumOutputs(1).AllowInplace({{0, 0}})

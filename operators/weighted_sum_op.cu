@@ -6,7 +6,7 @@ namespace hetnet {
 namespace {
 __global__ void WeightedAxpyCUDA(int64_t n, const float* w, const float* x, float* y, bool accumulate) {
   const float a = w[0];
-  HN_CUDA_KERNEL_LOOP(i, n) y[i] = accumulate ? y[i] + a * x[i] : a * x[i];
+  HN_CUDA_KERNEL_LOOP(i, n) WeightedAxpyElement(i, a, x, y, accumulate);
 }
 }  // namespace
 

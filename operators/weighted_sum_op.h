@@ -3,8 +3,15 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
+
+// One element of y = a * x (accumulate: y += a * x), for the CPU loop and the CUDA kernel.
+// y[i] is read only when accumulating (a fresh output holds garbage).
+HN_HOST_DEVICE inline void WeightedAxpyElement(int64_t i, float a, const float* x, float* y, bool accumulate) {
+  y[i] = accumulate ? y[i] + a * x[i] : a * x[i];
+}
 
 // y = w[0] * x (accumulate: y += w[0] * x); w is a device pointer.
 template <class Context>
