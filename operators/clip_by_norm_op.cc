@@ -18,7 +18,7 @@ void SqrtKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
 }
 template <>
 void SignKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>((x[i] > 0.f) - (x[i] < 0.f));
+  for (int64_t i = 0; i < n; ++i) y[i] = SignValue(x[i]);
 }
 
 OPERATOR_SCHEMA(SumSqrElements).NumInputs(1).NumOutputs(1)

@@ -18,7 +18,7 @@ __global__ void SumSqrCUDA(int64_t n, const float* x, float* y, float scale) {
 }
 __global__ void SqrtCUDA(int64_t n, const float* x, float* y) { HN_CUDA_KERNEL_LOOP(i, n) y[i] = sqrtf(x[i]); }
 __global__ void SignCUDA(int64_t n, const float* x, float* y) {
-  HN_CUDA_KERNEL_LOOP(i, n) y[i] = static_cast<float>((x[i] > 0.f) - (x[i] < 0.f));
+  HN_CUDA_KERNEL_LOOP(i, n) y[i] = SignValue(x[i]);
 }
 }  // namespace
 

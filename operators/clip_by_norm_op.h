@@ -9,8 +9,12 @@
 
 #include "core/operator.h"
 #include "device/math.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
+
+// Sign in {-1, 0, 1} (0 for NaN), for the CPU loop and the CUDA kernel.
+HN_HOST_DEVICE inline float SignValue(float x) { return static_cast<float>((x > 0.f) - (x < 0.f)); }
 
 template <class Context> void SumSqrKernel(int64_t n, const float* x, float* y, float scale, Context* ctx);
 template <class Context> void SqrtKernel(int64_t n, const float* x, float* y, Context* ctx);
@@ -35,29 +39,20 @@ class SumSqrElementsOp final : public Operator<Context> {
   }
 };
 
-template <class Context>
-class SqrtOp final : public Operator<Context> {
+// Sqrt and Sign: float X -> Y of X's shape through `Kernel`; they differ only in the kernel.
+template <class Context, void (*Kernel)(int64_t, const float*, float*, Context*)>
+class FloatUnaryOp final : public Operator<Context> {
  public:
   using Operator<Context>::Operator;
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
     CheckFloat(*this, X, 0);
     Tensor* Y = this->Output(0, X.shape(), DataType::Float);
-    SqrtKernel<Context>(X.numel(), X.template data<float>(), Y->template mutable_data<float>(), &this->context_);
+    Kernel(X.numel(), X.template data<float>(), Y->template mutable_data<float>(), &this->context_);
   }
 };
-
-template <class Context>
-class SignOp final : public Operator<Context> {
- public:
-  using Operator<Context>::Operator;
-  void RunOnDevice() override {
-    const Tensor& X = this->Input(0);
-    CheckFloat(*this, X, 0);
-    Tensor* Y = this->Output(0, X.shape(), DataType::Float);
-    SignKernel<Context>(X.numel(), X.template data<float>(), Y->template mutable_data<float>(), &this->context_);
-  }
-};
+template <class Context> using SqrtOp = FloatUnaryOp<Context, SqrtKernel<Context>>;
+template <class Context> using SignOp = FloatUnaryOp<Context, SignKernel<Context>>;
 
 template <class Context>
 class ClipTensorByScalingOp final : public Operator<Context> {

@@ -1,23 +1,18 @@
 #include "operators/clip_op.h"
 
-#include <algorithm>
-
 #include "core/gradient.h"
 
 namespace hetnet {
 
 template <>
 void ClipKernel<CPUContext>(int64_t n, float lo, float hi, const float* x, float* y, CPUContext*) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i] < lo ? lo : x[i];  // NaN propagates
-    y[i] = hi < v ? hi : v;
-  }
+  for (int64_t i = 0; i < n; ++i) y[i] = ClipValue(x[i], lo, hi);
 }
 
 template <>
 void ClipGradientKernel<CPUContext>(int64_t n, float lo, float hi, const float* y, const float* dy, float* dx,
                                     CPUContext*) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = (y[i] <= lo || y[i] >= hi) ? 0.f : dy[i];
+  for (int64_t i = 0; i < n; ++i) dx[i] = ClipGradientValue(y[i], dy[i], lo, hi);
 }
 
 OPERATOR_SCHEMA(Clip).NumInputs(1).NumOutputs(1).AllowInplace({{0, 0}}).IdenticalTypeAndShape()

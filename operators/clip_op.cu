@@ -5,13 +5,10 @@ namespace hetnet {
 
 namespace {
 __global__ void ClipCUDA(int64_t n, float lo, float hi, const float* x, float* y) {
-  HN_CUDA_KERNEL_LOOP(i, n) {  // NaN propagates, as on CPU
-    const float v = x[i] < lo ? lo : x[i];
-    y[i] = hi < v ? hi : v;
-  }
+  HN_CUDA_KERNEL_LOOP(i, n) y[i] = ClipValue(x[i], lo, hi);
 }
 __global__ void ClipGradientCUDA(int64_t n, float lo, float hi, const float* y, const float* dy, float* dx) {
-  HN_CUDA_KERNEL_LOOP(i, n) dx[i] = (y[i] <= lo || y[i] >= hi) ? 0.f : dy[i];
+  HN_CUDA_KERNEL_LOOP(i, n) dx[i] = ClipGradientValue(y[i], dy[i], lo, hi);
 }
 }  // namespace
 

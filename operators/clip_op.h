@@ -6,8 +6,18 @@
 
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
+
+// Per element, for the CPU loop and the CUDA kernel. Comparisons written so that NaN propagates.
+HN_HOST_DEVICE inline float ClipValue(float x, float lo, float hi) {
+  const float v = x < lo ? lo : x;
+  return hi < v ? hi : v;
+}
+HN_HOST_DEVICE inline float ClipGradientValue(float y, float dy, float lo, float hi) {
+  return (y <= lo || y >= hi) ? 0.f : dy;
+}
 
 template <class Context> void ClipKernel(int64_t n, float lo, float hi, const float* x, float* y, Context* ctx);
 template <class Context>
