@@ -8,15 +8,8 @@ template <>
 void AccuracyKernel<CPUContext>(int64_t N, int64_t D, int top_k, const float* x, const int32_t* label, float* y,
                                 CPUContext*) {
   int64_t correct = 0;
-  for (int64_t i = 0; i < N; ++i) {
-    const int64_t l = label[i];
-    const float* row = x + i * D;
-    const float lp = row[l];
-    int ngt = 0;
-    for (int64_t j = 0; j < D && ngt < top_k; ++j)
-      if (row[j] > lp || (row[j] == lp && j < l)) ++ngt;
-    if (ngt < top_k) ++correct;
-  }
+  for (int64_t i = 0; i < N; ++i)
+    if (AccuracyRowCorrect(x + i * D, D, label[i], top_k)) ++correct;
   y[0] = N > 0 ? static_cast<float>(correct) / static_cast<float>(N) : 0.f;
 }
 

@@ -13,16 +13,8 @@ using BlockCount = cub::BlockReduce<int64_t, kThreads>;
 __global__ void AccuracyCUDA(int64_t N, int64_t D, int top_k, const float* x, const int32_t* label, float* y) {
   __shared__ BlockCount::TempStorage tmp;
   int64_t correct = 0;
-  for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
-    const int64_t l = label[i];
-    if (l < 0 || l >= D) continue;
-    const float* row = x + i * D;
-    const float lp = row[l];
-    int ngt = 0;
-    for (int64_t j = 0; j < D && ngt < top_k; ++j)
-      if (row[j] > lp || (row[j] == lp && j < l)) ++ngt;
-    if (ngt < top_k) ++correct;
-  }
+  for (int64_t i = threadIdx.x; i < N; i += blockDim.x)
+    if (AccuracyRowCorrect(x + i * D, D, label[i], top_k)) ++correct;
   correct = BlockCount(tmp).Sum(correct);
   if (threadIdx.x == 0) y[0] = N > 0 ? static_cast<float>(correct) / static_cast<float>(N) : 0.f;
 }

@@ -5,8 +5,20 @@
 
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
+
+// Whether row `row` (D entries) ranks label l within its top_k, for the CPU loop and the CUDA
+// kernel. An out-of-range l counts as wrong (CPU has checked the ids before; CUDA cannot throw).
+HN_HOST_DEVICE inline bool AccuracyRowCorrect(const float* row, int64_t D, int64_t l, int top_k) {
+  if (l < 0 || l >= D) return false;
+  const float lp = row[l];
+  int ngt = 0;
+  for (int64_t j = 0; j < D && ngt < top_k; ++j)
+    if (row[j] > lp || (row[j] == lp && j < l)) ++ngt;
+  return ngt < top_k;
+}
 
 // y[0] = correct / N on the device. CPU checks label ids; CUDA counts an out-of-range id as wrong.
 template <class Context>

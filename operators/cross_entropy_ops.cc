@@ -10,7 +10,7 @@ namespace hetnet {
 template <>
 void LabelCrossEntropyKernel<CPUContext>(int64_t N, int64_t D, const float* x, const int32_t* label, float* y,
                                          CPUContext*) {
-  for (int64_t i = 0; i < N; ++i) y[i] = -std::log(std::max(x[i * D + label[i]], kLogThreshold));
+  for (int64_t i = 0; i < N; ++i) y[i] = -XentLogTerm(1.f, x[i * D + label[i]]);
 }
 
 template <>
@@ -19,7 +19,7 @@ void LabelCrossEntropyGradientKernel<CPUContext>(int64_t N, int64_t D, const flo
   std::fill(dx, dx + N * D, 0.f);
   for (int64_t i = 0; i < N; ++i) {
     const int64_t k = i * D + label[i];
-    dx[k] = -dy[i] / std::max(x[k], kLogThreshold);
+    dx[k] = XentGradValue(dy[i], 1.f, x[k]);
   }
 }
 
@@ -27,7 +27,7 @@ template <>
 void CrossEntropyKernel<CPUContext>(int64_t N, int64_t D, const float* x, const float* label, float* y, CPUContext*) {
   for (int64_t i = 0; i < N; ++i) {
     float s = 0.f;
-    for (int64_t j = 0; j < D; ++j) s -= label[i * D + j] * std::log(std::max(x[i * D + j], kLogThreshold));
+    for (int64_t j = 0; j < D; ++j) s -= XentLogTerm(label[i * D + j], x[i * D + j]);
     y[i] = s;
   }
 }
@@ -35,7 +35,7 @@ void CrossEntropyKernel<CPUContext>(int64_t N, int64_t D, const float* x, const 
 template <>
 void CrossEntropyGradientKernel<CPUContext>(int64_t N, int64_t D, const float* x, const float* label,
                                             const float* dy, float* dx, CPUContext*) {
-  for (int64_t k = 0; k < N * D; ++k) dx[k] = -dy[k / D] * label[k] / std::max(x[k], kLogThreshold);
+  for (int64_t k = 0; k < N * D; ++k) dx[k] = XentGradValue(dy[k / D], label[k], x[k]);
 }
 
 template <>

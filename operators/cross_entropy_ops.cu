@@ -12,13 +12,13 @@ using BlockSum = cub::BlockReduce<float, kThreads>;
 __device__ int64_t ClampLabel(int32_t l, int64_t D) { return l < 0 ? 0 : (l >= D ? D - 1 : l); }
 
 __global__ void LabelXentCUDA(int64_t N, int64_t D, const float* x, const int32_t* label, float* y) {
-  HN_CUDA_KERNEL_LOOP(i, N) y[i] = -logf(fmaxf(x[i * D + ClampLabel(label[i], D)], kLogThreshold));
+  HN_CUDA_KERNEL_LOOP(i, N) y[i] = -XentLogTerm(1.f, x[i * D + ClampLabel(label[i], D)]);
 }
 __global__ void LabelXentGradCUDA(int64_t N, int64_t D, const float* x, const int32_t* label, const float* dy,
                                   float* dx) {
   HN_CUDA_KERNEL_LOOP(k, N * D) {
     const int64_t i = k / D;
-    dx[k] = (k % D == ClampLabel(label[i], D)) ? -dy[i] / fmaxf(x[k], kLogThreshold) : 0.f;
+    dx[k] = (k % D == ClampLabel(label[i], D)) ? XentGradValue(dy[i], 1.f, x[k]) : 0.f;
   }
 }
 // One block per row.
@@ -26,14 +26,14 @@ __global__ void XentCUDA(int64_t N, int64_t D, const float* x, const float* labe
   __shared__ BlockSum::TempStorage tmp;
   for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
     float s = 0.f;
-    for (int64_t j = threadIdx.x; j < D; j += blockDim.x) s -= label[i * D + j] * logf(fmaxf(x[i * D + j], kLogThreshold));
+    for (int64_t j = threadIdx.x; j < D; j += blockDim.x) s -= XentLogTerm(label[i * D + j], x[i * D + j]);
     s = BlockSum(tmp).Sum(s);
     if (threadIdx.x == 0) y[i] = s;
     __syncthreads();
   }
 }
 __global__ void XentGradCUDA(int64_t N, int64_t D, const float* x, const float* label, const float* dy, float* dx) {
-  HN_CUDA_KERNEL_LOOP(k, N * D) dx[k] = -dy[k / D] * label[k] / fmaxf(x[k], kLogThreshold);
+  HN_CUDA_KERNEL_LOOP(k, N * D) dx[k] = XentGradValue(dy[k / D], label[k], x[k]);
 }
 // A single block.
 __global__ void MeanCUDA(int64_t n, const float* x, float* y) {

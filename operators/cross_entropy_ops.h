@@ -8,12 +8,23 @@
 // CPU kernels check label ids; CUDA kernels clamp an out-of-range id into the row (no host sync).
 #pragma once
 
+#include <cmath>
+
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
 
 constexpr float kLogThreshold = 1e-20f;
+
+// Per-element math shared by the CPU loops and the CUDA kernels. The clamp is std::max's (a NaN
+// probability stays NaN) on both devices.
+HN_HOST_DEVICE inline float XentClampProb(float p) { return p < kLogThreshold ? kLogThreshold : p; }
+// label * log(p): one term of a row's (negated) cross entropy.
+HN_HOST_DEVICE inline float XentLogTerm(float label, float p) { return label * logf(XentClampProb(p)); }
+// dLoss/dp for one element, the loss weighted by dy (label 1 for LabelCrossEntropy's hit).
+HN_HOST_DEVICE inline float XentGradValue(float dy, float label, float p) { return -dy * label / XentClampProb(p); }
 
 template <class Context>
 void LabelCrossEntropyKernel(int64_t N, int64_t D, const float* x, const int32_t* label, float* y, Context* ctx);
