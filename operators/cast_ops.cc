@@ -41,20 +41,10 @@ void CastLoop(int64_t n, const S* x, D* y, bool clip_half) {
 template <>
 void CastKernel<CPUContext>(DataType from, DataType to, int64_t n, const void* x, void* y, bool clip_half,
                             CPUContext*) {
-  DispatchDataType(from, [&](auto s) {
+  DispatchCastTypes(from, to, [&](auto s, auto d) {
     using S = decltype(s);
-    if constexpr (std::is_same<S, std::string>::value) {
-      HN_THROW(kInvalidArgument, "Cast: string tensors cannot be cast");
-    } else {
-      DispatchDataType(to, [&](auto d) {
-        using D = decltype(d);
-        if constexpr (std::is_same<D, std::string>::value) {
-          HN_THROW(kInvalidArgument, "Cast: cannot cast to string");
-        } else {
-          CastLoop<S, D>(n, static_cast<const S*>(x), static_cast<D*>(y), clip_half);
-        }
-      });
-    }
+    using D = decltype(d);
+    CastLoop<S, D>(n, static_cast<const S*>(x), static_cast<D*>(y), clip_half);
   });
 }
 

@@ -49,22 +49,12 @@ template <>
 void CastKernel<CUDAContext>(DataType from, DataType to, int64_t n, const void* x, void* y, bool clip_half,
                              CUDAContext* ctx) {
   if (n == 0) return;
-  DispatchDataType(from, [&](auto s) {
+  DispatchCastTypes(from, to, [&](auto s, auto d) {
     using S = decltype(s);
-    if constexpr (std::is_same<S, std::string>::value) {
-      HN_THROW(kInvalidArgument, "Cast: string tensors cannot be cast");
-    } else {
-      DispatchDataType(to, [&](auto d) {
-        using D = decltype(d);
-        if constexpr (std::is_same<D, std::string>::value) {
-          HN_THROW(kInvalidArgument, "Cast: cannot cast to string");
-        } else {
-          CastCUDA<S, D><<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(n, static_cast<const S*>(x),
-                                                                            static_cast<D*>(y), clip_half);
-          HN_CUDA_CHECK(cudaGetLastError());
-        }
-      });
-    }
+    using D = decltype(d);
+    CastCUDA<S, D><<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(n, static_cast<const S*>(x),
+                                                                      static_cast<D*>(y), clip_half);
+    HN_CUDA_CHECK(cudaGetLastError());
   });
 }
 

@@ -5,6 +5,9 @@
 // Caffe2); FloatToHalf <-> HalfToFloat.
 #pragma once
 
+#include <string>
+#include <type_traits>
+
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
 
@@ -13,6 +16,27 @@ namespace hetnet {
 // y = cast(x), n elements; clip_half saturates at the float16 range when converting to float16.
 template <class Context>
 void CastKernel(DataType from, DataType to, int64_t n, const void* x, void* y, bool clip_half, Context* ctx);
+
+// Calls f(S{}, D{}) with the C++ source and destination types of a cast, for both devices' kernels;
+// throws kInvalidArgument for a string on either side.
+template <typename F>
+void DispatchCastTypes(DataType from, DataType to, F&& f) {
+  DispatchDataType(from, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (std::is_same<S, std::string>::value) {
+      HN_THROW(kInvalidArgument, "Cast: string tensors cannot be cast");
+    } else {
+      DispatchDataType(to, [&](auto d) {
+        using D = decltype(d);
+        if constexpr (std::is_same<D, std::string>::value) {
+          HN_THROW(kInvalidArgument, "Cast: cannot cast to string");
+        } else {
+          f(S{}, D{});
+        }
+      });
+    }
+  });
+}
 
 // The dtype named by argument `name` (int or string); Undefined when absent.
 DataType CastDataTypeArg(const caffe2::OperatorDef& def, const std::string& name);
