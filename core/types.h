@@ -29,19 +29,24 @@ size_t ItemSize(DataType t);           // bytes per element (sizeof(std::string)
 const char* DataTypeName(DataType t);  // "float32", "int64", ...
 bool IsKnownDataType(int value);       // a value a TensorProto may carry
 
+// Every fixed-size element type with its DataType, once: M(T, DataTypeName) for each (X-macro), so
+// lists of template instantiations on CPU and CUDA cannot drift apart.
+#define HN_FOR_EACH_POD_TYPE(M) \
+  M(float, Float)               \
+  M(double, Double)             \
+  M(Half, Float16)              \
+  M(int8_t, Int8)               \
+  M(uint8_t, UInt8)             \
+  M(int16_t, Int16)             \
+  M(uint16_t, UInt16)           \
+  M(int32_t, Int32)             \
+  M(int64_t, Int64)             \
+  M(bool, Bool)
+
 template <typename T> struct DataTypeOf;
 #define HN_DATATYPE_OF(T, V) \
   template <> struct DataTypeOf<T> { static constexpr DataType value = DataType::V; };
-HN_DATATYPE_OF(float, Float)
-HN_DATATYPE_OF(double, Double)
-HN_DATATYPE_OF(Half, Float16)
-HN_DATATYPE_OF(int8_t, Int8)
-HN_DATATYPE_OF(uint8_t, UInt8)
-HN_DATATYPE_OF(int16_t, Int16)
-HN_DATATYPE_OF(uint16_t, UInt16)
-HN_DATATYPE_OF(int32_t, Int32)
-HN_DATATYPE_OF(int64_t, Int64)
-HN_DATATYPE_OF(bool, Bool)
+HN_FOR_EACH_POD_TYPE(HN_DATATYPE_OF)
 HN_DATATYPE_OF(std::string, String)
 #undef HN_DATATYPE_OF
 

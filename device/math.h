@@ -31,7 +31,8 @@ enum class BinaryOp { Add, Sub, Mul, Div };
 
 // The broadcast plan shared by elementwise binary ops: A viewed as [pre, n, post], B as [n];
 // same-shape operands are pre = post = 1. C = A op B broadcast, C has A's size (may alias A or B
-// when the sizes are equal). Instantiated for float, double, int32, int64.
+// when the sizes are equal). Instantiated for the types below, on every device.
+#define HN_FOR_EACH_BINARY_MATH_TYPE(M) M(float) M(double) M(int32_t) M(int64_t)
 template <typename T, class Context>
 void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c,
                      Context* ctx);

@@ -9,6 +9,7 @@
 
 #include "core/context.h"
 #include "core/half.h"
+#include "core/types.h"
 #include "device/math.h"
 
 namespace hetnet {
@@ -47,17 +48,8 @@ template <typename T, class Context>
 void Set(int64_t n, T value, T* y, Context*) {
   for (int64_t i = 0; i < n; ++i) y[i] = value;
 }
-#define HN_INSTANTIATE_SET(T) template void Set<T, CPUContext>(int64_t, T, T*, CPUContext*);
-HN_INSTANTIATE_SET(float)
-HN_INSTANTIATE_SET(double)
-HN_INSTANTIATE_SET(Half)
-HN_INSTANTIATE_SET(int8_t)
-HN_INSTANTIATE_SET(int16_t)
-HN_INSTANTIATE_SET(int32_t)
-HN_INSTANTIATE_SET(int64_t)
-HN_INSTANTIATE_SET(uint8_t)
-HN_INSTANTIATE_SET(uint16_t)
-HN_INSTANTIATE_SET(bool)
+#define HN_INSTANTIATE_SET(T, _) template void Set<T, CPUContext>(int64_t, T, T*, CPUContext*);
+HN_FOR_EACH_POD_TYPE(HN_INSTANTIATE_SET)
 #undef HN_INSTANTIATE_SET
 
 template <>
@@ -101,10 +93,7 @@ void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T*
 }
 #define HN_INSTANTIATE_BINARY(T) \
   template void BroadcastBinary<T, CPUContext>(BinaryOp, int64_t, int64_t, int64_t, const T*, const T*, T*, CPUContext*);
-HN_INSTANTIATE_BINARY(float)
-HN_INSTANTIATE_BINARY(double)
-HN_INSTANTIATE_BINARY(int32_t)
-HN_INSTANTIATE_BINARY(int64_t)
+HN_FOR_EACH_BINARY_MATH_TYPE(HN_INSTANTIATE_BINARY)
 #undef HN_INSTANTIATE_BINARY
 
 template <>

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "core/types.h"
 #include "device/cuda/cuda_context.h"
 #include "device/math.h"
 
@@ -66,17 +67,8 @@ void Set(int64_t n, T value, T* y, Context* ctx) {
   SetKernel<T><<<CudaBlocks(n), kCudaThreads, 0, ctx->stream()>>>(n, value, y);
   HN_CUDA_CHECK(cudaGetLastError());
 }
-#define HN_INSTANTIATE_SET(T) template void Set<T, CUDAContext>(int64_t, T, T*, CUDAContext*);
-HN_INSTANTIATE_SET(float)
-HN_INSTANTIATE_SET(double)
-HN_INSTANTIATE_SET(Half)
-HN_INSTANTIATE_SET(int8_t)
-HN_INSTANTIATE_SET(int16_t)
-HN_INSTANTIATE_SET(int32_t)
-HN_INSTANTIATE_SET(int64_t)
-HN_INSTANTIATE_SET(uint8_t)
-HN_INSTANTIATE_SET(uint16_t)
-HN_INSTANTIATE_SET(bool)
+#define HN_INSTANTIATE_SET(T, _) template void Set<T, CUDAContext>(int64_t, T, T*, CUDAContext*);
+HN_FOR_EACH_POD_TYPE(HN_INSTANTIATE_SET)
 #undef HN_INSTANTIATE_SET
 
 template <>
@@ -104,10 +96,7 @@ void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T*
 #define HN_INSTANTIATE_BINARY(T)                                                                      \
   template void BroadcastBinary<T, CUDAContext>(BinaryOp, int64_t, int64_t, int64_t, const T*, const T*, T*, \
                                                 CUDAContext*);
-HN_INSTANTIATE_BINARY(float)
-HN_INSTANTIATE_BINARY(double)
-HN_INSTANTIATE_BINARY(int32_t)
-HN_INSTANTIATE_BINARY(int64_t)
+HN_FOR_EACH_BINARY_MATH_TYPE(HN_INSTANTIATE_BINARY)
 #undef HN_INSTANTIATE_BINARY
 
 template <>
