@@ -1,5 +1,5 @@
-// Operator creation for executors other than the sequential one: the same checks as SimpleNet
-// (every input is an external input, an earlier output or a workspace blob), errors naming the op.
+// Operator creation shared by the executors: every input must be an external input, an earlier
+// output or a workspace blob; errors name the net and the operator.
 #pragma once
 
 #include <memory>
