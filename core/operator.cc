@@ -83,20 +83,23 @@ std::vector<std::string> NearestOperatorNames(const std::string& name, size_t li
   return out;
 }
 
+std::string ResolveEngine(const caffe2::OperatorDef& def, Device device) {
+  std::vector<std::string> engines = SplitEngines(def.engine());
+  if (engines.empty() && device.type == DeviceType::CUDA) engines.push_back("CUDNN");  // as Caffe2 did
+  for (const auto& e : engines)
+    if (OperatorRegistry::Find(def.type(), device.type, e)) return e;
+  return "";
+}
+
 std::unique_ptr<OperatorBase> CreateOperator(const caffe2::OperatorDef& def, Workspace* ws) {
   const Device device = DeviceFromOption(def.device_option());
   if (!device.is_cpu()) GetDeviceBackend(device);  // throws for a missing backend or GPU id
   if (const OpSchema* schema = OpSchemaRegistry::Find(def.type())) schema->Verify(def);
-  const std::string type_desc = def.type() + " on " + device.str();
-  std::vector<std::string> engines = SplitEngines(def.engine());
-  if (engines.empty() && device.type == DeviceType::CUDA) engines.push_back("CUDNN");  // as Caffe2 did
-  engines.push_back("");
-  for (const auto& e : engines) {
-    if (const auto* fn = OperatorRegistry::Find(def.type(), device.type, e)) {
-      auto op = (*fn)(def, ws);
-      op->set_engine(e);
-      return op;
-    }
+  const std::string engine = ResolveEngine(def, device);
+  if (const auto* fn = OperatorRegistry::Find(def.type(), device.type, engine)) {
+    auto op = (*fn)(def, ws);
+    op->set_engine(engine);
+    return op;
   }
   const bool known_anywhere = OperatorRegistry::Has(def.type(), DeviceType::CPU) ||
                               OperatorRegistry::Has(def.type(), DeviceType::CUDA);

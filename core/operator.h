@@ -116,6 +116,10 @@ struct OperatorRegisterer {
 // Throws kNotFound for unknown types (with the nearest registered names).
 std::unique_ptr<OperatorBase> CreateOperator(const caffe2::OperatorDef& def, Workspace* ws);
 
+// The engine an operator of `def` gets on `device`: the first of def.engine's comma-separated
+// preference list (CUDNN first on CUDA when none is given) that has a kernel, else "" (default).
+std::string ResolveEngine(const caffe2::OperatorDef& def, Device device);
+
 // Registered type names closest to `name` (edit distance), best first.
 std::vector<std::string> NearestOperatorNames(const std::string& name, size_t limit = 3);
 

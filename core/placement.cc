@@ -183,7 +183,7 @@ class CopyPass {
     p.index = out_.net.op_size();
     p.type = op.type();
     p.device = DeviceFromOption(op.device_option());
-    p.engine = op.engine();
+    p.engine = ResolveEngine(op, p.device);
     p.reason = reason;
     out_.report.ops.push_back(p);
     *out_.net.add_op() = op;
@@ -295,7 +295,7 @@ CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const Pl
     }
     produced.insert(op.output().begin(), op.output().end());
   }
-  auto has_kernel = [](const std::string& type) { return OperatorRegistry::Has(type, DeviceType::CUDA); };
+  auto has_kernel = [](const std::string& type) { return !OperatorRegistry::Engines(type, DeviceType::CUDA).empty(); };
   return PlaceNetWith(def, devices, shapes, opts, NumCudaDevices(), has_kernel);
 }
 

@@ -177,7 +177,8 @@ def GetPlacementOptions():
 
 def PlacementReport(net, strict=None, soft_placement=None):
     """Where each op of net would run against the current workspace, and the copies inserted:
-    {'net_name', 'ops': [{'index','type','device','engine','reason'}], 'copies': [...]}."""
+    {'net_name', 'ops': [{'index','type','device','engine','reason'}], 'copies': [...],
+    'text': the C++ report text, 'dot': Graphviz}."""
     opts = GetPlacementOptions()
     strict = opts["strict"] if strict is None else bool(strict)
     soft = opts["soft_placement"] if soft_placement is None else bool(soft_placement)
@@ -186,14 +187,14 @@ def PlacementReport(net, strict=None, soft_placement=None):
 
 
 def FormatPlacementReport(report):
-    lines = ["placement of net '{}':".format(report["net_name"])]
-    for op in report["ops"]:
-        device_type, device_id = op["device"]
-        where = "cpu" if device_type == 0 else "cuda:{}".format(device_id)
-        lines.append("  #{} {} on {} ({})".format(op["index"], op["type"], where, op["reason"]))
-    for c in report["copies"]:
-        lines.append("  copy {} -> {} ({})".format(c["src_blob"], c["dst_blob"], c["type"]))
-    return "\n".join(lines)
+    """The report as text: the same text C++ (PlacementReport::ToText) and `hetnet inspect
+    --placement` print."""
+    return report["text"]
+
+
+def PlacementDot(report):
+    """The placed net as Graphviz DOT: ops coloured by device, copies as red boundary edges."""
+    return report["dot"]
 
 
 # ---- memory report ----

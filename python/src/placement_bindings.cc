@@ -34,6 +34,8 @@ py::dict ReportToDict(const hetnet::PlacementReport& r) {
   }
   py::dict out;
   out["net_name"] = r.net_name;
+  out["text"] = r.ToText();  // the same text as C++ and `hetnet inspect --placement`
+  out["dot"] = r.ToDot();
   out["ops"] = ops;
   out["copies"] = copies;
   return out;
@@ -48,10 +50,6 @@ py::tuple ResultToTuple(const hetnet::CopyPassResult& r) {
 }  // namespace
 
 void InitPlacement(py::module_& m) {
-  m.def("has_placement_pass", [] {
-    return &hetnet::CrossDeviceCopyPass != nullptr && &hetnet::PlaceNet != nullptr &&
-           &hetnet::DefaultPlacementOptions != nullptr;
-  });
   // (net_bytes, {blob: (type, id)}) -> (net_bytes, {blob: (type, id)}, report dict)
   m.def("cross_device_copy_pass", [](const py::bytes& net_bytes, const py::dict& input_devices) {
     auto net = ParseProto<caffe2::NetDef>(net_bytes, "NetDef");

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import REPO_ROOT, SHARED_DIR, require_operators, require_placement_pass, subprocess_env
+from conftest import REPO_ROOT, SHARED_DIR, require_operators, subprocess_env
 
 SEED = os.path.join(SHARED_DIR, "examples", "seed_mixed_devices.py")
 MIXED = os.path.join(REPO_ROOT, "python", "examples", "mixed_devices_run.py")
@@ -76,7 +76,6 @@ def test_seed_output_parses_back_as_netdef():
 
 def test_mixed_devices_example_runs():
     require_operators("FC", "Sigmoid", "SoftmaxWithLoss", "XavierFill", "ConstantFill")
-    require_placement_pass()
     result = _run(MIXED)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()

@@ -3,7 +3,7 @@ import pytest
 
 from hetnet import core, workspace
 from hetnet.proto import caffe2_pb2
-from conftest import require_placement_pass
+
 
 CPU = core.DeviceOption(caffe2_pb2.CPU, -1)
 GPU1 = core.DeviceOption(caffe2_pb2.CUDA, 1)
@@ -21,7 +21,6 @@ def _seed_net():
 
 
 def test_inject_cross_device_copies_like_caffe2():
-    require_placement_pass()
     new_net, blob_to_device = core.InjectCrossDeviceCopies(_seed_net())
     assert isinstance(new_net, core.Net)
     ops = new_net.Proto().op
@@ -38,7 +37,6 @@ def test_inject_cross_device_copies_like_caffe2():
 
 
 def test_inject_reuses_copies_and_uses_given_input_devices():
-    require_placement_pass()
     net = core.Net("reuse")
     with core.DeviceScope(GPU0):
         net.Relu("x", "a")
@@ -51,7 +49,6 @@ def test_inject_reuses_copies_and_uses_given_input_devices():
 
 
 def test_gpu_to_cpu_copy_named_cpu():
-    require_placement_pass()
     net = core.Net("back")
     with core.DeviceScope(GPU0):
         y = net.Relu("x", "y")
@@ -64,7 +61,6 @@ def test_gpu_to_cpu_copy_named_cpu():
 
 
 def test_overwrite_on_other_device_is_refused():
-    require_placement_pass()
     import hetnet
     net = core.Net("overwrite")
     with core.DeviceScope(GPU0):
@@ -76,7 +72,6 @@ def test_overwrite_on_other_device_is_refused():
 
 
 def test_placement_options_round_trip():
-    require_placement_pass()
     before = workspace.GetPlacementOptions()
     try:
         workspace.SetPlacementOptions(soft_placement=True)
@@ -84,3 +79,24 @@ def test_placement_options_round_trip():
     finally:
         workspace.SetPlacementOptions(**before)
     assert workspace.GetPlacementOptions() == before
+
+
+def test_placement_report_is_the_same_from_python_cpp_and_cli(ws, tmp_path):
+    """Python prints the C++ report text; `hetnet inspect --placement` prints the same."""
+    import os
+    import subprocess
+    from hetnet import _C
+    net = _seed_net()
+    report = workspace.PlacementReport(net, soft_placement=True)
+    text = workspace.FormatPlacementReport(report)
+    assert "soft placement" in text or "CopyCPUToGPU" in text
+    assert text.startswith("Placement of net '{}'".format(net.Name()))
+    assert "digraph" in workspace.PlacementDot(report)
+    path = tmp_path / "inject.pb"
+    path.write_bytes(net.Proto().SerializeToString())
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(_C.__file__))))
+    cli = os.path.join(build, "bin", "hetnet")
+    assert os.path.exists(cli), "hetnet CLI not built at " + cli
+    out = subprocess.run([cli, "inspect", "--soft-placement", "--placement", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    assert text in out
