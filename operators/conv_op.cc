@@ -3,9 +3,7 @@
 // no_gradient_to_input=1 drops dX) and the CPU kernels of conv_op.h.
 #include "operators/conv_op.h"
 
-#include <algorithm>
-
-#include "core/gradient.h"
+#include "operators/conv_gradient_maker.h"
 
 namespace hetnet {
 
@@ -41,27 +39,6 @@ OPERATOR_SCHEMA(ConvGradient)
 REGISTER_CPU_OPERATOR(Conv, ConvOp<CPUContext>);
 REGISTER_CPU_OPERATOR(ConvGradient, ConvGradientOp<CPUContext>);
 
-class GetConvGradient final : public GradientMakerBase {
- public:
-  using GradientMakerBase::GradientMakerBase;
-  std::vector<caffe2::OperatorDef> GetGradientDefs() override {
-    const bool dx = !ArgumentHelper(Def()).GetSingleArgument<int>("no_gradient_to_input", 0);
-    std::vector<std::string> outs{GI(1)};
-    std::vector<caffe2::Argument> args(Def().arg().begin(), Def().arg().end());
-    if (Def().input_size() == 3) {
-      outs.push_back(GI(2));
-    } else {
-      caffe2::Argument nb;
-      nb.set_name("no_bias");
-      nb.set_i(1);
-      args.erase(std::remove_if(args.begin(), args.end(), [](const caffe2::Argument& a) { return a.name() == "no_bias"; }),
-                 args.end());
-      args.push_back(nb);
-    }
-    if (dx) outs.push_back(GI(0));
-    return {GradientOp("ConvGradient", {I(0), I(1), GO(0)}, outs, args)};
-  }
-};
-REGISTER_GRADIENT(Conv, GetConvGradient);
+REGISTER_GRADIENT(Conv, GetConvLikeGradient);
 
 }  // namespace hetnet
