@@ -6,7 +6,7 @@
 #
 # .gpu-deps/ is git-ignored; carry it with the call (a few MB). cuDNN, cuBLAS and NCCL are taken from
 # the GPU machine's CUDA toolkit or its Python environment's nvidia-* packages, never carried.
-# Logs and benchmark tables go to $OUT (or build-gpu/out).
+# Logs and benchmark tables go to $OUT (or build-gpu/out): 8 files, the most the device tool returns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deps="$PWD/.gpu-deps"
@@ -53,8 +53,8 @@ PY
   (cd build-gpu && ctest --output-on-failure -j4 2>&1) | tee "$out/ctest.log" || rc=1
   # The GPU tests again, verbosely: every [gpu] case with its assertions (77: no GPU, skipped).
   local code=0
-  build-gpu/bin/hetnet_tests --require-gpu "[gpu]" -s -r compact > "$out/gpu_tests_full.log" 2>&1 || code=$?
-  tail -200 "$out/gpu_tests_full.log" > "$out/gpu_tests.log"
+  build-gpu/bin/hetnet_tests --require-gpu "[gpu]" -s -r compact > build-gpu/gpu_tests_full.log 2>&1 || code=$?
+  tail -200 build-gpu/gpu_tests_full.log > "$out/gpu_tests.log"
   if [ "$code" -eq 77 ]; then echo "GPU tests skipped: no CUDA device" | tee -a "$out/gpu_tests.log"
   elif [ "$code" -ne 0 ]; then rc=1; fi
   for b in bench_copy bench_fc bench_dispatch; do
