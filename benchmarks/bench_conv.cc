@@ -16,9 +16,11 @@
 #include "core/device.h"
 #include "core/operator.h"
 #include "core/workspace.h"
+#include "benchmarks/bench_util.h"
 
 using namespace hetnet;
-using Clock = std::chrono::steady_clock;
+using bench::BestSeconds;
+using bench::Clock;
 
 namespace {
 // Best times of a and b, measured alternately (a, b, a, b, ...) so that load from other processes
@@ -40,25 +42,6 @@ std::pair<double, double> BestPair(A a, B b, int reps, double budget) {
     total += da + db;
   }
   return {ba, bb};
-}
-template <typename F>
-double BestSeconds(F f, int reps) {
-  f();  // warm up
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = Clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return best;
-}
-Tensor Random(std::vector<int64_t> shape, unsigned seed) {
-  Tensor t(shape, DataType::Float);
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  float* p = t.mutable_data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(g);
-  return t;
 }
 caffe2::Argument IntArg(const char* n, int v) {
   caffe2::Argument a;
@@ -97,7 +80,9 @@ int main(int argc, char** argv) {
       const double flops = 2.0 * batch * L.M * K * P;
       const int reps = flops > 2e9 ? 3 : flops > 2e8 ? 5 : 15;
       Workspace ws;
-      const Tensor x = Random({batch, L.C, L.HW, L.HW}, 1), w = Random({L.M, L.C, L.k, L.k}, 2), b = Random({L.M}, 3);
+      const Tensor x = bench::RandomTensor({batch, L.C, L.HW, L.HW}, 1);
+      const Tensor w = bench::RandomTensor({L.M, L.C, L.k, L.k}, 2);
+      const Tensor b = bench::RandomTensor({L.M}, 3);
       ws.CreateBlob("X")->GetMutableTensor(Device::CPU())->CopyFrom(x);
       ws.CreateBlob("W")->GetMutableTensor(Device::CPU())->CopyFrom(w);
       ws.CreateBlob("b")->GetMutableTensor(Device::CPU())->CopyFrom(b);

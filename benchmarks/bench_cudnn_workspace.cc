@@ -13,6 +13,7 @@
 #include "core/gradient.h"
 #include "core/operator.h"
 #include "core/workspace.h"
+#include "benchmarks/bench_util.h"
 #if defined(HETNET_WITH_CUDNN)
 #include "device/cuda/cudnn_workspace.h"
 #endif
@@ -25,14 +26,6 @@ caffe2::Argument IntArg(const char* n, int v) {
   a.set_name(n);
   a.set_i(v);
   return a;
-}
-Tensor Random(std::vector<int64_t> shape, unsigned seed) {
-  Tensor t(shape, DataType::Float);
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> d(-0.1f, 0.1f);
-  float* p = t.mutable_data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(g);
-  return t;
 }
 }  // namespace
 
@@ -64,13 +57,13 @@ int main() {
     for (int64_t batch : {int64_t{8}, int64_t{32}}) {
       ResetCudnnWorkspaceStats();
       Workspace ws;
-      ws.CreateBlob("x0")->GetMutableTensor(gpu)->CopyFrom(Random({batch, 3, 112, 112}, 1));
+      ws.CreateBlob("x0")->GetMutableTensor(gpu)->CopyFrom(bench::RandomTensor({batch, 3, 112, 112}, 1, -0.1f, 0.1f));
       std::vector<std::unique_ptr<OperatorBase>> ops;
       std::string prev = "x0";
       for (size_t i = 0; i < layers.size(); ++i) {
         const auto& l = layers[i];
         const std::string w = "w" + std::to_string(i), y = "x" + std::to_string(i + 1);
-        ws.CreateBlob(w)->GetMutableTensor(gpu)->CopyFrom(Random({l.M, l.C, l.k, l.k}, 10 + i));
+        ws.CreateBlob(w)->GetMutableTensor(gpu)->CopyFrom(bench::RandomTensor({l.M, l.C, l.k, l.k}, 10 + i, -0.1f, 0.1f));
         caffe2::OperatorDef def;
         def.set_type("Conv");
         def.add_input(prev);

@@ -9,28 +9,12 @@
 
 #include "core/operator.h"
 #include "core/workspace.h"
+#include "benchmarks/bench_util.h"
 
 using namespace hetnet;
-using Clock = std::chrono::steady_clock;
+using bench::BestSeconds;
 
 namespace {
-template <typename F>
-double BestSeconds(F f, int reps) {
-  f();  // warm up
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = Clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return best;
-}
-void Fill(Tensor* t, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  float* p = t->mutable_data<float>();
-  for (int64_t i = 0; i < t->numel(); ++i) p[i] = d(g);
-}
 }  // namespace
 
 int main() {
@@ -41,15 +25,12 @@ int main() {
   std::printf("| M x K x N | FC op GFLOP/s | raw Eigen GEMM GFLOP/s | FC / Eigen |\n|---|---|---|---|\n");
   for (const auto& s : sizes) {
     Workspace ws;
-    Tensor* X = ws.CreateBlob("X")->GetMutableTensor(Device::CPU());
-    X->Resize({s.M, s.K});
-    Fill(X, 1);
-    Tensor* W = ws.CreateBlob("W")->GetMutableTensor(Device::CPU());
-    W->Resize({s.N, s.K});
-    Fill(W, 2);
-    Tensor* b = ws.CreateBlob("b")->GetMutableTensor(Device::CPU());
-    b->Resize({s.N});
-    Fill(b, 3);
+    Tensor* X = ws.CreateBlob("X")->GetMutable<Tensor>();
+    *X = bench::RandomTensor({s.M, s.K}, 1);
+    Tensor* W = ws.CreateBlob("W")->GetMutable<Tensor>();
+    *W = bench::RandomTensor({s.N, s.K}, 2);
+    Tensor* b = ws.CreateBlob("b")->GetMutable<Tensor>();
+    *b = bench::RandomTensor({s.N}, 3);
     caffe2::OperatorDef def;
     def.set_type("FC");
     for (const char* i : {"X", "W", "b"}) def.add_input(i);

@@ -45,29 +45,28 @@ cudnnDataType_t PoolDataType(const caffe2::OperatorDef& def, DataType t) {
 bool CudnnCanPool(const ConvPoolGeom& g) { return g.pt == g.pb && g.pl == g.pr; }
 }  // namespace
 
-template <bool kMax>
-class CudnnPoolOp final : public Operator<CUDAContext> {
+// Shared by the forward and gradient cuDNN pool ops: arguments, descriptors, and the default-engine
+// CUDA op that runs the shapes cuDNN cannot express (asymmetric pads, float32 only).
+template <class Fallback>
+class CudnnPoolBase : public Operator<CUDAContext> {
  public:
-  CudnnPoolOp(const caffe2::OperatorDef& def, Workspace* ws)
+  CudnnPoolBase(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<CUDAContext>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Pool)),
         count_include_pad_(GetSingleArgument<int>("count_include_pad", 0) != 0), ws_(ws) {}
-  void RunOnDevice() override {
-    const Tensor& X = Input(0);
-    const ConvPoolGeom g = ComputeConvPoolGeom(def(), ConvPoolKind::Pool, args_, X.shape());
-    if (!CudnnCanPool(g) && X.dtype() == DataType::Float) {
-      if (!fallback_) fallback_.reset(new PoolOp<CUDAContext, kMax>(def(), ws_));
+
+ protected:
+  // The geometry for X; runs the fallback and returns false where cuDNN cannot pool.
+  bool Prepare(const Tensor& X, ConvPoolGeom* g) {
+    *g = ComputeConvPoolGeom(def(), ConvPoolKind::Pool, args_, X.shape());
+    if (!CudnnCanPool(*g) && X.dtype() == DataType::Float) {
+      if (!fallback_) fallback_.reset(new Fallback(def(), ws_));
       fallback_->Run();
-      return;
+      return false;
     }
-    HN_CHECK_KIND(kUnsupported, CudnnCanPool(g), def().type(), " (CUDNN): asymmetric pads need float32");
-    descs_.Set(g, kMax, count_include_pad_, PoolDataType(def(), X.dtype()));
-    Tensor* Y = Output(0, g.y_shape(), X.dtype());
-    const float one = 1.f, zero = 0.f;
-    HN_CUDNN_CHECK(cudnnPoolingForward(CudnnHandle(context_), descs_.pool, &one, descs_.x, X.raw_data(), &zero,
-                                       descs_.y, Y->raw_mutable_data(X.dtype())));
+    HN_CHECK_KIND(kUnsupported, CudnnCanPool(*g), def().type(), " (CUDNN): asymmetric pads need float32");
+    return true;
   }
 
- private:
   ConvPoolArgs args_;
   bool count_include_pad_;
   Workspace* ws_;
@@ -76,38 +75,43 @@ class CudnnPoolOp final : public Operator<CUDAContext> {
 };
 
 template <bool kMax>
-class CudnnPoolGradientOp final : public Operator<CUDAContext> {
+class CudnnPoolOp final : public CudnnPoolBase<PoolOp<CUDAContext, kMax>> {
  public:
-  CudnnPoolGradientOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<CUDAContext>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Pool)),
-        count_include_pad_(GetSingleArgument<int>("count_include_pad", 0) != 0), ws_(ws) {}
+  using CudnnPoolBase<PoolOp<CUDAContext, kMax>>::CudnnPoolBase;
   void RunOnDevice() override {
-    const Tensor& X = Input(0);
-    const ConvPoolGeom g = ComputeConvPoolGeom(def(), ConvPoolKind::Pool, args_, X.shape());
-    if (!CudnnCanPool(g) && X.dtype() == DataType::Float) {
-      if (!fallback_) fallback_.reset(new PoolGradientOp<CUDAContext, kMax>(def(), ws_));
-      fallback_->Run();
-      return;
-    }
-    HN_CHECK_KIND(kUnsupported, CudnnCanPool(g), def().type(), " (CUDNN): asymmetric pads need float32");
-    for (int i = 1; i < 3; ++i)
-      HN_ENFORCE(Input(i).shape() == g.y_shape() && Input(i).dtype() == X.dtype(), def().type(), ": input ", i, " ('",
-                 def().input(i), "') is ", Input(i).DebugString(), " but ", DataTypeName(X.dtype()),
-                 ShapeToString(g.y_shape()), " is required");
-    descs_.Set(g, kMax, count_include_pad_, PoolDataType(def(), X.dtype()));
-    Tensor* dX = Output(0, X.shape(), X.dtype());
+    const Tensor& X = this->Input(0);
+    ConvPoolGeom g;
+    if (!this->Prepare(X, &g)) return;
+    this->descs_.Set(g, kMax, this->count_include_pad_, PoolDataType(this->def(), X.dtype()));
+    Tensor* Y = this->Output(0, g.y_shape(), X.dtype());
     const float one = 1.f, zero = 0.f;
-    HN_CUDNN_CHECK(cudnnPoolingBackward(CudnnHandle(context_), descs_.pool, &one, descs_.y, Input(1).raw_data(),
-                                        descs_.y, Input(2).raw_data(), descs_.x, X.raw_data(), &zero, descs_.x,
+    HN_CUDNN_CHECK(cudnnPoolingForward(CudnnHandle(this->context_), this->descs_.pool, &one, this->descs_.x, X.raw_data(), &zero,
+                                       this->descs_.y, Y->raw_mutable_data(X.dtype())));
+  }
+};
+
+template <bool kMax>
+class CudnnPoolGradientOp final : public CudnnPoolBase<PoolGradientOp<CUDAContext, kMax>> {
+ public:
+  using CudnnPoolBase<PoolGradientOp<CUDAContext, kMax>>::CudnnPoolBase;
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    ConvPoolGeom g;
+    if (!this->Prepare(X, &g)) return;
+    for (int i = 1; i < 3; ++i) {
+      const Tensor& in = this->Input(i);
+      HN_ENFORCE(in.shape() == g.y_shape() && in.dtype() == X.dtype(), this->def().type(), ": input ", i, " ('",
+                 this->def().input(i), "') is ", in.DebugString(), " but ", DataTypeName(X.dtype()),
+                 ShapeToString(g.y_shape()), " is required");
+    }
+    this->descs_.Set(g, kMax, this->count_include_pad_, PoolDataType(this->def(), X.dtype()));
+    Tensor* dX = this->Output(0, X.shape(), X.dtype());
+    const float one = 1.f, zero = 0.f;
+    const PoolDescs& d = this->descs_;
+    HN_CUDNN_CHECK(cudnnPoolingBackward(CudnnHandle(this->context_), d.pool, &one, d.y, this->Input(1).raw_data(), d.y,
+                                        this->Input(2).raw_data(), d.x, X.raw_data(), &zero, d.x,
                                         dX->raw_mutable_data(X.dtype())));
   }
-
- private:
-  ConvPoolArgs args_;
-  bool count_include_pad_;
-  Workspace* ws_;
-  PoolDescs descs_;
-  std::unique_ptr<OperatorBase> fallback_;
 };
 
 REGISTER_CUDA_OPERATOR_WITH_ENGINE(MaxPool, CUDNN, CudnnPoolOp<true>);
