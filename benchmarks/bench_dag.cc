@@ -3,9 +3,9 @@
 // (Eigen's GEMM threads) is set to 1 thread for the whole process, so the sequential baseline and
 // every worker run single-threaded kernels; the executor also sets 1 inside its workers.
 // GPU (skipped without a device): K micro-batches in one net, each CPU preprocessing -> H2D copy ->
-// GPU FC chain -> D2H copy -> CPU postprocessing; with workers, batch i's copies overlap batch j's
-// compute. Reports the pipeline's time against max(compute alone, transfers alone), each measured as a
-// net of its own, and the profiler's per-op sums inside the pipeline.
+// GPU FC chain -> D2H copy -> CPU postprocessing; with workers, batch i's copies and CPU work overlap
+// batch j's compute. Reports the pipeline's time against max(compute alone, transfers alone), each
+// measured as a net of its own, for 4 and 16 micro-batches and in the steady state between them.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -143,23 +143,22 @@ void DispatchOverhead() {
   std::printf("\n");
 }
 
-// dry_run: without a GPU, builds the same net under soft placement and runs it on CPU once (checks
-// the net, not the timings).
-void GpuPipeline(bool dry_run) {
-  std::printf("## GPU: CPU preprocessing, copies and GPU compute of consecutive micro-batches\n\n");
-  if (NumCudaDevices() == 0 && !dry_run) {
-    std::printf("skipped: no CUDA device on this machine (NumCudaDevices() == 0%s)\n\n",
-                HasCudaSupport() ? "" : ", and this build has no CUDA");
-    return;
-  }
-  const int kBatches = 8, kDepth = dry_run ? 2 : 8;
-  const int64_t kRows = dry_run ? 64 : 2048, kDim = dry_run ? 64 : 2048;
+struct PipelineTimes {
+  double pipeline_ms, compute_ms, transfer_ms;
+};
+
+// K micro-batches of CPU preprocessing (Scale) -> H2D -> kDepth GPU FCs -> D2H -> CPU Relu in one
+// "dag" net, then the same GPU compute alone and the same transfers alone, each as a net of its
+// own. dry_run (no GPU): the same net under soft placement, run once on CPU (checks the net only).
+PipelineTimes Pipeline(int batches, bool dry_run, bool print_profile) {
+  const int kDepth = dry_run ? 2 : 8;
+  const int64_t kRows = dry_run ? 64 : 1024, kDim = dry_run ? 64 : 4096;
   Workspace ws;
   caffe2::NetDef net;
   net.set_name("gpu_pipeline");
   net.set_type("dag");
   net.set_num_workers(4);
-  for (int d = 0; d < kDepth; ++d) {  // weights live on the GPU (fed through the copy pass once)
+  for (int d = 0; d < kDepth; ++d) {  // weights live on the GPU
     const std::string w = "w" + std::to_string(d), b = "b" + std::to_string(d);
     Feed(&ws, w + "_host", {kDim, kDim}, d);
     Feed(&ws, b + "_host", {kDim}, 100 + d);
@@ -174,11 +173,11 @@ void GpuPipeline(bool dry_run) {
       net.add_external_input(n);
     }
   }
-  for (int k = 0; k < kBatches; ++k) {
+  for (int k = 0; k < batches; ++k) {
     const std::string x = "x" + std::to_string(k);
     net.add_external_input(x);
     Feed(&ws, x, {kRows, kDim}, 1000 + k);
-    AddOp(&net, "Scale", {x}, {x + "_pre"});  // CPU preprocessing
+    AddOp(&net, "Scale", {x}, {x + "_pre"});  // CPU preprocessing; the copy pass inserts the H2D copy
     std::string prev = x + "_pre";
     for (int d = 0; d < kDepth; ++d) {
       const std::string y = x + "_h" + std::to_string(d);
@@ -194,29 +193,17 @@ void GpuPipeline(bool dry_run) {
     soft->set_i(1);
     NetBase* cpu_net = ws.CreateNet(net);
     cpu_net->Run();
-    std::printf("dry run on CPU (soft placement): %d ops ran, %d of them copies\n\n", static_cast<int>(cpu_net->operators().size()),
-                static_cast<int>(cpu_net->placement().copies.size()));
-    return;
+    std::printf("dry run on CPU (soft placement): %d ops ran, %d of them copies\n\n",
+                static_cast<int>(cpu_net->operators().size()), static_cast<int>(cpu_net->placement().copies.size()));
+    return {0, 0, 0};
   }
   NetBase* gpu_net = ws.CreateNet(net);
-  const double total_ms = MsPerRun(gpu_net, 5);
-  ProfileResult prof = ProfileNet(gpu_net, 1, 5, false);
-  const auto& ops = gpu_net->operators();
-  const auto op_ms = prof.summary.MeanOpMs();
-  double compute = 0, h2d = 0, d2h = 0, cpu = 0;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const std::string& t = ops[i]->type();
-    if (t == "CopyCPUToGPU") h2d += op_ms[i];
-    else if (t == "CopyGPUToCPU") d2h += op_ms[i];
-    else if (ops[i]->device().is_cpu()) cpu += op_ms[i];
-    else compute += op_ms[i];
-  }
-  // The same compute alone (inputs already on the GPU) and the same transfers alone, as nets.
+  PipelineTimes t{MsPerRun(gpu_net, 5), 0, 0};
   caffe2::NetDef compute_net, transfer_net;
   for (auto* n : {&compute_net, &transfer_net}) n->set_type("dag"), n->set_num_workers(4);
   compute_net.set_name("compute_only");
   transfer_net.set_name("transfer_only");
-  for (int k = 0; k < kBatches; ++k) {
+  for (int k = 0; k < batches; ++k) {
     const std::string x = "x" + std::to_string(k);
     std::string prev = x + "_pre_gpu_0";  // the copy pass's name for x_pre on cuda:0
     for (int d = 0; d < kDepth; ++d) {
@@ -227,15 +214,39 @@ void GpuPipeline(bool dry_run) {
     AddOp(&transfer_net, "CopyCPUToGPU", {x + "_pre"}, {"t" + std::to_string(k) + "_in"}, 1);
     AddOp(&transfer_net, "CopyGPUToCPU", {x + "_h" + std::to_string(kDepth - 1)}, {"t" + std::to_string(k) + "_out"}, 1);
   }
-  const double compute_alone = MsPerRun(ws.CreateNet(compute_net), 5);
-  const double transfer_alone = MsPerRun(ws.CreateNet(transfer_net), 5);
-  const double bound = std::max(compute_alone, transfer_alone);
-  std::printf("| micro-batches | compute alone ms | transfers alone ms | pipeline ms/run | pipeline / max(compute, transfer) |\n");
-  std::printf("|---:|---:|---:|---:|---:|\n| %d | %.2f | %.2f | %.2f | %.2f |\n\n", kBatches, compute_alone,
-              transfer_alone, total_ms, total_ms / bound);
-  std::printf("Inside the pipeline (profiler, sums of op times per run): GPU compute %.2f ms, H2D %.2f ms, D2H %.2f ms, "
-              "CPU %.2f ms\n\n", compute, h2d, d2h, cpu);
-  std::printf("%s\n", prof.summary.ToMarkdown().c_str());
+  t.compute_ms = MsPerRun(ws.CreateNet(compute_net), 5);
+  t.transfer_ms = MsPerRun(ws.CreateNet(transfer_net), 5);
+  if (print_profile) {
+    ProfileResult prof = ProfileNet(gpu_net, 1, 5, false);
+    std::printf("Profile of the %d-micro-batch pipeline (op times per run, summed over ops):\n\n%s\n", batches,
+                prof.summary.ToMarkdown().c_str());
+  }
+  return t;
+}
+
+void GpuPipeline(bool dry_run) {
+  std::printf("## GPU: CPU preprocessing, copies and GPU compute of consecutive micro-batches\n\n");
+  if (NumCudaDevices() == 0 && !dry_run) {
+    std::printf("skipped: no CUDA device on this machine (NumCudaDevices() == 0%s)\n\n",
+                HasCudaSupport() ? "" : ", and this build has no CUDA");
+    return;
+  }
+  if (dry_run) {
+    Pipeline(4, true, false);
+    return;
+  }
+  std::printf("Each micro-batch: Scale (CPU) -> H2D -> 8 FC 1024x4096x4096 (GPU) -> D2H -> Relu (CPU); 4 workers.\n\n"
+              "| micro-batches | compute alone ms | transfers alone ms | pipeline ms/run | pipeline / max(compute, transfer) |\n"
+              "|---:|---:|---:|---:|---:|\n");
+  const PipelineTimes a = Pipeline(4, false, false), b = Pipeline(16, false, true);
+  for (const auto& [k, t] : {std::make_pair(4, a), std::make_pair(16, b)})
+    std::printf("| %d | %.2f | %.2f | %.2f | %.2f |\n", k, t.compute_ms, t.transfer_ms, t.pipeline_ms,
+                t.pipeline_ms / std::max(t.compute_ms, t.transfer_ms));
+  // Steady state: what each micro-batch beyond the first 4 adds (pipeline fill and drain cancel).
+  const double marginal = (b.pipeline_ms - a.pipeline_ms) /
+                          std::max(b.compute_ms - a.compute_ms, b.transfer_ms - a.transfer_ms);
+  std::printf("\nSteady state (micro-batches 5..16): pipeline time added / max(compute, transfer) added = %.2f\n\n",
+              marginal);
 }
 
 }  // namespace

@@ -47,12 +47,29 @@ void Tensor::SetDevice(Device d) {
   device_ = d;
 }
 
+namespace {
+// Page-locked memory is a hint: when the host has no more to lock, pageable memory does the job.
+std::shared_ptr<void> AllocatePinnedOrNull(Allocator* pinned, size_t nbytes) {
+  try {
+    return pinned->Allocate(nbytes);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+}  // namespace
+
 void* Tensor::raw_mutable_data(DataType dtype) {
   HN_ENFORCE(dtype != DataType::Undefined, "cannot allocate a tensor of undefined dtype");
   const size_t need = static_cast<size_t>(numel_) * ItemSize(dtype);
   const bool string_change = (dtype == DataType::String) != (dtype_ == DataType::String);
-  if (storage_ && storage_->device == device_ && storage_->capacity >= need && !string_change &&
-      (dtype != DataType::String || storage_->capacity == need)) {
+  const bool fits = storage_ && storage_->device == device_ && storage_->capacity >= need && !string_change &&
+                    (dtype != DataType::String || storage_->capacity == need);
+  Allocator* pinned = nullptr;
+  if (pinned_host_ && device_.is_cpu() && dtype != DataType::String && need > 0) {
+    DeviceBackend* cuda = FindDeviceBackend(DeviceType::CUDA);
+    if (cuda && (!fits || !storage_->pinned)) pinned = cuda->PinnedHostAllocator();
+  }
+  if (fits && !pinned) {
     dtype_ = dtype;
     storage_->dtype = dtype;
     return storage_->data.get();
@@ -65,6 +82,10 @@ void* Tensor::raw_mutable_data(DataType dtype) {
     HN_CHECK_KIND(kUnsupported, device_.is_cpu(), "string tensors live on CPU only, not ", device_.str());
     st->data = std::shared_ptr<void>(new std::string[std::max<int64_t>(numel_, 1)],
                                      [](void* p) { delete[] static_cast<std::string*>(p); });
+  } else if (pinned && (st->data = AllocatePinnedOrNull(pinned, need))) {
+    st->pinned = true;
+    // Only the kind of memory changes: keep the contents (an in-place writer reads what it overwrites).
+    if (fits) std::memcpy(st->data.get(), storage_->data.get(), need);
   } else if (device_.is_cpu()) {
     st->data = GetCPUAllocator()->Allocate(need);
   } else {

@@ -20,6 +20,7 @@ struct Storage {
   size_t capacity = 0;  // bytes
   Device device;
   DataType dtype = DataType::Undefined;  // strings need their element type to destroy
+  bool pinned = false;                     // page-locked host memory (see Tensor::set_pinned_host)
 };
 
 class Tensor {
@@ -78,6 +79,14 @@ class Tensor {
   // Uses memory owned elsewhere (numpy, pinned buffers); `holder` keeps it alive.
   void SetExternalData(std::shared_ptr<void> holder, size_t nbytes, DataType dtype, Device d);
 
+  // A CPU tensor that a GPU copy reads asks for page-locked memory (CopyCPUToGPU sets this), so
+  // the copy is one DMA on the stream instead of a staged memcpy. Takes effect at the next
+  // raw_mutable_data (the writer's), which moves the contents over once; no effect without a GPU
+  // backend or for strings.
+  void set_pinned_host(bool on) { pinned_host_ = on; }
+  bool pinned_host() const { return pinned_host_; }
+  bool storage_pinned() const { return storage_ && storage_->pinned; }
+
   std::string ShapeString() const;  // "[16, 100]"
   std::string DebugString() const;  // "float32[16, 100] on cpu"
   void CheckType(DataType t) const;
@@ -88,6 +97,7 @@ class Tensor {
   DataType dtype_ = DataType::Undefined;
   Device device_;
   std::shared_ptr<Storage> storage_;
+  bool pinned_host_ = false;
 };
 
 std::string ShapeToString(const std::vector<int64_t>& shape);

@@ -243,6 +243,7 @@ std::vector<caffe2::BlobProto> TensorToChunkedBlobProtos(const Tensor& t, const 
     b.set_name(name);
     b.set_type("Tensor");
     *b.mutable_tensor() = TensorToProto(host, name, begin, end);
+    DeviceToOption(t.device(), b.mutable_tensor()->mutable_device_detail());  // where it lived, for keep_device
     if (!(begin == 0 && end == host.numel()) && !b.tensor().has_segment()) {
       b.mutable_tensor()->mutable_segment()->set_begin(begin);
       b.mutable_tensor()->mutable_segment()->set_end(end);

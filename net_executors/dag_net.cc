@@ -5,8 +5,11 @@
 //
 // GPU: CUDA streams are per thread, so each worker queues on its own stream per GPU, and copy ops
 // get their own stream per direction (argument "stream_id", see operators/copy_op.cu). After a GPU
-// op its worker records an event; a GPU child on another stream waits for it on the device, a CPU
-// child waits on the host. Run() returns once every device has finished the run's work.
+// op its worker records an event; a GPU child on another stream waits for it on the device. A CPU
+// child whose GPU parents have not finished yet is parked rather than run: its worker takes other
+// ready work, and a worker blocks on a parked op's events only when nothing else is ready (so a
+// device-to-host copy never holds a worker while CPU work of the next micro-batch waits).
+// Run() returns once every device has finished the run's work.
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -80,6 +83,7 @@ class DagNet final : public NetBase, public ProfilingExecutor {
       for (int i = 0; i < n; ++i) pending_[i] = static_cast<int>(graph_.parents[i].size());
       std::fill(ran_.begin(), ran_.end(), 0);
       ready_.assign(graph_.roots.begin(), graph_.roots.end());
+      parked_.clear();
       remaining_ = n;
       in_flight_ = 0;
       error_ = nullptr;
@@ -91,6 +95,7 @@ class DagNet final : public NetBase, public ProfilingExecutor {
       std::unique_lock<std::mutex> lock(mu_);
       done_cv_.wait(lock, [&] { return remaining_ == 0 || (error_ && in_flight_ == 0); });
       ready_.clear();  // after an error: ops not yet started never start
+      parked_.clear();
       error = error_;
       timers_active_ = nullptr;
     }
@@ -119,20 +124,50 @@ class DagNet final : public NetBase, public ProfilingExecutor {
     const std::string thread_lane = "worker " + std::to_string(worker);
     for (;;) {
       int op = -1;
+      bool may_block = false;  // a parked op, taken because nothing else is ready
       {
         std::unique_lock<std::mutex> lock(mu_);
-        work_cv_.wait(lock, [&] { return shutdown_ || (!ready_.empty() && !error_); });
+        work_cv_.wait(lock, [&] { return shutdown_ || ((!ready_.empty() || !parked_.empty()) && !error_); });
         if (shutdown_) return;
-        op = ready_.front();
-        ready_.pop_front();
+        std::deque<int>& from = ready_.empty() ? parked_ : ready_;
+        may_block = ready_.empty();
+        op = from.front();
+        from.pop_front();
         ++in_flight_;
       }
-      while (op >= 0) op = RunAndRelease(op, thread_lane);
+      while (op >= 0) {
+        op = RunAndRelease(op, thread_lane, may_block);
+        may_block = false;
+      }
     }
   }
 
-  // Runs op, then (under the lock) releases its children; returns a child to run next or -1.
-  int RunAndRelease(int op, const std::string& thread_lane) {
+  // A CPU op whose GPU parents are still running on their devices (checked without blocking).
+  bool WaitsForDevice(int i) {
+    if (gpu_[i]) return false;
+    for (int p : graph_.parents[i])
+      if (gpu_[p] && done_events_[p].handle() && !GetDeviceEvents()->Query(done_events_[p].handle())) return true;
+    return false;
+  }
+
+  // Runs op, then (under the lock) releases its children; returns a child to run next or -1. Unless
+  // may_block, a CPU op that would wait for a device is parked instead and -1 returned.
+  int RunAndRelease(int op, const std::string& thread_lane, bool may_block) {
+    bool park = false;
+    try {
+      park = !may_block && WaitsForDevice(op);
+    } catch (...) {
+      park = false;  // RunOp's HostWait reports the device error with the op's context
+    }
+    if (park) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --in_flight_;
+        parked_.push_back(op);
+      }
+      work_cv_.notify_one();
+      return -1;
+    }
     std::exception_ptr failure;
     try {
       RunOp(op, thread_lane);
@@ -220,6 +255,7 @@ class DagNet final : public NetBase, public ProfilingExecutor {
   std::condition_variable work_cv_, done_cv_;
   std::vector<std::thread> workers_;
   std::deque<int> ready_;
+  std::deque<int> parked_;    // CPU ops ready on the host whose GPU parents had not finished
   std::vector<int> pending_;  // parents not yet finished, per op
   int remaining_ = 0, in_flight_ = 0;
   std::exception_ptr error_;

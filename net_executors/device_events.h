@@ -25,6 +25,8 @@ class DeviceEvents {
   virtual void StreamWait(StreamHandle s, EventHandle e) = 0;
   // Blocks the calling thread until `e` has completed (a driver wait, not a spin).
   virtual void HostWait(EventHandle e) = 0;
+  // Whether `e` has completed, without blocking (throws on a device error).
+  virtual bool Query(EventHandle e) = 0;
   virtual float ElapsedMs(EventHandle from, EventHandle to) = 0;
 };
 

@@ -21,6 +21,11 @@ void SetCopyStream(caffe2::OperatorDef* op) {
   auto* arg = op->add_arg();
   arg->set_name("stream_id");
   arg->set_i(id);
+  if (id == kDeviceToHostStream) {  // the executor makes host readers wait on the copy's event
+    auto* sync = op->add_arg();
+    sync->set_name("sync_host");
+    sync->set_i(0);
+  }
 }
 }  // namespace
 

@@ -11,8 +11,8 @@ namespace {
 constexpr float kHalfMax = 65504.f;
 
 template <typename D> struct Conv {
-  template <typename S> static D From(S v) { return static_cast<D>(v); }
-  static D From(Half v) { return static_cast<D>(HalfToFloat(v)); }
+  template <typename S> static D From(S v) { return CastNumber<D>(v); }
+  static D From(Half v) { return CastNumber<D>(HalfToFloat(v)); }
 };
 template <> struct Conv<bool> {
   template <typename S> static bool From(S v) { return v != S(0); }

@@ -18,8 +18,8 @@ __device__ Half ToHalf(float f) {
 }
 
 template <typename D> struct Conv {
-  template <typename S> __device__ static D From(S v) { return static_cast<D>(v); }
-  __device__ static D From(Half v) { return static_cast<D>(ToFloat(v)); }
+  template <typename S> __device__ static D From(S v) { return CastNumber<D>(v); }
+  __device__ static D From(Half v) { return CastNumber<D>(ToFloat(v)); }
 };
 template <> struct Conv<bool> {
   template <typename S> __device__ static bool From(S v) { return v != S(0); }

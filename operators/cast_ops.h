@@ -1,6 +1,6 @@
 // Cast(X) -> Y with dtype `to` (a TensorProto.DataType: int, or its name as a string such as "FLOAT");
 // every numeric dtype and bool, float16 included (values convert as C++ static_cast, via float for
-// float16; to bool is x != 0). FloatToHalf (arg clip: saturate at +-65504 instead of overflowing to inf)
+// float16, except float -> integer: see CastNumber; to bool is x != 0). FloatToHalf (arg clip: saturate at +-65504 instead of overflowing to inf)
 // and HalfToFloat are the fixed-type forms. Gradients: Cast casts back (needs arg `from_type`, as in
 // Caffe2); FloatToHalf <-> HalfToFloat.
 #pragma once
@@ -10,8 +10,24 @@
 
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
+#include "operators/host_device.h"
 
 namespace hetnet {
+
+// One element, shared by the CPU and CUDA kernels. Float -> integer truncates toward zero into int64
+// and then wraps to the destination's width (as NumPy's astype does on x86), so out-of-range values
+// give the same result on both devices instead of C++'s undefined behaviour (the GPU saturates, the
+// CPU wraps); NaN, infinities and values beyond int64 give 0. Everything else is static_cast.
+template <typename D, typename S>
+HN_HOST_DEVICE inline D CastNumber(S v) {
+  if constexpr (std::is_floating_point<S>::value && std::is_integral<D>::value) {
+    const double d = static_cast<double>(v);
+    if (!(d > -9.2e18 && d < 9.2e18)) return D(0);
+    return static_cast<D>(static_cast<long long>(d));
+  } else {
+    return static_cast<D>(v);
+  }
+}
 
 // y = cast(x), n elements; clip_half saturates at the float16 range when converting to float16.
 template <class Context>

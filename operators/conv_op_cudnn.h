@@ -32,13 +32,21 @@ class Base : public Operator<CUDAContext> {
     return descs_key + "|" + std::to_string(limit_) + "|" + std::to_string(exhaustive_);
   }
   CudnnWorkspace& Space() { return CudnnWorkspace::Get(context_.device_id(), context_.stream()); }
+  // exhaustive_search's scratch (up to the limit) is temporary, from the caching allocator, so the
+  // shared workspace grows only to what the chosen algorithms use. cudnnFind* blocks until done.
+  template <typename F>
+  void WithSearchScratch(F&& f) {
+    std::shared_ptr<void> scratch = context_.allocator()->Allocate(limit_);
+    f(scratch.get(), limit_);
+    context_.FinishDeviceComputation();
+  }
   // Forward convolution algorithm for descs (in -> out).
   Algo ForwardAlgo(const std::string& key, const void* x, const void* w, void* y) {
     return FwdCache().Get(Key(key) + "|fwd", [&] {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int n = 0;
       if (exhaustive_) {
-        Space().Run(nullptr, limit_, [&](void* p, size_t b) {
+        WithSearchScratch([&](void* p, size_t b) {
           HN_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(CudnnHandle(context_), d_.in, x, d_.w, w, d_.conv, d_.out,
                                                                 y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, p, b));
         });
@@ -54,7 +62,7 @@ class Base : public Operator<CUDAContext> {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
       int n = 0;
       if (exhaustive_) {
-        Space().Run(nullptr, limit_, [&](void* p, size_t b) {
+        WithSearchScratch([&](void* p, size_t b) {
           HN_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(CudnnHandle(context_), d_.w, w, d_.out, dy, d_.conv,
                                                                      d_.in, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                                                      &n, perf, p, b));
@@ -71,7 +79,7 @@ class Base : public Operator<CUDAContext> {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
       int n = 0;
       if (exhaustive_) {
-        Space().Run(nullptr, limit_, [&](void* p, size_t b) {
+        WithSearchScratch([&](void* p, size_t b) {
           HN_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
               CudnnHandle(context_), d_.in, x, d_.out, dy, d_.conv, d_.w, dw, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n,
               perf, p, b));

@@ -52,7 +52,10 @@ class CopyCPUToGPUOp final : public CUDACopyOpBase {
     if (n == 0) return;
     auto* dst = static_cast<char*>(Y->raw_mutable_data(X.dtype()));
     const auto* src = static_cast<const char*>(X.raw_data());
-    if (IsPinnedHost(src)) {
+    // From the next write on, the source lives in page-locked memory (a hint read only by its
+    // writer, which runs after every reader of this run).
+    const_cast<Tensor&>(X).set_pinned_host(true);
+    if (X.storage_pinned() || IsPinnedHost(src)) {
       HN_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, context_.stream()));
       return;
     }
@@ -103,15 +106,18 @@ class CopyGPUToCPUOp final : public CUDACopyOpBase {
       auto holder = GetPinnedHostAllocator()->Allocate(n);
       pinned_ = holder.get();
       Y->SetExternalData(std::move(holder), n, X.dtype(), Device::CPU());
+      Y->storage()->pinned = true;
     }
     void* dst = Y->raw_mutable_data(X.dtype());
     if (n) HN_CUDA_CHECK(cudaMemcpyAsync(dst, X.raw_data(), n, cudaMemcpyDeviceToHost, context_.stream()));
-    // CPU operators read the result as soon as this op returns.
-    context_.FinishDeviceComputation();
+    // CPU operators read the result as soon as this op returns, unless the executor orders them
+    // after this op's event (the parallel executor sets sync_host=0 and keeps its worker free).
+    if (sync_host_) context_.FinishDeviceComputation();
   }
 
  private:
   const void* pinned_ = nullptr;
+  const bool sync_host_ = GetSingleArgument<int>("sync_host", 1) != 0;
 };
 
 void EnablePeerAccessOnce(int dst, int src) {

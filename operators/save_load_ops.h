@@ -67,7 +67,11 @@ void LoadOp<Context>::RunOnDevice() {
   auto place = [&](const std::string& src, Blob* blob) {
     const Device d = keep_device ? stored.at(src) : this->device();
     Tensor* t = blob->GetMutableTensor(d);
-    t->CopyFrom(loaded.at(src), &this->context_);
+    if (d == this->device()) {
+      t->CopyFrom(loaded.at(src), &this->context_);
+    } else {
+      t->CopyFrom(loaded.at(src));  // keep_device to another device than the op's: blocking copy
+    }
   };
   if (load_all) {
     for (const auto& kv : loaded) place(kv.first, ws_->CreateBlob(kv.first));

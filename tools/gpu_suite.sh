@@ -1,70 +1,135 @@
 #!/usr/bin/env bash
 # The whole test suite on a bare GPU machine that reaches no package registry.
 #
-#   here (with network):   bash tools/gpu_suite.sh pack    # Debian protobuf, Eigen, Catch2 -> .gpu-deps/
-#   on the GPU machine:    bash tools/gpu_suite.sh run     # build with CUDA, run ctest and the GPU benchmarks
+#   here (with network):   bash tools/gpu_suite.sh pack    # Debian protobuf/Eigen/Catch2, Fashion-MNIST,
+#                                                          # ../shared -> .gpu-deps/
+#   on the GPU machine:    bash tools/gpu_suite.sh run [STEP...]
 #
-# .gpu-deps/ is git-ignored; carry it with the call (a few MB). cuDNN, cuBLAS and NCCL are taken from
-# the GPU machine's CUDA toolkit or its Python environment's nvidia-* packages, never carried.
-# Logs and benchmark tables go to $OUT (or build-gpu/out): 8 files, the most the device tool returns.
-set -euo pipefail
+# STEP is any of: gpu (the [gpu] Catch2 cases, verbose, with the harness's CUDA column), ctest (every
+# ctest entry), bench (the GPU benchmarks), train (Fashion-MNIST LeNet with --gpu), extra (the command
+# in $HETNET_GPU_EXTRA, in the same environment: for a diagnosis); default: gpu ctest bench train. .gpu-deps/ is git-ignored; carry it with the call (~36 MB). cuDNN, cuBLAS and NCCL come
+# from the GPU machine's Python nvidia-* packages, never carried. Results go to $OUT (or
+# build-gpu/out): summary.txt (one line per step: seconds and exit code), and logs.tar.gz (every log,
+# re-packed after each step so a run cut off at its time limit still returns what it finished).
+set -uo pipefail
 cd "$(dirname "$0")/.."
 deps="$PWD/.gpu-deps"
 pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libeigen3-dev catch2)
 
 pack() {
-  rm -rf "$deps" && mkdir -p "$deps/debs"
+  set -e
+  rm -rf "$deps" && mkdir -p "$deps/debs" "$deps/fashion-mnist"
   (cd "$deps/debs" && apt-get download "${pkgs[@]}")
+  cp /usr/share/datasets/fashion-mnist/* "$deps/fashion-mnist/"
+  cp -r ../shared "$deps/shared"
   du -sh "$deps"
 }
 
-run() {
-  local root="$deps/root" out="${OUT:-$PWD/build-gpu/out}"
-  mkdir -p "$root" "$out"
+out="" logs=""
+step() {  # step NAME COMMAND...: runs it, logs to $logs/NAME.log, one summary line, re-packs the logs
+  local name=$1; shift
+  local t0=$SECONDS rc=0
+  "$@" > "$logs/$name.log" 2>&1 || rc=$?
+  printf '%-10s %4ds rc=%d\n' "$name" $((SECONDS - t0)) "$rc" | tee -a "$out/summary.txt"
+  tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null
+  return $rc
+}
+
+setup_env() {
+  local root="$deps/root"
+  mkdir -p "$root"
   for f in "$deps"/debs/*.deb; do dpkg -x "$f" "$root"; done
-  local lib="$root/usr/lib/x86_64-linux-gnu"
+  lib="$root/usr/lib/x86_64-linux-gnu"
   export PATH="$root/usr/bin:$PATH" LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  local py=python3 cudnn_lib="" nv_libs=""
-  nv_libs=$($py - <<'PY' || true
-import glob, os
-try:
-    import nvidia
-    for base in nvidia.__path__:
-        for d in sorted(glob.glob(os.path.join(base, "*", "lib"))):
-            print(d)
-except ImportError:
-    pass
-PY
-)
-  for d in $nv_libs; do
+  export HETNET_SHARED_DIR="$deps/shared" PYTHONUNBUFFERED=1
+  cudnn_lib=""
+  for d in $(python3 -c 'import glob, os, nvidia
+for b in nvidia.__path__:
+    print("\n".join(sorted(glob.glob(os.path.join(b, "*", "lib")))))' 2>/dev/null); do
     export LD_LIBRARY_PATH="$d:$LD_LIBRARY_PATH"
-    [ -z "$cudnn_lib" ] && cudnn_lib=$(ls "$d"/libcudnn.so* 2>/dev/null | head -1 || true)
+    [ -z "$cudnn_lib" ] && cudnn_lib=$(ls "$d"/libcudnn.so* 2>/dev/null | head -1)
   done
-  nvidia-smi -L | tee "$out/device.txt" || true
-  local gen=Ninja
+  root_dir=$root
+}
+
+env_info() {
+  nvidia-smi; nvcc --version; python3 --version
+  python3 -c 'import google.protobuf, numpy, pybind11; print("protobuf", google.protobuf.__version__, "numpy", numpy.__version__, "pybind11", pybind11.__version__)'
+  echo "cudnn: $cudnn_lib"; nproc; free -g
+}
+
+configure_and_build() {
+  local gen=Ninja cxx=()
   command -v ninja >/dev/null || gen="Unix Makefiles"
-  cmake -S . -B build-gpu -G "$gen" -DCMAKE_BUILD_TYPE=Release \
-    -DProtobuf_PROTOC_EXECUTABLE="$root/usr/bin/protoc" -DProtobuf_INCLUDE_DIR="$root/usr/include" \
-    -DProtobuf_LIBRARY="$lib/libprotobuf.so" -DEigen3_DIR="$root/usr/share/eigen3/cmake" \
-    -DCatch2_DIR="$root/usr/lib/cmake/Catch2" ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
-    -DPython3_EXECUTABLE="$(command -v $py)" 2>&1 | tee "$out/configure.log"
-  cmake --build build-gpu -j"$(nproc)" 2>&1 | tail -50 | tee "$out/build.log"
+  # A toolchain without a shared libstdc++ (the GPU image's /opt/gcc) links a private copy into
+  # libhetnet.so; once another extension (numpy) has loaded the shared one, the two copies' locale
+  # state mixes and formatting an error message crashes. Link the system's shared one instead.
+  local sys_stdcxx=/lib/x86_64-linux-gnu/libstdc++.so.6
+  [ -e "$sys_stdcxx" ] && cxx=(-DCMAKE_CXX_STANDARD_LIBRARIES="$sys_stdcxx")
+  cmake -S . -B build-gpu -G "$gen" -DCMAKE_BUILD_TYPE=Release "${cxx[@]}" \
+    -DProtobuf_PROTOC_EXECUTABLE="$root_dir/usr/bin/protoc" -DProtobuf_INCLUDE_DIR="$root_dir/usr/include" \
+    -DProtobuf_LIBRARY="$lib/libprotobuf.so" -DEigen3_DIR="$root_dir/usr/share/eigen3/cmake" \
+    -DCatch2_DIR="$root_dir/usr/lib/cmake/Catch2" \
+    ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
+    -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build build-gpu -j"$(nproc)" || return 1
+  echo "libstdc++ code inside libhetnet.so (0 expected): $(nm --defined-only build-gpu/lib/libhetnet.so | grep -c ' _ZNSo9_M_insert')"
+}
+
+gpu_tests() {  # 77 = no CUDA device: a failure here, since this step exists to run them
   local rc=0
-  (cd build-gpu && ctest --output-on-failure -j4 2>&1) | tee "$out/ctest.log" || rc=1
-  # The GPU tests again, verbosely: every [gpu] case with its assertions (77: no GPU, skipped).
-  local code=0
-  build-gpu/bin/hetnet_tests --require-gpu "[gpu]" -s -r compact > build-gpu/gpu_tests_full.log 2>&1 || code=$?
-  tail -200 build-gpu/gpu_tests_full.log > "$out/gpu_tests.log"
-  if [ "$code" -eq 77 ]; then echo "GPU tests skipped: no CUDA device" | tee -a "$out/gpu_tests.log"
-  elif [ "$code" -ne 0 ]; then rc=1; fi
-  for b in bench_copy bench_fc bench_dispatch; do
-    [ -x "build-gpu/bin/$b" ] && "build-gpu/bin/$b" 2>&1 | tee "$out/$b.md"
+  timeout 300 build-gpu/bin/hetnet_tests --require-gpu "[gpu]" -r compact || rc=$?
+  [ $rc -le 1 ] && return $rc
+  echo "### hetnet_tests ended with $rc: each [gpu] case alone"  # a crash or hang hides the rest
+  build-gpu/bin/hetnet_tests --list-test-names-only "[gpu]" | grep -v '^$' | while IFS= read -r t; do
+    local c=0
+    timeout 120 build-gpu/bin/hetnet_tests "${t//,/\\,}" -r compact > /tmp/one.log 2>&1 || c=$?
+    echo "rc=$c  $t"; [ $c -ne 0 ] && tail -15 /tmp/one.log
   done
+  return $rc
+}
+
+all_ctest() { (cd build-gpu && ctest --output-on-failure -j8 --timeout 300); }
+
+benchmarks() {
+  local rc=0 b
+  for b in "bench_copy" "bench_conv --quick" "bench_cudnn_workspace" "bench_dag" "bench_fc"; do
+    echo "### $b"; timeout 240 build-gpu/bin/$b || rc=1
+  done
+  return $rc
+}
+
+train_gpu() {
+  PYTHONPATH="$PWD/build-gpu/python" timeout 400 python3 python/examples/train_fashion_mnist.py \
+    --arch lenet --gpu --epochs 5 --data-dir "$deps/fashion-mnist" --out build-gpu/fmnist
+}
+
+run() {
+  out="${OUT:-$PWD/build-gpu/out}" logs="$PWD/build-gpu/logs"
+  mkdir -p "$out" "$logs"
+  local steps=("$@")
+  [ ${#steps[@]} -eq 0 ] && steps=(gpu ctest bench train)
+  setup_env
+  step env env_info
+  if [ "${HETNET_GPU_SKIP_BUILD:-0}" != 1 ]; then  # 1: diagnosis only (extra), no build
+    step build configure_and_build || { tail -40 "$logs/build.log"; return 1; }
+  fi
+  local rc=0 s
+  for s in "${steps[@]}"; do
+    case $s in
+      gpu) step gpu gpu_tests || rc=1 ;;
+      ctest) step ctest all_ctest || rc=1 ;;
+      bench) step bench benchmarks || rc=1 ;;
+      train) step train train_gpu || rc=1 ;;
+      extra) step extra env root_dir="$root_dir" lib="$lib" cudnn_lib="$cudnn_lib" bash -c "${HETNET_GPU_EXTRA:?set HETNET_GPU_EXTRA to a command}" || rc=1 ;;
+      *) echo "unknown step $s" >&2; return 2 ;;
+    esac
+  done
+  cat "$out/summary.txt"
   return $rc
 }
 
 case "${1:-}" in
   pack) pack ;;
-  run) run ;;
-  *) echo "usage: $0 pack|run" >&2; exit 2 ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: $0 pack | run [gpu|ctest|bench|train]..." >&2; exit 2 ;;
 esac

@@ -211,6 +211,12 @@ class CUDADeviceEvents final : public DeviceEvents {
     HN_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(s), static_cast<cudaEvent_t>(e), 0));
   }
   void HostWait(EventHandle e) override { HN_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e))); }
+  bool Query(EventHandle e) override {
+    const cudaError_t r = cudaEventQuery(static_cast<cudaEvent_t>(e));
+    if (r == cudaErrorNotReady) return false;
+    HN_CUDA_CHECK(r);
+    return true;
+  }
   float ElapsedMs(EventHandle from, EventHandle to) override {
     float ms = 0;
     HN_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(from), static_cast<cudaEvent_t>(to)));

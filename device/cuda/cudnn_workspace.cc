@@ -63,6 +63,14 @@ void CudnnWorkspace::Run(const void* user, size_t nbytes, const std::function<vo
   f(nbytes ? ptr_ : nullptr, nbytes);
 }
 
+void CudnnWorkspace::Release() {
+  std::lock_guard<std::mutex> g(mu_);
+  CUDADeviceGuard dg(device_);
+  if (ptr_) HN_CUDA_CHECK(cudaFree(ptr_));
+  ptr_ = nullptr;
+  capacity_ = 0;
+}
+
 size_t CudnnWorkspace::capacity() const {
   std::lock_guard<std::mutex> g(mu_);
   return capacity_;
@@ -99,6 +107,7 @@ void ResetCudnnWorkspaceStats() {
   Registry& r = Reg();
   std::lock_guard<std::mutex> g(r.mu);
   r.user_max.clear();
+  for (auto& kv : r.spaces) kv.second->Release();
 }
 
 }  // namespace hetnet

@@ -28,6 +28,7 @@ class CudnnWorkspace {
   // (nullptr: not counted, e.g. the one-off scratch of an exhaustive algorithm search).
   void Run(const void* user, size_t nbytes, const std::function<void(void*, size_t)>& f);
   size_t capacity() const;
+  void Release();  // frees the buffer (waits for the device); the next Run allocates again
 
  private:
   CudnnWorkspace(int device) : device_(device) {}
@@ -49,7 +50,8 @@ struct CudnnWorkspaceStats {
   int workspaces = 0;
 };
 CudnnWorkspaceStats GetCudnnWorkspaceStats();
-// Forgets users (the workspaces themselves stay).
+// Forgets users and releases every workspace's buffer, so tests and benchmarks measure from zero.
+// Only while no cuDNN operator runs.
 void ResetCudnnWorkspaceStats();
 
 }  // namespace hetnet

@@ -187,7 +187,7 @@ def MakeArgument(key, value):
     if type(value) is float:
         argument.f = value
     elif type(value) is int or type(value) is bool:
-        argument.i = value
+        argument.i = int(value)  # protobuf >= 6 refuses a bool for an int field
     elif isinstance(value, bytes):
         argument.s = value
     elif isinstance(value, str):

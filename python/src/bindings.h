@@ -39,6 +39,8 @@ hetnet::Device DeviceFromTuple(const py::handle& t);
 
 // C-contiguous, native-order array -> new CPU tensor (copy); tensor -> new array (copy, via host).
 hetnet::Tensor TensorFromArray(const py::array& arr);
+// Resizes *out to the array's shape and copies the elements in (keeps *out's memory when it fits).
+void FillTensorFromArray(const py::array& arr, hetnet::Tensor* out);
 py::array ArrayFromTensor(const hetnet::Tensor& tensor);
 
 // The current workspace of the process (Caffe2's SwitchWorkspace / CurrentWorkspace model).

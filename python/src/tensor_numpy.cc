@@ -62,12 +62,18 @@ py::dtype NumpyDtype(DataType t) {
 }  // namespace
 
 Tensor TensorFromArray(const py::array& arr) {
+  Tensor t(Device::CPU());
+  FillTensorFromArray(arr, &t);
+  return t;
+}
+
+void FillTensorFromArray(const py::array& arr, Tensor* out) {
   if (!(arr.flags() & py::array::c_style))
     throw py::value_error("FeedBlob expects a C-contiguous array (hetnet.workspace converts it)");
   if (arr.dtype().byteorder() == '>') throw py::value_error("FeedBlob expects native byte order");
   const DataType dtype = DataTypeOfArray(arr);
-  std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
-  Tensor t(shape, dtype, Device::CPU());
+  Tensor& t = *out;
+  t.Resize(std::vector<int64_t>(arr.shape(), arr.shape() + arr.ndim()));
   if (dtype == DataType::String) {
     auto* dst = t.mutable_data<std::string>();
     auto* src = static_cast<PyObject* const*>(arr.data());
@@ -82,10 +88,10 @@ Tensor TensorFromArray(const py::array& arr) {
                              std::string(py::str(py::type::of(item))));
       }
     }
-  } else if (t.nbytes() > 0) {
-    std::memcpy(t.raw_mutable_data(dtype), arr.data(), t.nbytes());
+  } else {
+    void* dst = t.raw_mutable_data(dtype);
+    if (t.nbytes() > 0) std::memcpy(dst, arr.data(), t.nbytes());
   }
-  return t;
 }
 
 py::array ArrayFromTensor(const Tensor& tensor) {
@@ -120,12 +126,22 @@ void FeedBlob(const std::string& name, const py::object& value, const py::object
     ws->CreateBlob(name)->Reset(std::move(s));
     return;
   }
-  Tensor host = TensorFromArray(py::reinterpret_borrow<py::array>(value));
-  hetnet::Blob* blob = ws->CreateBlob(name);
+  const auto arr = py::reinterpret_borrow<py::array>(value);
+  const DataType dtype = DataTypeOfArray(arr);  // a bad dtype fails before the blob exists
+  if (device.is_cpu() && dtype != DataType::String && ws->HasBlob(name)) {
+    // A blob that a GPU copy reads keeps its page-locked memory (and the copy stays one DMA).
+    hetnet::Blob* blob = ws->CreateBlob(name);
+    if (blob->IsTensor() && blob->GetTensor().device().is_cpu() && blob->GetTensor().pinned_host()) {
+      FillTensorFromArray(arr, blob->GetMutableTensor(device));
+      return;
+    }
+  }
+  Tensor host = TensorFromArray(arr);  // any other feed gets fresh memory: views of the old contents never change
+  Tensor* t = ws->CreateBlob(name)->GetMutableTensor(device);
   if (device.is_cpu()) {
-    *blob->GetMutableTensor(device) = std::move(host);
+    *t = std::move(host);
   } else {
-    blob->GetMutableTensor(device)->CopyFrom(host);
+    t->CopyFrom(host);
   }
 }
 
