@@ -64,12 +64,13 @@ void* Tensor::raw_mutable_data(DataType dtype) {
   const bool string_change = (dtype == DataType::String) != (dtype_ == DataType::String);
   const bool fits = storage_ && storage_->device == device_ && storage_->capacity >= need && !string_change &&
                     (dtype != DataType::String || storage_->capacity == need);
-  Allocator* pinned = nullptr;
-  if (pinned_host_ && device_.is_cpu() && dtype != DataType::String && need > 0) {
+  std::shared_ptr<void> locked;  // page-locked memory for a CPU tensor that asked for it
+  if (pinned_host_ && device_.is_cpu() && dtype != DataType::String && need > 0 && !(fits && storage_->pinned)) {
     DeviceBackend* cuda = FindDeviceBackend(DeviceType::CUDA);
-    if (cuda && (!fits || !storage_->pinned)) pinned = cuda->PinnedHostAllocator();
+    if (cuda && cuda->PinnedHostAllocator()) locked = AllocatePinnedOrNull(cuda->PinnedHostAllocator(), need);
+    if (!locked) pinned_host_ = false;  // none to be had (no GPU, or none left): stop asking
   }
-  if (fits && !pinned) {
+  if (fits && !locked) {
     dtype_ = dtype;
     storage_->dtype = dtype;
     return storage_->data.get();
@@ -82,7 +83,8 @@ void* Tensor::raw_mutable_data(DataType dtype) {
     HN_CHECK_KIND(kUnsupported, device_.is_cpu(), "string tensors live on CPU only, not ", device_.str());
     st->data = std::shared_ptr<void>(new std::string[std::max<int64_t>(numel_, 1)],
                                      [](void* p) { delete[] static_cast<std::string*>(p); });
-  } else if (pinned && (st->data = AllocatePinnedOrNull(pinned, need))) {
+  } else if (locked) {
+    st->data = std::move(locked);
     st->pinned = true;
     // Only the kind of memory changes: keep the contents (an in-place writer reads what it overwrites).
     if (fits) std::memcpy(st->data.get(), storage_->data.get(), need);

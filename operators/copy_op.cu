@@ -1,4 +1,5 @@
-// CUDA copies. Unverified on a GPU from this machine (no GPU here): see benchmarks/RESULTS.md.
+// CUDA copies: host to device (one DMA from page-locked sources, else staged through two pinned
+// buffers), device to host (into page-locked memory), and between GPUs. Measured: benchmarks/RESULTS.md.
 #include <algorithm>
 #include <cstring>
 #include <mutex>

@@ -24,7 +24,9 @@ size_t RoundSize(size_t n) {
 // request from another stream only once that event has completed; the same stream may take it at
 // once (stream order). A block freed outside any operator (no current stream) is free at once:
 // every executor's Run returns only after its device work finished. Pinned host blocks are not
-// stream-aware: the copy ops keep their staging buffers and wait for them themselves.
+// stream-aware: their users are released only after the copies reading or writing them finished
+// (copy ops wait for their staging buffers; CPU tensors that copies read are rewritten or freed
+// only after the executors waited for those copies).
 class CachingAllocator : public Allocator {
  public:
   CachingAllocator(int device, bool pinned) : device_(device), pinned_(pinned) {}
