@@ -1,8 +1,9 @@
 // Conv throughput on ResNet-50's layer shapes (batch 1 and 16): the Conv operator on CPU (im2col +
 // Eigen GEMM) in GFLOP/s = 2 * N * M * (C/group) * kH * kW * OH * OW / time, next to the raw Eigen
 // GEMM ceiling for the same per-image products ([M x C*kH*kW] * [C*kH*kW x OH*OW], N times),
-// measured in the same run. With a CUDA device, the same layers on the CUDA CUDNN engine (float32)
-// are added. Prints markdown. Usage: bench_conv [--quick]
+// measured in the same run. With a CUDA device, the same layers on the CUDNN engine in float32 and
+// float16, next to one cuBLAS GEMM of the implicit-GEMM shape. Prints markdown. Usage: bench_conv
+// [--quick] (batch 1 only)
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
@@ -54,6 +55,44 @@ struct Layer {
   int64_t C, HW, M;
   int k, s, p;
 };
+// GPU columns: the Conv op (CUDNN engine) in float32 and float16 (tensor cores), and the ceiling: one
+// cuBLAS GEMM (MatMul) of the implicit-GEMM shape M x K x (batch * P), all timed over 10 queued runs.
+std::string GpuCells(const caffe2::OperatorDef& def, const Tensor& x, const Tensor& w, const Tensor& b, int64_t M,
+                     int64_t K, int64_t NP, double flops) {
+  const Device d = Device::CUDA(0);
+  Workspace gws;
+  auto put = [&](const std::string& name, const Tensor& t, bool half) {
+    Tensor* dst = gws.CreateBlob(name)->GetMutableTensor(d);
+    dst->CopyFrom(t);
+    if (!half) return;
+    caffe2::OperatorDef cast;
+    cast.set_type("FloatToHalf");
+    cast.add_input(name);
+    cast.add_output(name + "_h");
+    DeviceToOption(d, cast.mutable_device_option());
+    gws.RunOperatorOnce(cast);
+  };
+  put("X", x, true), put("W", w, true), put("b", b, true);
+  put("A", bench::RandomTensor({M, K}, 4), false), put("B", bench::RandomTensor({K, NP}, 5), false);
+  auto time = [&](caffe2::OperatorDef op) {
+    DeviceToOption(d, op.mutable_device_option());
+    auto g = CreateOperator(op, &gws);
+    return BestSeconds([&] { for (int r = 0; r < 10; ++r) g->Run(); g->Finish(); }, 5) / 10;
+  };
+  caffe2::OperatorDef half = def, mm;
+  for (int i = 0; i < 3; ++i) half.set_input(i, def.input(i) + "_h");
+  half.set_output(0, "Y_h");
+  mm.set_type("MatMul");
+  mm.add_input("A"), mm.add_input("B"), mm.add_output("C");
+  caffe2::OperatorDef exhaustive = def, im2col = def;
+  *exhaustive.add_arg() = IntArg("exhaustive_search", 1);
+  im2col.set_engine("DEFAULT");  // not registered: the default engine (im2col + cuBLAS)
+  const double t32 = time(def), tex = time(exhaustive), tdef = time(im2col), t16 = time(half), tmm = time(mm);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, " %.0f | %.0f | %.0f | %.0f | %.0f%% | %.0f |", flops / t32 * 1e-9, flops / tex * 1e-9,
+                flops / tdef * 1e-9, flops / tmm * 1e-9, 100.0 * tmm / t32, flops / t16 * 1e-9);
+  return buf;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,8 +108,9 @@ int main(int argc, char** argv) {
   const bool gpu = NumCudaDevices() > 0;
   std::printf("Eigen threads: %d; CUDA devices: %d\n\n", Eigen::nbThreads(), NumCudaDevices());
   std::printf("| layer | batch | GFLOP | CPU Conv GFLOP/s | Eigen GEMM ceiling GFLOP/s | Conv / ceiling |%s\n",
-              gpu ? " CUDA (cuDNN) GFLOP/s |" : "");
-  std::printf("|---|---|---|---|---|---|%s\n", gpu ? "---|" : "");
+              gpu ? " cuDNN float32 GFLOP/s | cuDNN exhaustive float32 | default engine (cuBLAS) float32 |"
+                    " cuBLAS GEMM float32 GFLOP/s | cuDNN / GEMM | cuDNN float16 GFLOP/s |" : "");
+  std::printf("|---|---|---|---|---|---|%s\n", gpu ? "---|---|---|---|---|---|" : "");
   double sum_ratio = 0;
   int count = 0;
   for (int64_t batch : {int64_t{1}, int64_t{16}}) {
@@ -103,20 +143,7 @@ int main(int argc, char** argv) {
       sum_ratio += g_conv / g_gemm;
       ++count;
       std::string gpu_cell;
-      if (gpu) {
-        Workspace gws;
-        const Device d = Device::CUDA(0);
-        gws.CreateBlob("X")->GetMutableTensor(d)->CopyFrom(x);
-        gws.CreateBlob("W")->GetMutableTensor(d)->CopyFrom(w);
-        gws.CreateBlob("b")->GetMutableTensor(d)->CopyFrom(b);
-        caffe2::OperatorDef gdef = def;
-        DeviceToOption(d, gdef.mutable_device_option());
-        auto gop = CreateOperator(gdef, &gws);
-        const double t = BestSeconds([&] { for (int r = 0; r < 10; ++r) gop->Run(); gop->Finish(); }, 5) / 10;
-        char buf[64];
-        std::snprintf(buf, sizeof buf, " %.0f |", flops / t * 1e-9);
-        gpu_cell = buf;
-      }
+      if (gpu) gpu_cell = GpuCells(def, x, w, b, L.M, K, batch * P, flops);
       std::printf("| %s | %lld | %.3f | %.1f | %.1f | %.0f%% |%s\n", L.name, static_cast<long long>(batch), flops * 1e-9,
                   g_conv, g_gemm, 100.0 * g_conv / g_gemm, gpu_cell.c_str());
       std::fflush(stdout);
