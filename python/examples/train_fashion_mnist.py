@@ -198,6 +198,24 @@ def train(data, arch="mlp", epochs=5, batch_size=64, max_iters=None, gpu=False, 
     return model, deploy, history, losses
 
 
+def verify_with_cli(cli, deploy, out_dir, x):
+    """Runs the exported nets through `hetnet run` on x; True when its softmax equals Python's exactly."""
+    import subprocess
+    import tempfile
+    workspace.FeedBlob("data", x)
+    workspace.RunNet(deploy.net.Proto().name)
+    expected = workspace.FetchBlob("softmax")
+    with tempfile.TemporaryDirectory() as tmp:
+        x_path, out_path = os.path.join(tmp, "x.npy"), os.path.join(tmp, "out.npy")
+        np.save(x_path, x)
+        res = subprocess.run([cli, "run", "--init", os.path.join(out_dir, "init_net.pb"), "--predict",
+                              os.path.join(out_dir, "predict_net.pb"), "--input", "data=" + x_path,
+                              "--output", "softmax=" + out_path], capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError("hetnet run failed: " + res.stderr)
+        return np.array_equal(np.load(out_path), expected)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--arch", choices=["mlp", "lenet"], default=None,
@@ -211,6 +229,9 @@ def main(argv=None):
     parser.add_argument("--out", default="fashion_mnist_out")
     parser.add_argument("--gpu", action="store_true", help="conv/FC layers on GPU 0, data and loss on CPU")
     parser.add_argument("--print-net", action="store_true", help="print the training NetDef and exit")
+    parser.add_argument("--verify-with-cli", metavar="HETNET", default=None,
+                        help="after export, run the exported nets with this `hetnet` binary on 64 test images and "
+                             "check its predictions equal Python's exactly")
     args = parser.parse_args(argv)
     arch = args.arch or ("lenet" if has_conv() else "mlp")
     if args.print_net:
@@ -231,6 +252,12 @@ def main(argv=None):
     export(deploy, args.out)
     print("exported {}/init_net.pb and {}/predict_net.pb; final test accuracy {:.4f}".format(
         args.out, args.out, history[-1]["test_acc"]))
+    if args.verify_with_cli:
+        x = data[2][:64].reshape((64, 784) if arch == "mlp" else (64, 1, 28, 28)).astype(np.float32)
+        same = verify_with_cli(args.verify_with_cli, deploy, args.out, x)
+        print("hetnet run on the exported nets reproduces the Python predictions exactly: {}".format(
+            "yes" if same else "NO"))
+        return 0 if same else 1
     return 0
 
 
