@@ -129,9 +129,11 @@ void FeedBlob(const std::string& name, const py::object& value, const py::object
   const auto arr = py::reinterpret_borrow<py::array>(value);
   const DataType dtype = DataTypeOfArray(arr);  // a bad dtype fails before the blob exists
   if (device.is_cpu() && dtype != DataType::String && ws->HasBlob(name)) {
-    // A blob that a GPU copy reads keeps its page-locked memory (and the copy stays one DMA).
+    // A blob that a GPU copy reads keeps its page-locked memory (and the copy stays one DMA),
+    // unless a view shares that memory.
     hetnet::Blob* blob = ws->CreateBlob(name);
-    if (blob->IsTensor() && blob->GetTensor().device().is_cpu() && blob->GetTensor().pinned_host()) {
+    const Tensor* old = blob->IsTensor() ? &blob->GetTensor() : nullptr;
+    if (old && old->device().is_cpu() && old->pinned_host() && (!old->storage() || old->storage().use_count() == 1)) {
       FillTensorFromArray(arr, blob->GetMutableTensor(device));
       return;
     }

@@ -42,3 +42,19 @@ def test_missing_gpu_id_is_unsupported(ws):
     bad = workspace.NumCudaDevices()
     with pytest.raises(hetnet.UnsupportedError):
         ws.FeedBlob("x", np.ones(1, np.float32), device_option=core.DeviceOption(caffe2_pb2.CUDA, bad))
+
+
+def test_refeeding_a_cpu_blob_that_a_gpu_copy_reads(ws):
+    # After the first run the CPU blob x lives in page-locked memory (FeedBlob keeps it there): every
+    # run must still see the values fed last, also across shape changes.
+    net = core.Net("refeed")
+    with core.DeviceScope(core.DeviceOption(caffe2_pb2.CUDA, 0)):
+        net.Relu("x", "y")
+    ws.FeedBlob("x", np.array([-1.0, 2.0, 3.0], np.float32))
+    ws.CreateNet(net)
+    for k, value in enumerate([[-1.0, 2.0, 3.0], [4.0, -5.0, 6.0], [7.0, 8.0], [1.0, -1.0, 2.0, 9.0]]):
+        x = np.array(value, np.float32)
+        ws.FeedBlob("x", x)
+        ws.RunNet("refeed")
+        np.testing.assert_array_equal(ws.FetchBlob("y"), np.maximum(x, 0), err_msg="run {}".format(k))
+        assert ws.BlobInfo("x")["device"] == (0, 0)
