@@ -109,9 +109,7 @@ void ReduceSumPreMidPost<CPUContext>(int64_t pre, int64_t n, int64_t post, const
 }
 
 // im2col row by row: for kernel offset (c, i, j) and output row y the valid x form one range
-// [x0, x1) (a strided copy, a plain copy for stride 1); the rest is zero. Single-threaded: it is
-// cheap next to the GEMM that follows, and an extra OpenMP region per image cost more than it saved
-// on a loaded machine (bench_conv).
+// [x0, x1) (a strided copy, a plain copy for stride 1); the rest is zero.
 namespace {
 inline void ValidRange(int64_t n_out, int64_t n_in, int stride, int64_t offset, int64_t* lo, int64_t* hi) {
   // x with 0 <= x * stride + offset < n_in
@@ -125,6 +123,12 @@ inline void ValidRange(int64_t n_out, int64_t n_in, int stride, int64_t offset, 
 template <>
 void Im2Col<CPUContext>(const Im2ColGeom& g, const float* im, float* col, CPUContext*) {
   const int64_t rows = g.C * g.kh * g.kw, ohw = g.OH * g.OW;
+  // Rows are independent: split them over the threads unless the caller already runs in parallel
+  // (a batch spreads its images over the threads). For one image this took ResNet-50's conv1 from
+  // 77% to 88% of its GEMM ceiling on 2 cores (im2col 0.59 -> 0.35 ms; bench_conv, A/B x3).
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) if (!omp_in_parallel() && rows * ohw >= (1 << 18))
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t c = r / (g.kh * g.kw);
     const int i = static_cast<int>((r / g.kw) % g.kh), j = static_cast<int>(r % g.kw);
