@@ -109,10 +109,16 @@ void Tensor::CheckType(DataType t) const {
              DataTypeName(dtype_), " but ", DataTypeName(t), " was requested");
 }
 
-void Tensor::ShareData(const Tensor& other) { *this = other; }
+// A view never asks for page-locked memory itself: moving its storage would split it from the
+// tensor it views.
+void Tensor::ShareData(const Tensor& other) {
+  *this = other;
+  pinned_host_ = false;
+}
 
 Tensor Tensor::View(std::vector<int64_t> shape) const {
   Tensor t = *this;
+  t.pinned_host_ = false;
   t.Resize(std::move(shape));
   HN_ENFORCE(t.numel() == numel_, "cannot view ", ShapeString(), " as ", t.ShapeString());
   return t;

@@ -23,6 +23,13 @@ TEST_CASE("a CPU tensor asking for page-locked memory keeps its contents; withou
   } else {
     CHECK(t.storage_pinned());
   }
+  // Views never ask: moving their storage would split them from what they view.
+  Tensor owner({2}, DataType::Float);
+  owner.set_pinned_host(true);
+  Tensor view;
+  view.ShareData(owner);
+  CHECK_FALSE(view.pinned_host());
+  CHECK_FALSE(owner.View({1, 2}).pinned_host());
   // Strings never ask.
   Tensor s({2}, DataType::String);
   s.set_pinned_host(true);
