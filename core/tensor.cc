@@ -65,7 +65,9 @@ void* Tensor::raw_mutable_data(DataType dtype) {
   const bool fits = storage_ && storage_->device == device_ && storage_->capacity >= need && !string_change &&
                     (dtype != DataType::String || storage_->capacity == need);
   std::shared_ptr<void> locked;  // page-locked memory for a CPU tensor that asked for it
-  if (pinned_host_ && device_.is_cpu() && dtype != DataType::String && need > 0 && !(fits && storage_->pinned)) {
+  // Moving storage that a view shares would split the two: such a tensor stays where it is.
+  if (pinned_host_ && device_.is_cpu() && dtype != DataType::String && need > 0 &&
+      !(fits && (storage_->pinned || storage_.use_count() > 1))) {
     DeviceBackend* cuda = FindDeviceBackend(DeviceType::CUDA);
     if (cuda && cuda->PinnedHostAllocator()) locked = AllocatePinnedOrNull(cuda->PinnedHostAllocator(), need);
     if (!locked) pinned_host_ = false;  // none to be had (no GPU, or none left): stop asking

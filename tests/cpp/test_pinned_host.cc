@@ -30,6 +30,9 @@ TEST_CASE("a CPU tensor asking for page-locked memory keeps its contents; withou
   view.ShareData(owner);
   CHECK_FALSE(view.pinned_host());
   CHECK_FALSE(owner.View({1, 2}).pinned_host());
+  // An owner whose storage a view shares keeps it (and the view keeps seeing its writes).
+  owner.mutable_data<float>()[0] = 5.f;
+  CHECK(view.data<float>()[0] == 5.f);
   // Strings never ask.
   Tensor s({2}, DataType::String);
   s.set_pinned_host(true);
