@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 
 namespace hetnet {
 
@@ -18,8 +19,7 @@ class UnaryFloatOp final : public Operator<Context> {
   using Operator<Context>::Operator;
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
-    HN_ENFORCE(X.dtype() == DataType::Float, this->type(), ": input 0 ('", this->def().input(0), "') is ",
-               DataTypeName(X.dtype()), " but float32 is required");
+    EnforceFloatInput(this->def(), X, 0);
     Tensor* Y = this->Output(0, X.shape(), DataType::Float);
     Kernel(X.numel(), X.template data<float>(), Y->template mutable_data<float>(), &this->context_);
   }

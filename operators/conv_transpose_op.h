@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 #include "device/math.h"
 #include "operators/conv_pool_shape.h"
 
@@ -15,10 +16,6 @@ namespace hetnet {
 // The im2col geometry whose "image" is Y (M/group channels) and whose output grid is X's H x W.
 inline math::Im2ColGeom ConvTransposeIm2ColGeom(const ConvPoolGeom& g) {
   return math::Im2ColGeom{g.M / g.group, g.OH, g.OW, g.kh, g.kw, 1, 1, g.sh, g.sw, g.pt, g.pl, g.H, g.W};
-}
-inline void ConvTransposeEnforceFloat(const caffe2::OperatorDef& def, const Tensor& t, int i) {
-  HN_ENFORCE(t.dtype() == DataType::Float, def.type(), ": input ", i, " ('", def.input(i), "') is ",
-             DataTypeName(t.dtype()), " but float32 is required");
 }
 
 template <class Context>
@@ -31,7 +28,7 @@ class ConvTransposeOp final : public Operator<Context> {
     const Tensor& X = this->Input(0);
     const Tensor& F = this->Input(1);
     const bool has_bias = this->InputSize() == 3;
-    for (int i = 0; i < this->InputSize(); ++i) ConvTransposeEnforceFloat(this->def(), this->Input(i), i);
+    for (int i = 0; i < this->InputSize(); ++i) EnforceFloatInput(this->def(), this->Input(i), i);
     const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::ConvTranspose, args_, X.shape(), &F.shape(),
                                                has_bias ? &this->Input(2).shape() : nullptr);
     Tensor* Y = this->Output(0, g.y_shape(), DataType::Float);
@@ -69,7 +66,7 @@ class ConvTransposeGradientOp final : public Operator<Context> {
     const Tensor& X = this->Input(0);
     const Tensor& F = this->Input(1);
     const Tensor& dY = this->Input(2);
-    for (int i = 0; i < 3; ++i) ConvTransposeEnforceFloat(this->def(), this->Input(i), i);
+    for (int i = 0; i < 3; ++i) EnforceFloatInput(this->def(), this->Input(i), i);
     const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::ConvTranspose, args_, X.shape(), &F.shape());
     HN_ENFORCE(dY.shape() == g.y_shape(), "ConvTransposeGradient: input 2 ('", this->def().input(2), "') has shape ",
                dY.ShapeString(), " but ConvTranspose's output has shape ", ShapeToString(g.y_shape()));

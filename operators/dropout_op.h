@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 #include "device/math.h"
 
 namespace hetnet {
@@ -37,8 +38,7 @@ class DropoutOp final : public Operator<Context> {
   }
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
-    HN_ENFORCE(X.dtype() == DataType::Float, "Dropout: input 0 ('", this->def().input(0), "') is ",
-               DataTypeName(X.dtype()), " but float32 is required");
+    EnforceFloatInput(this->def(), X, 0);
     const int64_t n = X.numel();
     Tensor* Y = this->Output(0, X.shape(), DataType::Float);
     bool* mask = this->OutputSize() > 1 ? this->Output(1, X.shape(), DataType::Bool)->template mutable_data<bool>() : nullptr;
@@ -70,8 +70,7 @@ class DropoutGradOp final : public Operator<Context> {
         is_test_(this->template GetSingleArgument<int>("is_test", 0) != 0) {}
   void RunOnDevice() override {
     const Tensor& dY = this->Input(0);
-    HN_ENFORCE(dY.dtype() == DataType::Float, "DropoutGrad: input 0 ('", this->def().input(0), "') is ",
-               DataTypeName(dY.dtype()), " but float32 is required");
+    EnforceFloatInput(this->def(), dY, 0);
     const bool* mask = nullptr;
     if (!is_test_) {
       HN_ENFORCE(this->InputSize() == 2, "DropoutGrad: training needs inputs dY and mask");

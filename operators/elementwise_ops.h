@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 #include "device/math.h"
 
 namespace hetnet {
@@ -70,9 +71,7 @@ class BinaryElementwiseGradientOp final : public Operator<Context> {
     const Tensor dC = this->Input(0);
     const Tensor& A = this->Input(1);
     const Tensor& B = this->Input(2);
-    for (int i = 0; i < 3; ++i)
-      HN_ENFORCE(this->Input(i).dtype() == DataType::Float, this->type(), ": input ", i, " ('",
-                 this->def().input(i), "') is ", DataTypeName(this->Input(i).dtype()), " but float32 is required");
+    for (int i = 0; i < 3; ++i) EnforceFloatInput(this->def(), this->Input(i), i);
     const BroadcastPlan p = ComputeBroadcastPlan(this->def(), A.shape(), B.shape(), broadcast_, axis_, 1, 2);
     HN_ENFORCE(dC.shape() == A.shape(), this->type(), ": input 0 ('", this->def().input(0), "') has shape ",
                dC.ShapeString(), " but input 1 ('", this->def().input(1), "') has shape ", A.ShapeString());

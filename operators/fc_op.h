@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 #include "device/math.h"
 
 namespace hetnet {
@@ -51,11 +52,6 @@ inline FCDims ComputeFCDims(const caffe2::OperatorDef& def, const std::vector<in
 template <class Context>
 void FCHalfKernel(int64_t M, int64_t N, int64_t K, const Half* x, const Half* w, const Half* b, Half* y, Context* ctx);
 
-inline void EnforceFloat(const caffe2::OperatorDef& def, const Tensor& t, int i) {
-  HN_ENFORCE(t.dtype() == DataType::Float, def.type(), ": input ", i, " ('", def.input(i), "') is ",
-             DataTypeName(t.dtype()), " but float32 is required");
-}
-
 template <class Context>
 class FCOp final : public Operator<Context> {
  public:
@@ -79,7 +75,7 @@ class FCOp final : public Operator<Context> {
                             Y->template mutable_data<Half>(), &this->context_);
       return;
     }
-    for (int i = 0; i < 3; ++i) EnforceFloat(this->def(), this->Input(i), i);
+    for (int i = 0; i < 3; ++i) EnforceFloatInput(this->def(), this->Input(i), i);
     const FCDims d = ComputeFCDims(this->def(), X.shape(), W.shape(), &b.shape(), axis_, axis_w_);
     Tensor* Y = this->Output(0, d.y_shape, DataType::Float);
     float* y = Y->template mutable_data<float>();
@@ -106,7 +102,7 @@ class FCGradientOp final : public Operator<Context> {
     const Tensor& X = this->Input(0);
     const Tensor& W = this->Input(1);
     const Tensor& dY = this->Input(2);
-    for (int i = 0; i < 3; ++i) EnforceFloat(this->def(), this->Input(i), i);
+    for (int i = 0; i < 3; ++i) EnforceFloatInput(this->def(), this->Input(i), i);
     const FCDims d = ComputeFCDims(this->def(), X.shape(), W.shape(), nullptr, axis_, axis_w_);
     HN_ENFORCE(dY.numel() == d.M * d.N, "FCGradient: input 2 ('", this->def().input(2), "') has shape ",
                dY.ShapeString(), " but the output of FC has shape ", ShapeToString(d.y_shape));

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 
 #if defined(__CUDACC__)
 #define HN_LRN_HD __host__ __device__
@@ -55,8 +56,7 @@ void LRNBackward(const LRNParams& p, const float* x, const float* y, const float
 
 inline LRNParams MakeLRNParams(const caffe2::OperatorDef& def, const Tensor& X, int size, float alpha, float beta,
                                float bias) {
-  HN_ENFORCE(X.dtype() == DataType::Float, def.type(), ": input 0 ('", def.input(0), "') is ",
-             DataTypeName(X.dtype()), " but float32 is required");
+  EnforceFloatInput(def, X, 0);
   HN_ENFORCE(X.ndim() == 4, def.type(), ": input 0 ('", def.input(0), "') has shape ", X.ShapeString(),
              " but NCHW is required");
   HN_ENFORCE(size > 0, def.type(), ": argument 'size' must be positive, got ", size);

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 #include "operators/conv_pool_shape.h"
 
 #if defined(__CUDACC__)
@@ -95,11 +96,6 @@ inline PoolParams MakePoolParams(const ConvPoolGeom& g, bool count_include_pad) 
   return PoolParams{g.N, g.C, g.H, g.W, g.OH, g.OW, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, count_include_pad};
 }
 
-inline void PoolEnforceFloat(const caffe2::OperatorDef& def, const Tensor& t, int i) {
-  HN_ENFORCE(t.dtype() == DataType::Float, def.type(), ": input ", i, " ('", def.input(i), "') is ",
-             DataTypeName(t.dtype()), " but float32 is required");
-}
-
 template <class Context, bool kMax>
 class PoolOp final : public Operator<Context> {
  public:
@@ -108,7 +104,7 @@ class PoolOp final : public Operator<Context> {
         count_include_pad_(this->template GetSingleArgument<int>("count_include_pad", 0) != 0) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
-    PoolEnforceFloat(this->def(), X, 0);
+    EnforceFloatInput(this->def(), X, 0);
     const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Pool, args_, X.shape());
     Tensor* Y = this->Output(0, g.y_shape(), DataType::Float);
     PoolForward<Context, kMax>(MakePoolParams(g, count_include_pad_), X.template data<float>(),
@@ -130,7 +126,7 @@ class PoolGradientOp final : public Operator<Context> {
     const Tensor& X = this->Input(0);
     const Tensor& Y = this->Input(1);
     const Tensor& dY = this->Input(2);
-    for (int i = 0; i < 3; ++i) PoolEnforceFloat(this->def(), this->Input(i), i);
+    for (int i = 0; i < 3; ++i) EnforceFloatInput(this->def(), this->Input(i), i);
     const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Pool, args_, X.shape());
     HN_ENFORCE(Y.shape() == g.y_shape() && dY.shape() == g.y_shape(), this->def().type(), ": Y ('",
                this->def().input(1), "') ", Y.ShapeString(), " and dY ('", this->def().input(2), "') ",

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 
 namespace hetnet {
 
@@ -24,8 +25,7 @@ class SoftmaxOp final : public Operator<Context> {
       : Operator<Context>(def, ws), axis_(this->template GetSingleArgument<int>("axis", 1)) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
-    HN_ENFORCE(X.dtype() == DataType::Float, "Softmax: input 0 ('", this->def().input(0), "') is ",
-               DataTypeName(X.dtype()), " but float32 is required");
+    EnforceFloatInput(this->def(), X, 0);
     const int a = CanonicalAxisOf(this->def(), axis_, X.ndim(), 0);
     Tensor* Y = this->Output(0, X.shape(), DataType::Float);
     SoftmaxKernel<Context>(X.size_to_dim(a), X.size_from_dim(a), X.template data<float>(),

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 #include "operators/softmax_op.h"
 
 namespace hetnet {
@@ -68,8 +69,8 @@ class SoftmaxWithLossOp final : public Operator<Context> {
     const Tensor& X = this->Input(0);
     const Tensor& L = this->Input(1);
     const Tensor* W = this->InputSize() > 2 ? &this->Input(2) : nullptr;
-    EnforceFloatInput(X, 0);
-    if (W) EnforceFloatInput(*W, 2);
+    EnforceFloatInput(this->def(), X, 0);
+    if (W) EnforceFloatInput(this->def(), *W, 2);
     const SoftmaxLossDims d = CheckSoftmaxLossInputs(this->def(), X.shape(), L.shape(), L.dtype(),
                                                      W ? &W->shape() : nullptr, label_prob_, axis_);
     Tensor* P = this->Output(0, X.shape(), DataType::Float);
@@ -83,10 +84,6 @@ class SoftmaxWithLossOp final : public Operator<Context> {
   }
 
  private:
-  void EnforceFloatInput(const Tensor& t, int i) const {
-    HN_ENFORCE(t.dtype() == DataType::Float, "SoftmaxWithLoss: input ", i, " ('", this->def().input(i), "') is ",
-               DataTypeName(t.dtype()), " but float32 is required");
-  }
   float scale_;
   bool label_prob_;
   int axis_;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 
 namespace hetnet {
 
@@ -60,9 +61,7 @@ class SpatialBNOp final : public Operator<Context> {
   }
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
-    for (int i = 0; i < 5; ++i)
-      HN_ENFORCE(this->Input(i).dtype() == DataType::Float, "SpatialBN: input ", i, " ('", this->def().input(i),
-                 "') is ", DataTypeName(this->Input(i).dtype()), " but float32 is required");
+    for (int i = 0; i < 5; ++i) EnforceFloatInput(this->def(), this->Input(i), i);
     const BNDims d = CheckSpatialBNInputs(this->def(), X.shape(), {this->Input(1).shape(), this->Input(2).shape(),
                                                                   this->Input(3).shape(), this->Input(4).shape()});
     const float* scale = this->Input(1).template data<float>();
@@ -109,9 +108,7 @@ class SpatialBNGradientOp final : public Operator<Context> {
         eps_(this->template GetSingleArgument<float>("epsilon", 1e-5f)), tmp_(this->device()) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
-    for (int i = 0; i < 5; ++i)
-      HN_ENFORCE(this->Input(i).dtype() == DataType::Float, "SpatialBNGradient: input ", i, " ('",
-                 this->def().input(i), "') is ", DataTypeName(this->Input(i).dtype()), " but float32 is required");
+    for (int i = 0; i < 5; ++i) EnforceFloatInput(this->def(), this->Input(i), i);
     HN_ENFORCE(this->Input(2).shape() == X.shape(), "SpatialBNGradient: dY ('", this->def().input(2), "') ",
                this->Input(2).ShapeString(), " differs from X ", X.ShapeString());
     const BNDims d = CheckSpatialBNInputs(this->def(), X.shape(), {this->Input(1).shape()});

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/operator.h"
+#include "operators/cnn_op_utils.h"
 #include "device/math.h"
 
 namespace hetnet {
@@ -56,8 +57,7 @@ class ScaleOp final : public Operator<Context> {
       : Operator<Context>(def, ws), scale_(this->template GetSingleArgument<float>("scale", 1.f)) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
-    HN_ENFORCE(X.dtype() == DataType::Float, "Scale: input 0 ('", this->def().input(0), "') is ",
-               DataTypeName(X.dtype()), " but float32 is required");
+    EnforceFloatInput(this->def(), X, 0);
     Tensor* Y = this->Output(0, X.shape(), DataType::Float);
     math::Scale<Context>(X.numel(), scale_, X.template data<float>(), Y->template mutable_data<float>(),
                          &this->context_);
