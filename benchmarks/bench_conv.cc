@@ -62,15 +62,8 @@ std::string GpuCells(const caffe2::OperatorDef& def, const Tensor& x, const Tens
   const Device d = Device::CUDA(0);
   Workspace gws;
   auto put = [&](const std::string& name, const Tensor& t, bool half) {
-    Tensor* dst = gws.CreateBlob(name)->GetMutableTensor(d);
-    dst->CopyFrom(t);
-    if (!half) return;
-    caffe2::OperatorDef cast;
-    cast.set_type("FloatToHalf");
-    cast.add_input(name);
-    cast.add_output(name + "_h");
-    DeviceToOption(d, cast.mutable_device_option());
-    gws.RunOperatorOnce(cast);
+    gws.CreateBlob(name)->GetMutableTensor(d)->CopyFrom(t);
+    if (half) gws.CreateBlob(name + "_h")->GetMutableTensor(d)->CopyFrom(bench::HalfOf(t));
   };
   put("X", x, true), put("W", w, true), put("b", b, true);
   put("A", bench::RandomTensor({M, K}, 4), false), put("B", bench::RandomTensor({K, NP}, 5), false);

@@ -46,18 +46,8 @@ void GpuTable() {
   for (const auto& s : sizes) {
     Workspace ws;
     auto feed = [&](const std::string& name, std::vector<int64_t> shape, unsigned seed, bool half) {
-      Tensor host = bench::RandomTensor(shape, seed);
-      if (half) {
-        Workspace tmp;
-        *tmp.CreateBlob("f")->GetMutable<Tensor>() = host;
-        caffe2::OperatorDef cast;
-        cast.set_type("FloatToHalf");
-        cast.add_input("f");
-        cast.add_output("h");
-        tmp.RunOperatorOnce(cast);
-        host = tmp.GetBlob("h")->GetTensor();
-      }
-      ws.CreateBlob(name)->GetMutableTensor(gpu)->CopyFrom(host);
+      const Tensor host = bench::RandomTensor(shape, seed);
+      ws.CreateBlob(name)->GetMutableTensor(gpu)->CopyFrom(half ? bench::HalfOf(host) : host);
     };
     feed("X", {s.M, s.K}, 1, false), feed("W", {s.N, s.K}, 2, false), feed("b", {s.N}, 3, false);
     feed("Xh", {s.M, s.K}, 1, true), feed("Wh", {s.N, s.K}, 2, true), feed("bh", {s.N}, 3, true);

@@ -1,4 +1,5 @@
-// Helpers shared by the benchmark programs: best-of-N wall time and seeded random tensors.
+// Helpers shared by the benchmark programs: best-of-N wall time and seeded random tensors (float32,
+// or rounded to float16).
 #pragma once
 
 #include <algorithm>
@@ -33,6 +34,15 @@ inline Tensor RandomTensor(std::vector<int64_t> shape, unsigned seed, float lo =
   float* p = t.mutable_data<float>();
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(g);
   return t;
+}
+
+// The same values rounded to float16.
+inline Tensor HalfOf(const Tensor& f) {
+  Tensor h(f.shape(), DataType::Float16);
+  const float* src = f.data<float>();
+  Half* dst = h.mutable_data<Half>();
+  for (int64_t i = 0; i < f.numel(); ++i) dst[i] = FloatToHalf(src[i]);
+  return h;
 }
 
 }  // namespace hetnet::bench
