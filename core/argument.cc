@@ -1,6 +1,8 @@
 #include "core/argument.h"
 
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -22,10 +24,34 @@ namespace {
   HN_THROW(kInvalidArgument, "argument '", name, "' of ", owner, " must be ", want);
 }
 
+// The int64 wire value range-checked into T: never truncated (stride=2^32+2 is an error, not 2).
+// bool keeps Caffe2's reading (any nonzero value is true).
+template <typename T>
+T NarrowInt(int64_t v, const std::string& owner, const std::string& name, int index) {
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t>) {
+    return static_cast<T>(v);
+  } else {
+    if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) || v > static_cast<int64_t>(std::numeric_limits<T>::max()))
+      HN_THROW(kInvalidArgument, "argument '", name, "'", index >= 0 ? MakeString(" (value #", index, ")") : "",
+               " of ", owner, " is ", v, ", outside the range of its ", sizeof(T) * 8, "-bit integer type [",
+               static_cast<int64_t>(std::numeric_limits<T>::min()), ", ",
+               static_cast<int64_t>(std::numeric_limits<T>::max()), "]");
+    return static_cast<T>(v);
+  }
+}
+
 template <typename T>
 T IntArg(const caffe2::Argument& a, const std::string& owner) {
   if (!a.has_i()) BadArg(owner, a.name(), "an integer (field i)");
-  return static_cast<T>(a.i());
+  return NarrowInt<T>(a.i(), owner, a.name(), -1);
+}
+
+template <typename T>
+std::vector<T> IntsArg(const caffe2::Argument& a, const std::string& owner) {
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>(a.ints_size()));
+  for (int i = 0; i < a.ints_size(); ++i) out.push_back(NarrowInt<T>(a.ints(i), owner, a.name(), i));
+  return out;
 }
 }  // namespace
 
@@ -41,7 +67,7 @@ T IntArg(const caffe2::Argument& a, const std::string& owner) {
     const auto* a = Find(name);                                                             \
     if (!a) return dflt;                                                                    \
     if (a->floats_size() > 0) BadArg(owner_, name, "a list of integers (field ints)");      \
-    return std::vector<T>(a->ints().begin(), a->ints().end());                              \
+    return IntsArg<T>(*a, owner_);                                                          \
   }
 HN_INT_ARG(int)
 HN_INT_ARG(int64_t)

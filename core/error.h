@@ -16,6 +16,7 @@ enum class ErrorKind {
   kNotFound,         // missing blob, net, operator type, file
   kUnsupported,      // a device or feature this build or machine does not have
   kOutOfMemory,      // an allocator could not satisfy a request
+  kUnavailable,      // cannot be served now: not ready, queue full, shutting down (retry later)
 };
 
 class Error : public std::exception {

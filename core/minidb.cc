@@ -41,6 +41,12 @@ std::vector<std::pair<std::string, std::string>> ReadMiniDB(const std::string& p
   if (!f) HN_THROW(kNotFound, "minidb: cannot open '", path, "': ", std::strerror(errno));
   std::vector<std::pair<std::string, std::string>> out;
   try {
+    // Record lengths are checked against the bytes the file has left before anything is allocated
+    // (a tiny file claiming 2 GiB records must fail fast).
+    HN_CHECK_KIND(kRuntime, std::fseek(f, 0, SEEK_END) == 0, "minidb: cannot seek in '", path, "'");
+    const long file_size = std::ftell(f);
+    HN_CHECK_KIND(kRuntime, file_size >= 0 && std::fseek(f, 0, SEEK_SET) == 0, "minidb: cannot seek in '", path, "'");
+    int64_t left = file_size;
     for (;;) {
       int32_t len[2];
       const size_t got = std::fread(len, sizeof(int32_t), 2, f);
@@ -48,6 +54,11 @@ std::vector<std::pair<std::string, std::string>> ReadMiniDB(const std::string& p
       HN_ENFORCE(got == 2, "minidb: '", path, "' is truncated in the header of record ", out.size());
       HN_ENFORCE(len[0] >= 0 && len[1] >= 0, "minidb: '", path, "' record ", out.size(), " has negative lengths (",
                  len[0], ", ", len[1], "); not a minidb file?");
+      left -= static_cast<int64_t>(sizeof(len));
+      HN_ENFORCE(static_cast<int64_t>(len[0]) + len[1] <= left, "minidb: '", path, "' is truncated in record ",
+                 out.size(), " (key of ", len[0], " bytes, value of ", len[1], " bytes, but only ", left,
+                 " bytes are left in the file)");
+      left -= static_cast<int64_t>(len[0]) + len[1];
       std::string key(static_cast<size_t>(len[0]), '\0'), value(static_cast<size_t>(len[1]), '\0');
       HN_ENFORCE(std::fread(&key[0], 1, key.size(), f) == key.size() &&
                      std::fread(&value[0], 1, value.size(), f) == value.size(),

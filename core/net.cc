@@ -1,8 +1,11 @@
 #include "core/net.h"
 
+#include <exception>
 #include <map>
+#include <new>
 #include <set>
 
+#include "core/checked_size.h"
 #include "core/workspace.h"
 
 namespace hetnet {
@@ -36,8 +39,42 @@ std::string OperatorContext(const caffe2::NetDef& net, int index) {
   return s;
 }
 
+namespace {
+// Whether the exception being handled is an allocation failure.
+bool HandlingOutOfMemory() {
+  std::exception_ptr cur = std::current_exception();
+  if (!cur) return false;
+  try {
+    std::rethrow_exception(cur);
+  } catch (const Error& e) {
+    return e.kind() == ErrorKind::kOutOfMemory;
+  } catch (const std::bad_alloc&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+}  // namespace
+
 std::string OperatorRunContext(const caffe2::NetDef& net, int index, const OperatorBase& op) {
   std::string s = OperatorContext(net, index);
+  if (HandlingOutOfMemory()) {
+    // Name the output(s) being allocated: those whose tensor has a shape but no memory for it yet.
+    auto& mop = const_cast<OperatorBase&>(op);
+    std::string outs;
+    for (int i = 0; i < mop.OutputSize(); ++i) {
+      const Blob* b = mop.OutputBlob(i);
+      if (!b->IsTensor()) continue;
+      const Tensor& t = b->GetTensor();
+      const auto& st = t.storage();
+      const bool unallocated = t.numel() > 0 && (!st || t.dtype() == DataType::Undefined || st->capacity < t.nbytes());
+      if (unallocated) outs += MakeString(outs.empty() ? "" : ", ", "'", op.def().output(i), "' ", t.ShapeString());
+    }
+    if (outs.empty()) {
+      for (int i = 0; i < mop.OutputSize(); ++i) outs += MakeString(i ? ", " : "", "'", op.def().output(i), "'");
+    }
+    if (!outs.empty()) s += "\n  while allocating output blob " + outs;
+  }
   if (op.InputSize() == 0) return s;
   s += "\n  inputs:";
   for (int i = 0; i < op.InputSize(); ++i) {
@@ -63,10 +100,34 @@ void RethrowWithContext(const std::string& context) {
   }
 }
 
+// Names that end up in messages and paths may not hold NUL bytes (they would be cut there).
+static void EnforceNoNulNames(const caffe2::NetDef& def) {
+  EnforceNoNul(def.name(), "net name");
+  auto blobs = [](const google::protobuf::RepeatedPtrField<std::string>& names, const char* what) {
+    for (const auto& n : names) EnforceNoNul(n, what);
+  };
+  blobs(def.external_input(), "external input blob name");
+  blobs(def.external_output(), "external output blob name");
+  for (int i = 0; i < def.op_size(); ++i) {
+    const auto& op = def.op(i);
+    try {
+      EnforceNoNul(op.type(), "operator type");
+      EnforceNoNul(op.name(), "operator name");
+      blobs(op.input(), "input blob name");
+      blobs(op.output(), "output blob name");
+      blobs(op.control_input(), "control input blob name");
+    } catch (Error& e) {
+      throw e.AddContext(MakeString("in net '", PrintableName(def.name()), "', operator #", i));
+    }
+  }
+}
+
 std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* ws) {
-  const std::string net_ctx = "while creating net '" + def.name() + "'";
+  const std::string net_ctx = "while creating net '" + PrintableName(def.name()) + "'";
   CopyPassResult placed;
   try {
+    CheckLimit(Limit::kMaxNetOps, def.op_size(), MakeString("the number of operators"));
+    EnforceNoNulNames(def);
     placed = PlaceNet(def, *ws, DefaultPlacementOptions());
   } catch (...) {
     RethrowWithContext(net_ctx);

@@ -117,9 +117,9 @@ class CopyPass {
       op.set_output(k, target);
       dev_[target] = out_need[k];
       if (target != name || latest_.count(name)) latest_[name] = target;
-      for (auto it = cache_.begin(); it != cache_.end();)  // older copies of the blob are stale now
-        it = it->first.first == name ? cache_.erase(it) : std::next(it);
-      cache_[{name, out_need[k]}] = target;
+      auto& copies = cache_[name];  // older copies of the blob are stale now
+      copies.clear();
+      copies[out_need[k]] = target;
     }
     Emit(op, reasons_[index], schema);
   }
@@ -131,12 +131,15 @@ class CopyPass {
   }
 
   std::string CopyFor(const std::string& name, const std::string& phys, Device from, Device to) {
-    auto it = cache_.find({name, to});
-    if (it != cache_.end()) return it->second;
+    auto it = cache_.find(name);
+    if (it != cache_.end()) {
+      auto copy = it->second.find(to);
+      if (copy != it->second.end()) return copy->second;
+    }
     // Copying back to the blob's own device refreshes the blob itself.
     const std::string dst = (dev_.count(name) && dev_[name] == to && phys != name) ? name : CopyName(name, to);
     EmitCopy(name, phys, dst, from, to);
-    cache_[{name, to}] = dst;
+    cache_[name][to] = dst;
     return dst;
   }
 
@@ -194,7 +197,9 @@ class CopyPass {
   CopyPassResult out_;
   std::map<std::string, Device> dev_;             // physical blob -> device
   std::map<std::string, std::string> latest_;     // blob -> physical name of its latest value
-  std::map<std::pair<std::string, Device>, std::string> cache_;  // (blob, device) -> copy holding it
+  // blob -> (device -> copy holding it); by blob so that invalidating one blob's copies is not a
+  // scan over every blob's (that made net creation quadratic in the number of blobs)
+  std::map<std::string, std::map<Device, std::string>> cache_;
   std::map<std::string, TensorInfo> shape_;
 };
 

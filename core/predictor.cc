@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/net.h"
+#include "core/operator.h"
 
 namespace hetnet {
 
@@ -141,7 +142,16 @@ Predictor::TensorMap Predictor::Fetch(Instance* inst) const {
   return out;
 }
 
-Predictor::TensorMap Predictor::Run(const TensorMap& inputs) const {
+Predictor::TensorMap Predictor::Run(const TensorMap& inputs) const { return Run(inputs, nullptr); }
+
+PlacementReport Predictor::Placement() const {
+  std::unique_ptr<Instance> inst = Acquire();
+  PlacementReport report = inst->net->MeasuredPlacement();
+  Release(std::move(inst));
+  return report;
+}
+
+Predictor::TensorMap Predictor::Run(const TensorMap& inputs, RunInfo* info) const {
   std::unique_ptr<Instance> inst = Acquire();
   // Give the instance back however this run ends: its blobs are overwritten by the next run.
   struct Returner {
@@ -153,6 +163,13 @@ Predictor::TensorMap Predictor::Run(const TensorMap& inputs) const {
   } returner{this, &inst};
   Feed(inst.get(), inputs);
   inst->net->Run();
+  if (info) {  // only the copies: the whole report (with its NetDef) is too much to copy per run
+    const auto& ops = inst->net->operators();
+    info->copies = inst->net->placement().copies;
+    for (auto& c : info->copies)
+      if (c.op_index < static_cast<int>(ops.size()) && ops[c.op_index]->bytes_copied_last_run() >= 0)
+        c.bytes = ops[c.op_index]->bytes_copied_last_run();
+  }
   TensorMap out = Fetch(inst.get());
   // Fed inputs must not stay alive in the pool (they may be large, and belong to the caller).
   for (const auto& name : input_names_) *inst->ws->CreateBlob(name)->GetMutable<Tensor>() = Tensor(inst->input_devices[name]);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/placement.h"
 #include "core/tensor.h"
 #include "core/workspace.h"
 #include "proto/caffe2.pb.h"
@@ -38,6 +39,15 @@ class Predictor {
   TensorMap Run(const TensorMap& inputs) const;
   // Inputs by position in input_names(); outputs by position in output_names().
   std::vector<Tensor> Run(const std::vector<Tensor>& inputs) const;
+  // What one run moved between devices: the inserted copies with the bytes each copied this run
+  // (what a server counts per model and device pair).
+  struct RunInfo {
+    std::vector<CopyInfo> copies;
+  };
+  TensorMap Run(const TensorMap& inputs, RunInfo* info) const;
+  // Where the predict net's ops run and which copies were inserted, with bytes from the last run
+  // of an instance (or from shape inference before any run).
+  PlacementReport Placement() const;
 
   // Predict-net external inputs that the init net did not produce (what callers feed), in order.
   const std::vector<std::string>& input_names() const { return input_names_; }

@@ -9,6 +9,9 @@
 #include <memory>
 #include <sstream>
 
+#include <sys/stat.h>
+
+#include "core/checked_size.h"
 #include "core/error.h"
 
 namespace hetnet {
@@ -61,6 +64,7 @@ void WriteFileBytes(const std::string& path, const std::string& bytes) {
 void ParseProtoFromString(const std::string& data, google::protobuf::Message* msg, const std::string& source) {
   const std::string expected = msg->GetTypeName();
   if (data.empty()) HN_THROW(kInvalidArgument, "'", source, "' is empty; expected a serialized ", expected);
+  CheckLimit(Limit::kMaxProtoBytes, static_cast<int64_t>(data.size()), "'" + source + "'");
   // Binary first (Caffe2 order). Parse partially so missing required fields get a precise message.
   msg->Clear();
   std::string binary_problem;
@@ -93,6 +97,10 @@ void ParseProtoFromString(const std::string& data, google::protobuf::Message* ms
 }
 
 void ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg) {
+  EnforceNoNul(path, "file path");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))  // the cap before reading anything
+    CheckLimit(Limit::kMaxProtoBytes, static_cast<int64_t>(st.st_size), "file '" + path + "'");
   ParseProtoFromString(ReadFileBytes(path), msg, path);
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/checked_size.h"
 #include "core/context.h"
 
 namespace hetnet {
@@ -36,10 +37,12 @@ int64_t Tensor::dim(int i) const { return shape_[canonical_axis(i)]; }
 int64_t Tensor::size_from_dim(int start) const { return Product(shape_, start, shape_.size()); }
 int64_t Tensor::size_to_dim(int end) const { return Product(shape_, 0, end); }
 
+// Every shape goes through the checked element count: no dim negative, and the product of the
+// nonzero dims at most kMaxElements, so numel * itemsize and every product of dims stay exact.
 void Tensor::Resize(std::vector<int64_t> shape) {
-  for (int64_t d : shape) HN_ENFORCE(d >= 0, "negative dimension in shape ", ShapeToString(shape));
+  const int64_t n = CheckedNumel(shape, "tensor");
   shape_ = std::move(shape);
-  numel_ = Product(shape_, 0, shape_.size());
+  numel_ = n;
 }
 
 void Tensor::SetDevice(Device d) {
@@ -60,10 +63,14 @@ std::shared_ptr<void> AllocatePinnedOrNull(Allocator* pinned, size_t nbytes) {
 
 void* Tensor::raw_mutable_data(DataType dtype) {
   HN_ENFORCE(dtype != DataType::Undefined, "cannot allocate a tensor of undefined dtype");
-  const size_t need = static_cast<size_t>(numel_) * ItemSize(dtype);
+  const size_t need = CheckedByteSize(numel_, ItemSize(dtype), "tensor byte size");
   const bool string_change = (dtype == DataType::String) != (dtype_ == DataType::String);
   const bool fits = storage_ && storage_->device == device_ && storage_->capacity >= need && !string_change &&
                     (dtype != DataType::String || storage_->capacity == need);
+  // The cap before any allocation; on an error the tensor keeps its old storage and dtype.
+  if (!fits)
+    CheckLimit(Limit::kMaxTensorBytes, static_cast<int64_t>(need),
+               MakeString("allocating ", DataTypeName(dtype), ShapeString(), " on ", device_.str()));
   std::shared_ptr<void> locked;  // page-locked memory for a CPU tensor that asked for it
   // Moving storage that a view shares would split the two: such a tensor stays where it is.
   if (pinned_host_ && device_.is_cpu() && dtype != DataType::String && need > 0 &&
@@ -77,23 +84,29 @@ void* Tensor::raw_mutable_data(DataType dtype) {
     storage_->dtype = dtype;
     return storage_->data.get();
   }
+  MaybeInjectAllocationFailure(need);
   auto st = std::make_shared<Storage>();
   st->device = device_;
   st->dtype = dtype;
   st->capacity = need;
-  if (dtype == DataType::String) {
-    HN_CHECK_KIND(kUnsupported, device_.is_cpu(), "string tensors live on CPU only, not ", device_.str());
-    st->data = std::shared_ptr<void>(new std::string[std::max<int64_t>(numel_, 1)],
-                                     [](void* p) { delete[] static_cast<std::string*>(p); });
-  } else if (locked) {
-    st->data = std::move(locked);
-    st->pinned = true;
-    // Only the kind of memory changes: keep the contents (an in-place writer reads what it overwrites).
-    if (fits) std::memcpy(st->data.get(), storage_->data.get(), need);
-  } else if (device_.is_cpu()) {
-    st->data = GetCPUAllocator()->Allocate(need);
-  } else {
-    st->data = GetDeviceBackend(device_)->DeviceAllocator(device_.id)->Allocate(need);
+  try {
+    if (dtype == DataType::String) {
+      HN_CHECK_KIND(kUnsupported, device_.is_cpu(), "string tensors live on CPU only, not ", device_.str());
+      st->data = std::shared_ptr<void>(new std::string[std::max<int64_t>(numel_, 1)],
+                                       [](void* p) { delete[] static_cast<std::string*>(p); });
+    } else if (locked) {
+      st->data = std::move(locked);
+      st->pinned = true;
+      // Only the kind of memory changes: keep the contents (an in-place writer reads what it overwrites).
+      if (fits) std::memcpy(st->data.get(), storage_->data.get(), need);
+    } else if (device_.is_cpu()) {
+      st->data = GetCPUAllocator()->Allocate(need);
+    } else {
+      st->data = GetDeviceBackend(device_)->DeviceAllocator(device_.id)->Allocate(need);
+    }
+  } catch (const std::bad_alloc&) {
+    HN_THROW(kOutOfMemory, "out of ", device_.is_cpu() ? "host" : "device", " memory allocating ",
+             DataTypeName(dtype), ShapeString(), " (", need, " bytes) on ", device_.str());
   }
   storage_ = std::move(st);
   dtype_ = dtype;

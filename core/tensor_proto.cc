@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/checked_size.h"
 #include "core/error.h"
 
 namespace hetnet {
@@ -20,15 +21,14 @@ std::string Describe(const TensorProto& p) {
                     ShapeToString(dims), ")");
 }
 
-int64_t CheckedNumel(const TensorProto& p) {
-  int64_t n = 1;
-  for (int64_t d : p.dims()) {
-    HN_ENFORCE(d >= 0, Describe(p), " has a negative dimension ", d);
-    HN_ENFORCE(d == 0 || n <= std::numeric_limits<int64_t>::max() / d, Describe(p),
-               " has too many elements (dims overflow)");
-    n *= d;
+// The element count of the declared dims (checked: no negative dim, no overflow, at most kMaxElements).
+int64_t ProtoNumel(const TensorProto& p) {
+  for (int64_t d : p.dims()) HN_ENFORCE(d >= 0, Describe(p), " has a negative dimension ", d);
+  try {
+    return CheckedNumel(p.dims().data(), static_cast<size_t>(p.dims_size()), "dims");
+  } catch (const Error&) {
+    HN_THROW(kInvalidArgument, Describe(p), " has too many elements (dims overflow or exceed ", kMaxElements, ")");
   }
-  return n;
 }
 
 void CheckCount(const TensorProto& p, const char* field, int64_t have, int64_t want) {
@@ -104,6 +104,36 @@ void ReadBFloat16(const TensorProto& p, int64_t count, float* out) {
   }
 }
 
+// Checks that the proto holds exactly `count` elements in the field ReadElements will read, before
+// anything is allocated: a few bytes claiming a huge shape fail here, not after allocating it.
+void CheckDataPresent(const TensorProto& p, DataType dtype, int64_t count) {
+  auto bytes = [&](const char* field, const std::string& b, size_t itemsize) {
+    const bool ok = static_cast<uint64_t>(count) <= b.size() / itemsize && b.size() == static_cast<size_t>(count) * itemsize;
+    HN_ENFORCE(ok, Describe(p), ": ", field, " holds ", b.size(), " bytes but ", count, " element(s) of ", itemsize,
+               " byte(s) were expected");
+  };
+  if (p.data_format() == 1) return bytes("raw_data (bfloat16)", p.raw_data(), 2);
+  auto wide = [&](const char* name, int have, size_t itemsize) {
+    if (have > 0) return CheckCount(p, name, have, count);
+    if (!p.raw_data().empty()) return bytes("raw_data", p.raw_data(), itemsize);
+    CheckCount(p, (std::string(name) + "/raw_data").c_str(), 0, count);
+  };
+  switch (dtype) {
+    case DataType::Float: return wide("float_data", p.float_data_size(), 4);
+    case DataType::Double: return wide("double_data", p.double_data_size(), 8);
+    case DataType::Int32: return wide("int32_data", p.int32_data_size(), 4);
+    case DataType::Int64: return wide("int64_data", p.int64_data_size(), 8);
+    case DataType::String: return CheckCount(p, "string_data", p.string_data_size(), count);
+    default: {
+      const size_t itemsize = ItemSize(dtype);
+      if (p.int32_data_size() > 0) return CheckCount(p, "int32_data", p.int32_data_size(), count);
+      if (!p.byte_data().empty()) return bytes("byte_data", p.byte_data(), itemsize);
+      if (!p.raw_data().empty()) return bytes("raw_data", p.raw_data(), itemsize);
+      CheckCount(p, "int32_data/byte_data/raw_data", 0, count);
+    }
+  }
+}
+
 // Writes `count` proto elements into out (typed as dtype).
 void ReadElements(const TensorProto& p, DataType dtype, int64_t count, void* out) {
   if (p.data_format() == 1) return ReadBFloat16(p, count, static_cast<float*>(out));
@@ -142,7 +172,7 @@ DataType ProtoDataType(const TensorProto& p) {
 
 void DeserializeTensorProtoInto(const TensorProto& p, Tensor* dst) {
   const DataType dtype = ProtoDataType(p);
-  const int64_t numel = CheckedNumel(p);
+  const int64_t numel = ProtoNumel(p);
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   int64_t begin = 0, end = numel;
   if (p.has_segment()) {
@@ -151,6 +181,7 @@ void DeserializeTensorProtoInto(const TensorProto& p, Tensor* dst) {
     HN_ENFORCE(0 <= begin && begin <= end && end <= numel, Describe(p), " has segment [", begin, ", ", end,
                ") outside its ", numel, " element(s)");
   }
+  CheckDataPresent(p, dtype, end - begin);
   const bool full = begin == 0 && end == numel;
   if (full) {
     // Validate the counts into a fresh tensor first, so a bad proto leaves dst untouched.
@@ -264,7 +295,7 @@ static const TensorProto& TensorOfBlob(const caffe2::BlobProto& blob) {
 Tensor TensorFromBlobProto(const caffe2::BlobProto& blob) {
   const TensorProto& p = TensorOfBlob(blob);
   if (p.has_segment()) {
-    const int64_t numel = CheckedNumel(p);
+    const int64_t numel = ProtoNumel(p);
     HN_ENFORCE(p.segment().begin() == 0 && p.segment().end() == numel, "blob '", blob.name(),
                "' is one chunk [", p.segment().begin(), ", ", p.segment().end(), ") of a chunked tensor of ",
                numel, " element(s); read all chunks with TensorFromBlobProtos");
@@ -277,14 +308,19 @@ Tensor TensorFromBlobProtos(const std::vector<caffe2::BlobProto>& chunks) {
   std::vector<std::pair<int64_t, int64_t>> ranges;
   Tensor t(Device::CPU());
   const TensorProto& first = TensorOfBlob(chunks[0]);
+  const int64_t total = ProtoNumel(first);
+  // Every check before the first allocation: the chunks agree and cover the tensor exactly once,
+  // and each holds its data (so a few small chunks cannot make us allocate a huge tensor).
   for (const auto& c : chunks) {
     const TensorProto& p = TensorOfBlob(c);
     HN_ENFORCE(p.data_type() == first.data_type() && p.dims_size() == first.dims_size() &&
                    std::equal(p.dims().begin(), p.dims().end(), first.dims().begin()),
                "chunk ", Describe(p), " of blob '", c.name(), "' disagrees with the first chunk ", Describe(first));
-    DeserializeTensorProtoInto(p, &t);
-    const int64_t numel = CheckedNumel(p);
-    ranges.emplace_back(p.has_segment() ? p.segment().begin() : 0, p.has_segment() ? p.segment().end() : numel);
+    const int64_t b = p.has_segment() ? p.segment().begin() : 0, e = p.has_segment() ? p.segment().end() : total;
+    HN_ENFORCE(0 <= b && b <= e && e <= total, Describe(p), " has segment [", b, ", ", e, ") outside its ", total,
+               " element(s)");
+    CheckDataPresent(p, ProtoDataType(p), e - b);
+    ranges.emplace_back(b, e);
   }
   std::sort(ranges.begin(), ranges.end());
   int64_t next = 0;
@@ -293,8 +329,8 @@ Tensor TensorFromBlobProtos(const std::vector<caffe2::BlobProto>& chunks) {
                r.first < next ? "overlap" : "leave a gap", " at element ", std::min(next, r.first));
     next = r.second;
   }
-  HN_ENFORCE(next == t.numel(), "chunks of blob '", chunks[0].name(), "' cover ", next, " of ", t.numel(),
-             " element(s)");
+  HN_ENFORCE(next == total, "chunks of blob '", chunks[0].name(), "' cover ", next, " of ", total, " element(s)");
+  for (const auto& c : chunks) DeserializeTensorProtoInto(TensorOfBlob(c), &t);
   return t;
 }
 

@@ -1,20 +1,98 @@
 #include "core/workspace.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <unordered_map>
 
+#include "core/checked_size.h"
 #include "core/net.h"
+#include "core/run_guard.h"
 
 namespace hetnet {
+
+// ---- runs in flight (core/run_guard.h) ----
+// One table for the process: a lookup-and-register (RunNet) and a check-and-remove (DeleteNet)
+// are atomic with respect to each other. Only counters are touched under the lock.
+namespace {
+struct RunTable {
+  std::mutex mu;
+  std::condition_variable idle;  // signalled when a workspace's count drops to 0
+  std::unordered_map<const Workspace*, int> by_ws;
+  std::unordered_map<const NetBase*, int> by_net;
+};
+RunTable& Runs() {
+  static RunTable* t = new RunTable();  // never destroyed: workspaces may be destroyed at exit
+  return *t;
+}
+void AddRun(RunTable& t, const Workspace* ws, const NetBase* net) {
+  ++t.by_ws[ws];
+  if (net) ++t.by_net[net];
+}
+void RemoveRun(const Workspace* ws, const NetBase* net) {
+  RunTable& t = Runs();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (net && --t.by_net[net] == 0) t.by_net.erase(net);
+  if (--t.by_ws[ws] == 0) {
+    t.by_ws.erase(ws);
+    t.idle.notify_all();
+  }
+}
+}  // namespace
+
+RunGuard::RunGuard(const Workspace* ws, const NetBase* net) : ws_(ws), net_(net) {
+  RunTable& t = Runs();
+  std::lock_guard<std::mutex> lock(t.mu);
+  AddRun(t, ws, net);
+}
+
+RunGuard::~RunGuard() { RemoveRun(ws_, net_); }
+
+int RunsInFlight(const Workspace* ws) {
+  RunTable& t = Runs();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.by_ws.find(ws);
+  return it == t.by_ws.end() ? 0 : it->second;
+}
+
+int RunsInFlight(const NetBase* net) {
+  RunTable& t = Runs();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.by_net.find(net);
+  return it == t.by_net.end() ? 0 : it->second;
+}
+
+namespace {
+[[noreturn]] void ThrowBusy(const std::string& what, int runs, const char* where) {
+  HN_THROW(kRuntime, what, ": ", runs, " run(s) ", where,
+           " are in flight on another thread; retry after they return (a shared Workspace is not thread-safe; "
+           "see README, Threads)");
+}
+}  // namespace
+
+void RefuseWhileRunning(const Workspace* ws, const std::string& what) {
+  const int n = RunsInFlight(ws);
+  if (n > 0) ThrowBusy(what, n, "in this workspace");
+}
 
 Workspace::Workspace() = default;
 Workspace::Workspace(const Workspace* parent) : parent_(parent) {}
 Workspace::~Workspace() {
+  {
+    // A destructor cannot refuse: wait for runs in this workspace on other threads to return.
+    RunTable& t = Runs();
+    std::unique_lock<std::mutex> lock(t.mu);
+    t.idle.wait(lock, [&] { return t.by_ws.find(this) == t.by_ws.end(); });
+  }
   nets_.clear();  // nets reference blobs: drop them first
 }
 
 Blob* Workspace::CreateBlob(const std::string& name) {
+  auto it = blobs_.find(name);
+  if (it != blobs_.end() && it->second) return it->second.get();
+  EnforceNoNul(name, "blob name");  // it would be cut in messages and checkpoint keys
   auto& slot = blobs_[name];
-  if (!slot) slot = std::make_unique<Blob>();
+  slot = std::make_unique<Blob>();
   return slot.get();
 }
 
@@ -38,7 +116,11 @@ const Blob& Workspace::GetBlobOrThrow(const std::string& name) const {
            names.empty() ? "" : ": ", some, names.size() > 8 ? ", ..." : "", ")");
 }
 
-bool Workspace::RemoveBlob(const std::string& name) { return blobs_.erase(name) > 0; }
+bool Workspace::RemoveBlob(const std::string& name) {
+  if (!blobs_.count(name)) return false;
+  RefuseWhileRunning(this, "cannot remove blob '" + PrintableName(name) + "'");
+  return blobs_.erase(name) > 0;
+}
 
 std::vector<std::string> Workspace::LocalBlobs() const {
   std::vector<std::string> out;
@@ -59,11 +141,19 @@ std::vector<std::string> Workspace::Blobs() const {
 NetBase* Workspace::CreateNet(const caffe2::NetDef& def, bool overwrite) {
   HN_ENFORCE(!def.name().empty(), "a net needs a name to be kept in the workspace");
   if (!overwrite && nets_.count(def.name()))
-    HN_THROW(kInvalidArgument, "net '", def.name(), "' already exists (pass overwrite to replace it)");
+    HN_THROW(kInvalidArgument, "net '", PrintableName(def.name()), "' already exists (pass overwrite to replace it)");
   auto net = CreateNetFromDef(def, this);
-  auto& slot = nets_[def.name()];
-  slot = std::move(net);
-  return slot.get();
+  std::unique_ptr<NetBase> replaced;  // destroyed after the lock is released
+  {
+    RunTable& t = Runs();
+    std::lock_guard<std::mutex> lock(t.mu);
+    auto& slot = nets_[def.name()];
+    if (slot && t.by_net.count(slot.get()))
+      ThrowBusy("cannot replace net '" + PrintableName(def.name()) + "'", t.by_net[slot.get()], "of that net");
+    replaced = std::move(slot);
+    slot = std::move(net);
+    return slot.get();
+  }
 }
 
 NetBase* Workspace::GetNet(const std::string& name) {
@@ -72,12 +162,38 @@ NetBase* Workspace::GetNet(const std::string& name) {
 }
 
 void Workspace::RunNet(const std::string& name) {
-  NetBase* net = GetNet(name);
-  HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
+  NetBase* net = nullptr;
+  {
+    // Look up and register as one step, so that DeleteNet on another thread either happens before
+    // (the net is not found) or is refused.
+    RunTable& t = Runs();
+    std::lock_guard<std::mutex> lock(t.mu);
+    net = GetNet(name);
+    HN_CHECK_KIND(kNotFound, net, "net '", PrintableName(name), "' does not exist in the workspace");
+    AddRun(t, this, net);
+  }
+  struct Release {
+    const Workspace* ws;
+    const NetBase* net;
+    ~Release() { RemoveRun(ws, net); }
+  } release{this, net};
   net->Run();
 }
 
-void Workspace::DeleteNet(const std::string& name) { nets_.erase(name); }
+void Workspace::DeleteNet(const std::string& name) {
+  std::unique_ptr<NetBase> doomed;  // destroyed after the lock is released
+  {
+    RunTable& t = Runs();
+    std::lock_guard<std::mutex> lock(t.mu);
+    auto it = nets_.find(name);
+    if (it == nets_.end()) return;
+    auto busy = t.by_net.find(it->second.get());
+    if (busy != t.by_net.end())
+      ThrowBusy("cannot delete net '" + PrintableName(name) + "'", busy->second, "of that net");
+    doomed = std::move(it->second);
+    nets_.erase(it);
+  }
+}
 
 std::vector<std::string> Workspace::Nets() const {
   std::vector<std::string> out;
@@ -85,7 +201,10 @@ std::vector<std::string> Workspace::Nets() const {
   return out;
 }
 
-void Workspace::RunNetOnce(const caffe2::NetDef& def) { CreateNetFromDef(def, this)->Run(); }
+void Workspace::RunNetOnce(const caffe2::NetDef& def) {
+  RunGuard guard(this, nullptr);  // the blobs it uses stay while it runs
+  CreateNetFromDef(def, this)->Run();
+}
 
 void Workspace::RunOperatorOnce(const caffe2::OperatorDef& def) {
   caffe2::NetDef net;

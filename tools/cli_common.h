@@ -54,7 +54,9 @@ std::string SummarizeTensor(const std::string& name, const hetnet::Tensor& t, in
 
 int RunCommand(int argc, char** argv);      // `hetnet run ...`, argv[0] is "run"
 int InspectCommand(int argc, char** argv);  // `hetnet inspect ...`
+int ServeCommand(int argc, char** argv);    // `hetnet serve ...` (tools/cli_serve.cc)
 extern const char* const kRunHelp;
 extern const char* const kInspectHelp;
+extern const char* const kServeHelp;
 
 }  // namespace hetnet_cli

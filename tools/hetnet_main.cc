@@ -17,6 +17,7 @@ const char* const kMainHelp =
     "commands:\n"
     "  run       run an init net and a predict net on inputs from .npy / TensorProto files\n"
     "  inspect   print a NetDef: operators, devices, engines, inputs and outputs\n"
+    "  serve     serve a Triton-style model repository over KServe v2 HTTP and gRPC\n"
     "\n"
     "`hetnet <command> --help` describes a command.\n"
     "exit codes: 0 ok, 1 runtime error, 2 bad usage\n";
@@ -34,11 +35,12 @@ int main(int argc, char** argv) {
     std::cout << kMainHelp;
     return kExitOk;
   }
-  const char* help = cmd == "run" ? kRunHelp : cmd == "inspect" ? kInspectHelp : nullptr;
+  const char* help = cmd == "run" ? kRunHelp : cmd == "inspect" ? kInspectHelp : cmd == "serve" ? kServeHelp : nullptr;
   try {
     if (cmd == "run") return RunCommand(argc - 1, argv + 1);
     if (cmd == "inspect") return InspectCommand(argc - 1, argv + 1);
-    throw UsageError("unknown command '" + cmd + "' (commands: run, inspect)");
+    if (cmd == "serve") return ServeCommand(argc - 1, argv + 1);
+    throw UsageError("unknown command '" + cmd + "' (commands: run, inspect, serve)");
   } catch (const UsageError& e) {
     std::cerr << "hetnet: " << e.what() << "\n" << (help ? help : kMainHelp);
     return kExitUsage;

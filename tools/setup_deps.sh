@@ -5,7 +5,9 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 need=()
 for pkg in cmake ninja-build g++ ccache protobuf-compiler libprotobuf-dev libeigen3-dev catch2 graphviz \
-    dataset-fashion-mnist; do  # Fashion-MNIST IDX files for python/examples/train_fashion_mnist.py
+    dataset-fashion-mnist \
+    libboost1.81-dev libgrpc++-dev protobuf-compiler-grpc rapidjson-dev prometheus-cpp-dev zlib1g-dev; do
+  # dataset-fashion-mnist: IDX files for python/examples/train_fashion_mnist.py; the rest: `hetnet serve`
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -13,6 +15,10 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
 fi
 PY=${PYTHON:-python3}
-"$PY" - <<'PYEOF' || "$PY" -m pip install -q "numpy" "pybind11>=2.10" "pytest" "protobuf>=4.21,<5"
-import numpy, pybind11, pytest, google.protobuf
+# tritonclient is the real Triton client the serving tests drive the server with (its gRPC side
+# needs protobuf >= 6.30; caffe2_pb2 from protoc 3.21 runs on it).
+"$PY" - <<'PYEOF' || "$PY" -m pip install -q "numpy" "pybind11>=2.10" "pytest" "protobuf>=6.30,<7" \
+    "tritonclient[http,grpc]==2.73.0"
+import numpy, pybind11, pytest, google.protobuf, tritonclient.http, tritonclient.grpc
+assert tuple(int(x) for x in google.protobuf.__version__.split(".")[:2]) >= (6, 30)
 PYEOF

@@ -13,6 +13,7 @@ const char* KindName(hetnet::ErrorKind kind) {
     case hetnet::ErrorKind::kNotFound: return "not_found";
     case hetnet::ErrorKind::kUnsupported: return "unsupported";
     case hetnet::ErrorKind::kOutOfMemory: return "out_of_memory";
+    case hetnet::ErrorKind::kUnavailable: return "unavailable";
   }
   return "runtime";
 }
@@ -45,7 +46,8 @@ void InitErrors(py::module_& m) {
         {"invalid_argument", hetnet::ErrorKind::kInvalidArgument},
         {"not_found", hetnet::ErrorKind::kNotFound},
         {"unsupported", hetnet::ErrorKind::kUnsupported},
-        {"out_of_memory", hetnet::ErrorKind::kOutOfMemory}};
+        {"out_of_memory", hetnet::ErrorKind::kOutOfMemory},
+        {"unavailable", hetnet::ErrorKind::kUnavailable}};
     for (const auto& [name, k] : kinds)
       if (kind == name) throw hetnet::Error(k, message);
     throw py::value_error("unknown error kind " + kind);

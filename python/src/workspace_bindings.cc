@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "core/net.h"
 #include "core/profiler.h"
+#include "core/run_guard.h"
 
 namespace hetnet_python {
 
@@ -36,8 +37,10 @@ void SwitchWorkspace(const std::string& name, bool create_if_missing) {
   r.current = name;
 }
 
+// Refused (RuntimeError) while another thread runs a net in the workspace.
 void ResetWorkspace() {
   auto& r = Registry();
+  hetnet::RefuseWhileRunning(r.all[r.current].get(), "cannot reset workspace '" + r.current + "'");
   r.all[r.current] = std::make_unique<Workspace>();
 }
 
@@ -54,9 +57,11 @@ double MillisecondsSince(std::chrono::steady_clock::time_point t0) {
 // Caffe2's benchmark_net result: [ms per whole-net run, then (when per_op) ms per operator in order].
 // Per-op times come from the C++ profiler (core/profiler.h): host clock on CPU, events on GPU.
 std::vector<double> BenchmarkNet(const std::string& name, int warmup, int iters, bool per_op) {
-  hetnet::NetBase* net = CurrentWorkspace()->GetNet(name);
+  Workspace* ws = CurrentWorkspace();
+  hetnet::NetBase* net = ws->GetNet(name);
   HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
   HN_ENFORCE(iters > 0, "BenchmarkNet needs at least one main run");
+  hetnet::RunGuard guard(ws, net);  // delete_net / reset_workspace on another thread are refused
   if (!per_op) {
     py::gil_scoped_release release;
     for (int i = 0; i < warmup; ++i) net->Run();
@@ -77,8 +82,10 @@ std::vector<double> BenchmarkNet(const std::string& name, int warmup, int iters,
 
 // The profiler's summary of `iters` profiled runs (after `warmup`); writes a Chrome trace when asked.
 py::dict ProfileNet(const std::string& name, int warmup, int iters, const std::string& trace_file) {
-  hetnet::NetBase* net = CurrentWorkspace()->GetNet(name);
+  Workspace* ws = CurrentWorkspace();
+  hetnet::NetBase* net = ws->GetNet(name);
   HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
+  hetnet::RunGuard guard(ws, net);
   hetnet::ProfileResult r;
   {
     py::gil_scoped_release release;
@@ -114,23 +121,30 @@ void InitWorkspaces(py::module_& m) {
   m.def("nets", [] { return CurrentWorkspace()->Nets(); });
   m.def("create_net", [](const py::bytes& def, bool overwrite) {
     auto net = ParseProto<caffe2::NetDef>(def, "NetDef");
+    Workspace* ws = CurrentWorkspace();
+    hetnet::RunGuard guard(ws, nullptr);  // creation reads and creates blobs of ws
     py::gil_scoped_release release;
-    return CurrentWorkspace()->CreateNet(net, overwrite)->name();
+    return ws->CreateNet(net, overwrite)->name();
   }, py::arg("net_def"), py::arg("overwrite") = false);
   m.def("run_net", [](const std::string& name, int num_iter) {
     Workspace* ws = CurrentWorkspace();
+    hetnet::RunGuard guard(ws, nullptr);  // registered before the GIL is released: reset_workspace is refused
     py::gil_scoped_release release;
     for (int i = 0; i < num_iter; ++i) ws->RunNet(name);
   }, py::arg("name"), py::arg("num_iter") = 1);
   m.def("run_net_once", [](const py::bytes& def) {
     auto net = ParseProto<caffe2::NetDef>(def, "NetDef");
+    Workspace* ws = CurrentWorkspace();
+    hetnet::RunGuard guard(ws, nullptr);
     py::gil_scoped_release release;
-    CurrentWorkspace()->RunNetOnce(net);
+    ws->RunNetOnce(net);
   });
   m.def("run_operator_once", [](const py::bytes& def) {
     auto op = ParseProto<caffe2::OperatorDef>(def, "OperatorDef");
+    Workspace* ws = CurrentWorkspace();
+    hetnet::RunGuard guard(ws, nullptr);
     py::gil_scoped_release release;
-    CurrentWorkspace()->RunOperatorOnce(op);
+    ws->RunOperatorOnce(op);
   });
   m.def("delete_net", [](const std::string& name) { CurrentWorkspace()->DeleteNet(name); });
   // The net as it runs (device options resolved, copies inserted), serialized.

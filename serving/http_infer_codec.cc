@@ -1,0 +1,617 @@
+// Infer request/response bodies of the HTTP front end; see http_infer_codec.h.
+#include "serving/http_infer_codec.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <limits>
+
+#include <rapidjson/encodedstream.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+#include <rapidjson/writer.h>
+
+#include "serving/inference_server.h"
+#include "serving/status_map.h"
+#include "serving/tensor_codec.h"
+
+namespace hetnet::serving {
+
+namespace rj = rapidjson;
+
+namespace {
+
+// ---- parsing ----
+
+// Forwards SAX events to the document and stops at nesting deeper than kMaxJsonDepth.
+struct DepthLimiter {
+  rj::Document& d;
+  int depth = 0;
+  bool too_deep = false;
+  bool Null() { return d.Null(); }
+  bool Bool(bool b) { return d.Bool(b); }
+  bool Int(int i) { return d.Int(i); }
+  bool Uint(unsigned i) { return d.Uint(i); }
+  bool Int64(int64_t i) { return d.Int64(i); }
+  bool Uint64(uint64_t i) { return d.Uint64(i); }
+  bool Double(double v) { return d.Double(v); }
+  bool RawNumber(const char* s, rj::SizeType n, bool copy) { return d.RawNumber(s, n, copy); }
+  bool String(const char* s, rj::SizeType n, bool copy) { return d.String(s, n, copy); }
+  bool Key(const char* s, rj::SizeType n, bool copy) { return d.Key(s, n, copy); }
+  bool Enter() {
+    if (++depth > kMaxJsonDepth) {
+      too_deep = true;
+      return false;
+    }
+    return true;
+  }
+  bool StartObject() { return Enter() && d.StartObject(); }
+  bool EndObject(rj::SizeType n) { --depth; return d.EndObject(n); }
+  bool StartArray() { return Enter() && d.StartArray(); }
+  bool EndArray(rj::SizeType n) { --depth; return d.EndArray(n); }
+};
+
+// Output stream for rapidjson::Writer appending to a std::string.
+struct StringOut {
+  using Ch = char;
+  std::string* s;
+  void Put(char c) { s->push_back(c); }
+  void Flush() {}
+};
+using JsonWriter = rj::Writer<StringOut, rj::UTF8<>, rj::UTF8<>, rj::CrtAllocator, rj::kWriteNanAndInfFlag>;
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+[[noreturn]] void Invalid(const std::string& msg) { throw Error(ErrorKind::kInvalidArgument, msg); }
+
+const rj::Value* Member(const rj::Value& obj, const char* name) {
+  auto it = obj.FindMember(name);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+// ---- JSON tensor data -> wire bytes ----
+
+enum class Kind { kBool, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF32, kF64, kBytes, kHalf, kUnknown };
+
+Kind KindOf(std::string_view dt) {
+  static const std::pair<const char*, Kind> kTable[] = {
+      {"BOOL", Kind::kBool}, {"INT8", Kind::kI8},    {"INT16", Kind::kI16}, {"INT32", Kind::kI32},
+      {"INT64", Kind::kI64}, {"UINT8", Kind::kU8},   {"UINT16", Kind::kU16}, {"UINT32", Kind::kU32},
+      {"UINT64", Kind::kU64}, {"FP32", Kind::kF32},  {"FP64", Kind::kF64},  {"BYTES", Kind::kBytes},
+      {"FP16", Kind::kHalf}, {"BF16", Kind::kHalf}};
+  for (const auto& [name, kind] : kTable) {
+    if (dt == name) return kind;
+  }
+  return Kind::kUnknown;
+}
+
+size_t SizeOfKind(Kind k) {
+  switch (k) {
+    case Kind::kBool: case Kind::kI8: case Kind::kU8: return 1;
+    case Kind::kI16: case Kind::kU16: case Kind::kHalf: return 2;
+    case Kind::kI32: case Kind::kU32: case Kind::kF32: return 4;
+    case Kind::kI64: case Kind::kU64: case Kind::kF64: return 8;
+    default: return 0;
+  }
+}
+
+class JsonTensorWriter {
+ public:
+  JsonTensorWriter(Kind kind, const std::string& dt, int64_t count, const std::string& name,
+                   const std::vector<int64_t>& shape)
+      : kind_(kind), dt_(dt), count_(count), name_(name), shape_(shape), size_(SizeOfKind(kind)) {
+    if (kind_ != Kind::kBytes) buf_->resize(static_cast<size_t>(count_) * size_);
+  }
+
+  void Walk(const rj::Value& v) {
+    if (v.IsArray()) {
+      for (const auto& e : v.GetArray()) Walk(e);
+      return;
+    }
+    if (n_ >= count_) TooMany();
+    if (kind_ == Kind::kBytes) {
+      if (!v.IsString()) BadValue("a string");
+      uint32_t len = v.GetStringLength();
+      char le[4] = {char(len & 0xff), char((len >> 8) & 0xff), char((len >> 16) & 0xff), char(len >> 24)};
+      buf_->append(le, 4);
+      buf_->append(v.GetString(), len);
+      ++n_;
+      return;
+    }
+    char* dst = buf_->data() + static_cast<size_t>(n_) * size_;
+    switch (kind_) {
+      case Kind::kBool: {
+        if (!v.IsBool()) BadValue("true or false");
+        *dst = v.GetBool() ? 1 : 0;
+        break;
+      }
+      case Kind::kI8: Put<int8_t>(dst, Signed(v, INT8_MIN, INT8_MAX)); break;
+      case Kind::kI16: Put<int16_t>(dst, Signed(v, INT16_MIN, INT16_MAX)); break;
+      case Kind::kI32: Put<int32_t>(dst, Signed(v, INT32_MIN, INT32_MAX)); break;
+      case Kind::kI64: Put<int64_t>(dst, Signed(v, INT64_MIN, INT64_MAX)); break;
+      case Kind::kU8: Put<uint8_t>(dst, Unsigned(v, UINT8_MAX)); break;
+      case Kind::kU16: Put<uint16_t>(dst, Unsigned(v, UINT16_MAX)); break;
+      case Kind::kU32: Put<uint32_t>(dst, Unsigned(v, UINT32_MAX)); break;
+      case Kind::kU64: Put<uint64_t>(dst, Unsigned(v, UINT64_MAX)); break;
+      case Kind::kF32: {
+        if (!v.IsNumber()) BadValue("a number");
+        Put<float>(dst, static_cast<float>(v.GetDouble()));
+        break;
+      }
+      case Kind::kF64: {
+        if (!v.IsNumber()) BadValue("a number");
+        Put<double>(dst, v.GetDouble());
+        break;
+      }
+      default: BadValue("a value");
+    }
+    ++n_;
+  }
+
+  std::shared_ptr<std::string> Finish() {
+    if (n_ != count_) {
+      Invalid(MakeString("unexpected number of elements for input '", name_, "': shape ", ShapeText(shape_),
+                         " holds ", count_, " elements but 'data' has ", n_));
+    }
+    return std::move(buf_);
+  }
+
+ private:
+  template <typename T, typename V>
+  static void Put(char* dst, V v) {
+    T t = static_cast<T>(v);
+    std::memcpy(dst, &t, sizeof(T));
+  }
+  int64_t Signed(const rj::Value& v, int64_t lo, int64_t hi) {
+    if (!v.IsInt64()) BadValue("an integer");
+    int64_t x = v.GetInt64();
+    if (x < lo || x > hi) BadValue(MakeString("an integer in [", lo, ", ", hi, "]"));
+    return x;
+  }
+  uint64_t Unsigned(const rj::Value& v, uint64_t hi) {
+    if (!v.IsUint64()) BadValue("a non-negative integer");
+    uint64_t x = v.GetUint64();
+    if (x > hi) BadValue(MakeString("an integer in [0, ", hi, "]"));
+    return x;
+  }
+  [[noreturn]] void BadValue(const std::string& expected) {
+    Invalid(MakeString("unable to parse 'data' of input '", name_, "': element ", n_, " is not ", expected,
+                       " as datatype ", dt_, " requires"));
+  }
+  [[noreturn]] void TooMany() {
+    Invalid(MakeString("unexpected number of elements for input '", name_, "': shape ", ShapeText(shape_),
+                       " holds ", count_, " elements but 'data' has more"));
+  }
+
+  Kind kind_;
+  const std::string& dt_;
+  int64_t count_;
+  const std::string& name_;
+  const std::vector<int64_t>& shape_;
+  size_t size_;
+  int64_t n_ = 0;
+  std::shared_ptr<std::string> buf_ = std::make_shared<std::string>();
+};
+
+std::vector<int64_t> ParseShape(const rj::Value* v, const std::string& name) {
+  if (!v || !v->IsArray()) Invalid(MakeString("input '", name, "' is missing 'shape' (an array of integers)"));
+  std::vector<int64_t> shape;
+  shape.reserve(v->Size());
+  for (const auto& d : v->GetArray()) {
+    if (!d.IsInt64()) Invalid(MakeString("input '", name, "' has a 'shape' that is not an array of integers"));
+    shape.push_back(d.GetInt64());
+  }
+  return shape;
+}
+
+int64_t ParseHeaderLength(const std::string& text, size_t body_size) {
+  long long h = 0;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  while (b < e && (*b == ' ' || *b == '\t')) ++b;
+  while (e > b && (e[-1] == ' ' || e[-1] == '\t')) --e;
+  auto [ptr, ec] = std::from_chars(b, e, h);
+  if (b == e || ec != std::errc() || ptr != e) {
+    Invalid(MakeString("Unable to parse Inference-Header-Content-Length: '", text, "' is not an integer"));
+  }
+  if (h < 0 || static_cast<unsigned long long>(h) > body_size) {
+    Invalid(MakeString("Inference-Header-Content-Length ", h, " must be between 0 and the request body size ",
+                       body_size));
+  }
+  return h;
+}
+
+// Inference-Header-Content-Length: 0 — the body is the bytes of the model's only input, batch 1.
+DecodedInfer DecodeRaw(InferenceServer* server, const std::string& model, const std::string& version,
+                       std::shared_ptr<std::string> body) {
+  inference::ModelConfig config = server->ModelConfig(model, version);
+  if (config.input_size() != 1) {
+    Invalid(MakeString("Raw request must only have 1 input (found 1) to be deduced but got ", config.input_size(),
+                       " inputs in '", model, "' model configuration"));
+  }
+  const auto& in = config.input(0);
+  DecodedInfer out;
+  out.request = std::make_unique<InferRequest>();
+  out.request->model_name = model;
+  out.request->model_version = version;
+  out.format.binary_default = true;
+  InferInput input;
+  input.name = in.name();
+  input.datatype = ProtocolNameOfConfigType(static_cast<int>(in.data_type()));
+  std::vector<int64_t> dims(in.dims().begin(), in.dims().end());
+  if (input.datatype == "BYTES") {
+    if (!(dims.size() == 1 && dims[0] == 1)) {
+      Invalid(MakeString("For BYTE datatype raw input '", input.name, "', the model must have input shape [1]"));
+    }
+  } else {
+    int variable = -1;
+    int64_t fixed = 1;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] < 0) {
+        if (variable >= 0) {
+          Invalid(MakeString("The shape of the raw input '", input.name,
+                             "' can not be deduced because there are more than one variable-sized dimension"));
+        }
+        variable = static_cast<int>(i);
+      } else {
+        fixed *= dims[i];
+      }
+    }
+    if (variable >= 0) {
+      size_t unit = static_cast<size_t>(fixed) * ProtocolElementSize(input.datatype);
+      if (unit == 0 || body->size() % unit != 0) {
+        Invalid(MakeString("The shape of the raw input '", input.name, "' can not be deduced: ", body->size(),
+                           " bytes is not a multiple of ", unit, " bytes"));
+      }
+      dims[variable] = static_cast<int64_t>(body->size() / unit);
+    }
+  }
+  if (config.max_batch_size() > 0) dims.insert(dims.begin(), 1);
+  input.shape = std::move(dims);
+  input.data = body->data();
+  input.byte_size = body->size();
+  input.holder = body;
+  out.request->inputs.push_back(std::move(input));
+  return out;
+}
+
+void WriteNumber(JsonWriter& w, double v, bool is_float) {
+  if (std::isnan(v)) {
+    w.RawValue("NaN", 3, rj::kNumberType);
+    return;
+  }
+  if (std::isinf(v)) {
+    if (v > 0) {
+      w.RawValue("Infinity", 8, rj::kNumberType);
+    } else {
+      w.RawValue("-Infinity", 9, rj::kNumberType);
+    }
+    return;
+  }
+  char buf[64];
+  auto res = is_float ? std::to_chars(buf, buf + sizeof(buf), static_cast<float>(v))
+                      : std::to_chars(buf, buf + sizeof(buf), v);
+  w.RawValue(buf, static_cast<size_t>(res.ptr - buf), rj::kNumberType);
+}
+
+template <typename T>
+T Load(const char* p) {
+  T t;
+  std::memcpy(&t, p, sizeof(T));
+  return t;
+}
+
+// Writes "data": [...] for the wire bytes of one output.
+void WriteData(JsonWriter& w, std::string_view bytes, const std::string& dt, const std::string& name) {
+  Kind kind = KindOf(dt);
+  size_t size = SizeOfKind(kind);
+  w.Key("data");
+  w.StartArray();
+  if (kind == Kind::kBytes) {
+    size_t pos = 0;
+    while (pos + 4 <= bytes.size()) {
+      uint32_t len = static_cast<uint8_t>(bytes[pos]) | static_cast<uint8_t>(bytes[pos + 1]) << 8 |
+                     static_cast<uint8_t>(bytes[pos + 2]) << 16 | static_cast<uint32_t>(static_cast<uint8_t>(bytes[pos + 3])) << 24;
+      pos += 4;
+      if (len > bytes.size() - pos) break;
+      w.String(bytes.data() + pos, len);
+      pos += len;
+    }
+    w.EndArray();
+    return;
+  }
+  if (size == 0) {
+    throw Error(ErrorKind::kRuntime, MakeString("output '", name, "' has datatype '", dt, "' that JSON cannot carry"));
+  }
+  const char* p = bytes.data();
+  const size_t n = bytes.size() / size;
+  for (size_t i = 0; i < n; ++i, p += size) {
+    switch (kind) {
+      case Kind::kBool: w.Bool(*p != 0); break;
+      case Kind::kI8: w.Int(Load<int8_t>(p)); break;
+      case Kind::kI16: w.Int(Load<int16_t>(p)); break;
+      case Kind::kI32: w.Int(Load<int32_t>(p)); break;
+      case Kind::kI64: w.Int64(Load<int64_t>(p)); break;
+      case Kind::kU8: w.Uint(Load<uint8_t>(p)); break;
+      case Kind::kU16: w.Uint(Load<uint16_t>(p)); break;
+      case Kind::kU32: w.Uint(Load<uint32_t>(p)); break;
+      case Kind::kU64: w.Uint64(Load<uint64_t>(p)); break;
+      case Kind::kF32: WriteNumber(w, Load<float>(p), true); break;
+      case Kind::kF64: WriteNumber(w, Load<double>(p), false); break;
+      default: break;
+    }
+  }
+  w.EndArray();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+
+void ParseJson(std::string_view text, rj::Document* doc) {
+  rj::MemoryStream ms(text.data(), text.size());
+  rj::EncodedInputStream<rj::UTF8<>, rj::MemoryStream> is(ms);
+  rj::ParseResult result;
+  bool too_deep = false;
+  auto generator = [&](rj::Document& d) {
+    DepthLimiter limiter{d};
+    rj::Reader reader;
+    result = reader.Parse<rj::kParseIterativeFlag | rj::kParseFullPrecisionFlag | rj::kParseValidateEncodingFlag |
+                          rj::kParseNanAndInfFlag>(is, limiter);
+    too_deep = limiter.too_deep;
+    return !result.IsError();
+  };
+  doc->Populate(generator);
+  if (too_deep) Invalid(MakeString("JSON nesting depth exceeds maximum allowed limit (", kMaxJsonDepth, ")"));
+  if (result.IsError()) {
+    Invalid(MakeString("failed to parse the request JSON buffer: ", rj::GetParseError_En(result.Code()), " at ",
+                       result.Offset()));
+  }
+}
+
+bool OutputFormat::IsBinary(const std::string& name, const std::string& datatype) const {
+  if (datatype == "FP16" || datatype == "BF16") return true;  // JSON has no such numbers
+  for (const auto& [n, b] : explicit_binary) {
+    if (n == name) return b;
+  }
+  return binary_default;
+}
+
+DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& model, const std::string& version,
+                                std::shared_ptr<std::string> body, const std::string* header_length) {
+  size_t json_len = body->size();
+  if (header_length) {
+    json_len = static_cast<size_t>(ParseHeaderLength(*header_length, body->size()));
+    if (json_len == 0) return DecodeRaw(server, model, version, std::move(body));
+  }
+  rj::Document doc;
+  ParseJson(std::string_view(body->data(), json_len), &doc);
+  if (!doc.IsObject()) Invalid("the inference request JSON must be an object");
+
+  DecodedInfer out;
+  out.request = std::make_unique<InferRequest>();
+  InferRequest& req = *out.request;
+  req.model_name = model;
+  req.model_version = version;
+  const int64_t max_elements = server->options().max_tensor_elements;
+
+  if (const rj::Value* id = Member(doc, "id")) {
+    if (!id->IsString()) Invalid("the request 'id' must be a string");
+    req.id.assign(id->GetString(), id->GetStringLength());
+  }
+  if (const rj::Value* params = Member(doc, "parameters")) {
+    if (!params->IsObject()) Invalid("the request 'parameters' must be an object");
+    for (const auto& m : params->GetObject()) {
+      std::string_view key(m.name.GetString(), m.name.GetStringLength());
+      if (key.substr(0, 9) == "sequence_") Invalid("sequence batching not supported");
+      if (key == "binary_data_output") {
+        if (!m.value.IsBool()) Invalid("parameter 'binary_data_output' must be a boolean");
+        out.format.binary_default = m.value.GetBool();
+      } else if (key == "priority") {
+        if (!m.value.IsUint64()) Invalid("parameter 'priority' must be a non-negative integer");
+        req.priority = m.value.GetUint64();
+      } else if (key == "timeout") {
+        if (!m.value.IsUint64()) Invalid("parameter 'timeout' must be a non-negative integer (microseconds)");
+        req.timeout_us = m.value.GetUint64();
+      }
+    }
+  }
+
+  const rj::Value* inputs = Member(doc, "inputs");
+  if (!inputs || !inputs->IsArray()) Invalid("the inference request JSON must have an 'inputs' array");
+  const char* binary = body->data() + json_len;
+  const size_t binary_size = body->size() - json_len;
+  size_t binary_used = 0;
+  uint64_t binary_declared = 0;  // may exceed binary_size (then the request is refused)
+  req.inputs.reserve(inputs->Size());
+  for (const auto& in : inputs->GetArray()) {
+    if (!in.IsObject()) Invalid("each element of 'inputs' must be an object");
+    const rj::Value* name = Member(in, "name");
+    if (!name || !name->IsString()) Invalid("an input is missing its 'name'");
+    InferInput input;
+    input.name.assign(name->GetString(), name->GetStringLength());
+    for (const auto& prev : req.inputs) {
+      if (prev.name == input.name) Invalid(MakeString("input '", input.name, "' already exists in request"));
+    }
+    const rj::Value* dt = Member(in, "datatype");
+    if (!dt || !dt->IsString()) Invalid(MakeString("input '", input.name, "' is missing its 'datatype'"));
+    input.datatype.assign(dt->GetString(), dt->GetStringLength());
+    input.shape = ParseShape(Member(in, "shape"), input.name);
+    const std::string what = MakeString("input '", input.name, "'");
+
+    const rj::Value* binary_size_param = nullptr;
+    if (const rj::Value* p = Member(in, "parameters")) {
+      if (!p->IsObject()) Invalid(MakeString("the 'parameters' of input '", input.name, "' must be an object"));
+      binary_size_param = Member(*p, "binary_data_size");
+      if (Member(*p, "shared_memory_region")) {
+        throw Error(ErrorKind::kUnsupported, MakeString("shared memory is not supported (input '", input.name, "')"));
+      }
+    }
+    const rj::Value* data = Member(in, "data");
+    if (binary_size_param) {
+      if (data) Invalid(MakeString("input '", input.name, "' has both 'data' and a binary_data_size parameter"));
+      if (!binary_size_param->IsUint64()) {
+        Invalid(MakeString("binary_data_size of input '", input.name, "' must be a non-negative integer"));
+      }
+      uint64_t size = binary_size_param->GetUint64();
+      size_t elem = ProtocolElementSize(input.datatype);
+      if (elem > 0) {
+        int64_t count = CheckedElementCount(input.shape, max_elements, what);
+        if (static_cast<uint64_t>(count) * elem != size) {
+          Invalid(MakeString("unexpected binary_data_size ", size, " for input '", input.name, "': shape ",
+                             ShapeText(input.shape), " of ", input.datatype, " needs ", count * elem, " bytes"));
+        }
+      }
+      binary_declared += size;
+      if (binary_declared > binary_size) continue;  // reported below with the total
+      input.data = binary + binary_used;
+      input.byte_size = static_cast<size_t>(size);
+      input.holder = body;
+      binary_used += static_cast<size_t>(size);
+    } else if (data) {
+      Kind kind = KindOf(input.datatype);
+      if (kind == Kind::kHalf) {
+        Invalid(MakeString("input '", input.name, "' has datatype ", input.datatype,
+                           ", which JSON cannot carry; send it as binary data"));
+      }
+      if (kind == Kind::kUnknown) {
+        Invalid(MakeString("input '", input.name, "' has unknown datatype '", input.datatype, "'"));
+      }
+      int64_t count = CheckedElementCount(input.shape, max_elements, what);
+      JsonTensorWriter writer(kind, input.datatype, count, input.name, input.shape);
+      writer.Walk(*data);
+      auto buf = writer.Finish();
+      input.data = buf->data();
+      input.byte_size = buf->size();
+      input.holder = std::move(buf);
+    } else {
+      Invalid(MakeString("input '", input.name, "' has neither 'data' nor a binary_data_size parameter"));
+    }
+    req.inputs.push_back(std::move(input));
+  }
+  if (binary_declared != binary_size) {
+    Invalid(MakeString("unexpected total byte size of binary input data: the inputs' binary_data_size add up to ",
+                       binary_declared, " bytes but ", binary_size,
+                       " bytes follow the JSON header (Inference-Header-Content-Length)"));
+  }
+
+  if (const rj::Value* outputs = Member(doc, "outputs")) {
+    if (!outputs->IsArray()) Invalid("the request 'outputs' must be an array");
+    for (const auto& o : outputs->GetArray()) {
+      if (!o.IsObject()) Invalid("each element of 'outputs' must be an object");
+      const rj::Value* name = Member(o, "name");
+      if (!name || !name->IsString()) Invalid("a requested output is missing its 'name'");
+      std::string n(name->GetString(), name->GetStringLength());
+      for (const auto& prev : req.requested_outputs) {
+        if (prev == n) Invalid(MakeString("output '", n, "' already exists in request"));
+      }
+      if (const rj::Value* p = Member(o, "parameters")) {
+        if (!p->IsObject()) Invalid(MakeString("the 'parameters' of output '", n, "' must be an object"));
+        if (const rj::Value* b = Member(*p, "binary_data")) {
+          if (!b->IsBool()) Invalid(MakeString("binary_data of output '", n, "' must be a boolean"));
+          out.format.explicit_binary.emplace_back(n, b->GetBool());
+        }
+        if (const rj::Value* c = Member(*p, "classification"); c && !(c->IsInt64() && c->GetInt64() == 0)) {
+          throw Error(ErrorKind::kUnsupported, MakeString("classification is not supported (output '", n, "')"));
+        }
+        if (Member(*p, "shared_memory_region")) {
+          throw Error(ErrorKind::kUnsupported, MakeString("shared memory is not supported (output '", n, "')"));
+        }
+      }
+      req.requested_outputs.push_back(std::move(n));
+    }
+  }
+  return out;
+}
+
+HttpReply EncodeInferResponse(std::unique_ptr<InferResponse> response, const OutputFormat& format) {
+  struct Holder {
+    std::unique_ptr<InferResponse> response;
+    std::deque<std::string> scratch;  // encoded BYTES outputs (a deque: addresses stay put)
+  };
+  auto holder = std::make_shared<Holder>();
+  holder->response = std::move(response);
+  const InferResponse& r = *holder->response;
+
+  HttpReply reply;
+  reply.body.reserve(256 + 128 * r.outputs.size());
+  StringOut os{&reply.body};
+  JsonWriter w(os);
+  w.StartObject();
+  w.Key("model_name");
+  w.String(r.model_name.data(), static_cast<rj::SizeType>(r.model_name.size()));
+  w.Key("model_version");
+  w.String(r.model_version.data(), static_cast<rj::SizeType>(r.model_version.size()));
+  if (!r.id.empty()) {
+    w.Key("id");
+    w.String(r.id.data(), static_cast<rj::SizeType>(r.id.size()));
+  }
+  w.Key("outputs");
+  w.StartArray();
+  bool any_binary = false;
+  for (const InferOutput& o : r.outputs) {
+    std::string* scratch = &holder->scratch.emplace_back();
+    std::string_view bytes = OutputBytes(o.tensor, scratch);
+    w.StartObject();
+    w.Key("name");
+    w.String(o.name.data(), static_cast<rj::SizeType>(o.name.size()));
+    w.Key("datatype");
+    w.String(o.datatype.data(), static_cast<rj::SizeType>(o.datatype.size()));
+    w.Key("shape");
+    w.StartArray();
+    for (int64_t d : o.shape) w.Int64(d);
+    w.EndArray();
+    if (format.IsBinary(o.name, o.datatype)) {
+      any_binary = true;
+      w.Key("parameters");
+      w.StartObject();
+      w.Key("binary_data_size");
+      w.Uint64(bytes.size());
+      w.EndObject();
+      if (!bytes.empty()) reply.parts.push_back(bytes);
+    } else {
+      WriteData(w, bytes, o.datatype, o.name);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+
+  reply.status = 200;
+  if (any_binary) {
+    reply.content_type = "application/octet-stream";
+    reply.headers.emplace_back("Inference-Header-Content-Length", std::to_string(reply.body.size()));
+  } else {
+    reply.content_type = "application/json";
+  }
+  reply.holder = std::move(holder);
+  return reply;
+}
+
+HttpReply ErrorReply(const Error& e, int queue_full_status) {
+  std::string msg = ClientMessage(e);
+  int status = HttpStatusOf(e.kind());
+  bool queue_full = e.kind() == ErrorKind::kUnavailable && msg.find("Exceeds maximum queue size") != std::string::npos;
+  if (queue_full) status = queue_full_status;
+  HttpReply r = HttpReply::Error(status, msg);
+  if (queue_full) r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+std::string JsonQuote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  StringOut os{&out};
+  JsonWriter w(os);
+  w.String(s.data(), static_cast<rj::SizeType>(s.size()));
+  return out;
+}
+
+}  // namespace hetnet::serving

@@ -1,0 +1,65 @@
+// Reading one model of a Triton-style repository: its config.pbtxt (or one completed from the
+// NetDef), its numeric version folders, its init/predict NetDefs, and the per-instance-group
+// placement of those nets. Every path read is checked to stay inside the repository.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "proto/caffe2.pb.h"
+#include "serving/proto/model_config.pb.h"
+
+namespace hetnet::serving {
+
+struct ServerOptions;
+
+// Model names are [A-Za-z0-9_.-]+ and neither "." nor ".."; throws kInvalidArgument otherwise.
+void CheckModelName(const std::string& name);
+// `path` resolved (symlinks followed) must lie inside `root`; throws kInvalidArgument otherwise.
+std::string ResolveInside(const std::string& root, const std::string& path);
+
+struct ModelNets {
+  caffe2::NetDef init_net;  // empty when the model has none
+  caffe2::NetDef predict_net;
+};
+
+// The config: `override_json` when given (a load request's "config"), else config.pbtxt, else one
+// completed from the newest version's NetDef. Then defaults are filled and the config is checked
+// against the nets and the server's options (honoured fields only, names, types, instance groups).
+inference::ModelConfig ReadModelConfig(const std::string& repo_root, const std::string& model_dir,
+                                       const std::string& name, const std::string& override_json,
+                                       const ServerOptions& options);
+// Version numbers present (numeric folder names not starting with '0'), ascending.
+std::vector<int64_t> ListVersions(const std::string& model_dir);
+// The versions the config's version_policy selects from those present.
+std::vector<int64_t> SelectVersions(const inference::ModelConfig& config, const std::vector<int64_t>& present);
+// The predict net (default_model_filename, default model.netdef; text format when it ends in
+// .pbtxt) and init net ("init_" + that name), falling back to the zoo names predict_net.pb/init_net.pb.
+ModelNets ReadModelNets(const std::string& repo_root, const std::string& version_dir,
+                        const inference::ModelConfig& config);
+// Checks the nets against the config: input/output names exist, no unsafe ops unless allowed.
+void CheckNetsAgainstConfig(const ModelNets& nets, const inference::ModelConfig& config, const ServerOptions& options);
+
+// One placement of the model: where its instances run and how many there are.
+struct InstancePlacement {
+  std::string group_name;
+  Device device;         // CPU, or the GPU whose ops this instance runs
+  bool keep_model_placement = false;  // KIND_MODEL: the NetDef's own device options
+  int count = 1;
+};
+// Expands instance_group (KIND_AUTO/GPU/CPU/MODEL, count, gpus) for a machine with `gpu_count` GPUs.
+std::vector<InstancePlacement> ExpandInstanceGroups(const inference::ModelConfig& config, int gpu_count,
+                                                    const ServerOptions& options);
+// The predict net for one placement: KIND_CPU moves every op to CPU; a GPU placement puts the net's
+// unpinned ops and every CUDA op on that GPU while ops the model pins to CPU stay there.
+caffe2::NetDef PlaceForInstance(const caffe2::NetDef& net, const InstancePlacement& placement, bool soft_placement);
+
+}  // namespace hetnet::serving
+
+namespace hetnet::serving {
+// The init net for one placement: an init op the model does not pin goes to the device of the
+// predict-net ops that read its outputs when they all run on one device, so weights live where
+// they are used instead of being copied on every run.
+caffe2::NetDef PlaceInitForInstance(const caffe2::NetDef& init, const caffe2::NetDef& placed_predict);
+}  // namespace hetnet::serving
