@@ -80,8 +80,12 @@ void CheckHonoured(const pb::Message& m, const std::string& prefix) {
   for (const auto* f : fields) {
     std::string path = prefix.empty() ? f->name() : prefix + "." + f->name();
     if (IsHonoured(path)) continue;
-    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && !f->is_map()) {
-      // A message field is refused only for the sub-fields it sets that are not honoured.
+    const auto& honoured = HonouredFields();
+    const bool has_honoured_children = std::any_of(honoured.begin(), honoured.end(), [&](const std::string& h) {
+      return h.rfind(path + ".", 0) == 0;
+    });
+    if (has_honoured_children && f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && !f->is_map()) {
+      // A message with some honoured sub-fields is refused only for the others it sets.
       const auto* r = m.GetReflection();
       if (f->is_repeated()) {
         for (int i = 0; i < r->FieldSize(m, f); ++i) CheckHonoured(r->GetRepeatedMessage(m, f, i), path);
@@ -318,7 +322,7 @@ std::vector<InstancePlacement> ExpandInstanceGroups(const inference::ModelConfig
                                                     const ServerOptions& options) {
   std::vector<InstancePlacement> out;
   auto gpu_group = [&](const std::string& name, const std::vector<int>& gpus, int count) {
-    if (gpus.empty() && gpu_count == 0) {
+    if (gpu_count == 0) {
       if (!options.soft_placement)
         HN_THROW(kUnsupported, "model '", config.name(), "': instance group '", name,
                  "' is KIND_GPU but this machine has no usable GPU (start with --soft-placement to run it on CPU)");
@@ -329,14 +333,9 @@ std::vector<InstancePlacement> ExpandInstanceGroups(const inference::ModelConfig
     if (ids.empty())
       for (int g = 0; g < gpu_count; ++g) ids.push_back(g);
     for (int g : ids) {
-      if (g < 0 || g >= gpu_count) {
-        if (options.soft_placement && gpu_count == 0) {
-          out.push_back({name, Device::CPU(), false, count});
-          continue;
-        }
+      if (g < 0 || g >= gpu_count)
         HN_THROW(kUnsupported, "model '", config.name(), "': instance group '", name, "' names GPU ", g, " but ",
-                 gpu_count, " GPU(s) are usable", gpu_count == 0 ? " (start with --soft-placement to run on CPU)" : "");
-      }
+                 gpu_count, " GPU(s) are usable");
       out.push_back({name, Device::CUDA(g), false, count});
     }
   };
