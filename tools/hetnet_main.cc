@@ -39,7 +39,11 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "run") return RunCommand(argc - 1, argv + 1);
     if (cmd == "inspect") return InspectCommand(argc - 1, argv + 1);
+#ifdef HETNET_WITH_SERVING
     if (cmd == "serve") return ServeCommand(argc - 1, argv + 1);
+#else
+    if (cmd == "serve") throw hetnet::Error(hetnet::ErrorKind::kUnsupported, "this build has no `serve` (HETNET_BUILD_SERVING=OFF)");
+#endif
     throw UsageError("unknown command '" + cmd + "' (commands: run, inspect, serve)");
   } catch (const UsageError& e) {
     std::cerr << "hetnet: " << e.what() << "\n" << (help ? help : kMainHelp);
