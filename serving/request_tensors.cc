@@ -98,6 +98,8 @@ void ValidateRequest(const inference::ModelConfig& config, int64_t max_tensor_el
     if (elem > 0 && in.byte_size != static_cast<size_t>(count) * elem)
       HN_THROW(kInvalidArgument, "input '", in.name, "' of model '", m, "' has ", in.byte_size, " bytes of data, but ",
                ShapeText(in.shape), " ", in.datatype, " needs ", static_cast<size_t>(count) * elem);
+    if (elem == 0)  // BYTES: lengths checked here, so one bad request never fails a whole batch
+      DecodeBytesElements(in.data, in.byte_size, count, nullptr, "input '" + in.name + "'");
     key += in.name + ShapeText(inner) + ";";
   }
   for (const auto& c : config.input())

@@ -90,7 +90,7 @@ void DecodeBytesElements(const char* data, size_t size, int64_t count, std::stri
     if (size - pos < len)
       HN_THROW(kInvalidArgument, what, ": BYTES element ", i, " claims ", len, " bytes but only ", size - pos,
                " remain");
-    out[i].assign(data + pos, len);
+    if (out) out[i].assign(data + pos, len);
     pos += len;
   }
   if (pos != size)

@@ -26,7 +26,8 @@ size_t ProtocolElementSize(std::string_view name);
 // Product of dims with overflow, negative and limit checks; errors name `what`.
 int64_t CheckedElementCount(const std::vector<int64_t>& shape, int64_t max_elements, const std::string& what);
 
-// Decodes the BYTES wire form of `count` elements into `out` (a String tensor already shaped).
+// Decodes the BYTES wire form of `count` elements into `out` (a String tensor already shaped; null:
+// only check the lengths).
 // Throws kInvalidArgument when lengths run past the end or bytes are left over.
 void DecodeBytesElements(const char* data, size_t size, int64_t count, std::string* out, const std::string& what);
 // Encodes a String tensor in the wire form.

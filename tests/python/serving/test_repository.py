@@ -181,3 +181,25 @@ instance_group [ { kind: KIND_MODEL } ]
             assert all(op["device"] == "cpu" and "soft placement" in op["reason"] for op in fc), fc
             assert placement["copies"] == []
         s.stop()
+
+
+def test_model_warmup_runs_before_ready_and_a_failing_warmup_fails_the_load(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    warm = su.SIMPLE_CONFIG + """
+model_warmup [ { name: "zeros" batch_size: 2 count: 3
+  inputs { key: "INPUT0" value: { data_type: TYPE_INT32 dims: [ 16 ] zero_data: true } }
+  inputs { key: "INPUT1" value: { data_type: TYPE_INT32 dims: [ 16 ] random_data: true } } } ]
+"""
+    su.write_simple_model(repo, config=warm)
+    bad = warm.replace('name: "simple"', 'name: "badwarm"').replace('key: "INPUT1"', 'key: "MISSING"')
+    su.write_simple_model(repo, "badwarm", config=bad)
+    with su.ServerProcess(repo, ["--strict-readiness=false"]) as s:
+        models = index(s)
+        assert models["simple"]["state"] == "READY"
+        assert models["badwarm"]["state"] == "UNAVAILABLE" and "warmup 'zeros'" in models["badwarm"]["reason"]
+        client = httpclient.InferenceServerClient(s.http_url)
+        simple_infer(client)
+        # Warmup runs are not requests: the statistics count only the one request above.
+        assert client.get_inference_statistics("simple")["model_stats"][0]["inference_count"] == 1
+        s.stop()
