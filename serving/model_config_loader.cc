@@ -59,7 +59,7 @@ const std::set<std::string>& HonouredFields() {
       "input.name", "input.data_type", "input.format", "input.dims", "input.reshape", "input.optional",
       "output.name", "output.data_type", "output.dims", "output.reshape", "output.label_filename",
       "instance_group.name", "instance_group.kind", "instance_group.count", "instance_group.gpus",
-      "dynamic_batching", "model_warmup", "default_model_filename", "cc_model_filenames", "parameters",
+      "dynamic_batching", "model_warmup", "default_model_filename", "parameters",
       "metric_tags", "optimization.input_pinned_memory", "optimization.output_pinned_memory"};
   return k;
 }
@@ -268,7 +268,8 @@ inference::ModelConfig ReadModelConfig(const std::string& repo_root, const std::
       HN_THROW(kInvalidArgument, "model '", name, "': config.pbtxt does not parse (", errors.first, ")");
     from_file = true;
   }
-  if (!config.name().empty() && config.name() != name)
+  // --model-name (one model directory served as a repository, as KServe mounts it) overrides the name.
+  if (!config.name().empty() && config.name() != name && name != options.model_name)
     HN_THROW(kInvalidArgument, "model '", name, "': config.pbtxt names the model '", config.name(),
              "', which differs from its directory name");
   config.set_name(name);

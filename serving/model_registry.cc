@@ -102,6 +102,12 @@ void ModelRegistry::LoadModel(const std::string& name, const std::string& repo_r
       loading->versions[v] = std::make_shared<ModelVersion>(loading->config, v, nets, options_);
     }
     loading->state = "READY";
+    if (options_.log_verbose > 0)
+      for (const auto& [v, mv] : loading->versions) {
+        std::string devices;
+        for (const auto& [d, n] : mv->OpsPerDevice()) devices += MakeString(devices.empty() ? "" : ", ", n, " ops on ", d);
+        std::cerr << "hetnet serve: loaded '" << name << "' version " << v << " (" << devices << ")" << std::endl;
+      }
   } catch (const Error& e) {
     loading->state = "UNAVAILABLE";
     loading->reason = e.what();

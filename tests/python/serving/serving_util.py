@@ -183,7 +183,8 @@ class ServerProcess:
         raise AssertionError("hetnet serve did not become live in %ss:\n%s" % (timeout, self.output()))
 
     def output(self):
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         with open(self.log_path, "rb") as f:
             return f.read().decode(errors="replace")
 

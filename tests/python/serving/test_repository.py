@@ -203,3 +203,19 @@ model_warmup [ { name: "zeros" batch_size: 2 count: 3
         # Warmup runs are not requests: the statistics count only the one request above.
         assert client.get_inference_statistics("simple")["model_stats"][0]["inference_count"] == 1
         s.stop()
+
+
+def test_a_single_model_directory_is_served_under_model_name(tmp_path):
+    """KServe mounts one model at /mnt/models: the directory is the model, --model-name names it."""
+    su.write_simple_model(tmp_path)
+    with su.ServerProcess(tmp_path / "simple", ["--model-name", "adder", "--log-verbose", "1"]) as s:
+        client = httpclient.InferenceServerClient(s.http_url)
+        assert client.is_model_ready("adder")
+        a = np.ones((1, 16), np.int32)
+        ins = [httpclient.InferInput("INPUT0", [1, 16], "INT32"), httpclient.InferInput("INPUT1", [1, 16], "INT32")]
+        ins[0].set_data_from_numpy(a)
+        ins[1].set_data_from_numpy(a)
+        with pytest.raises(Exception):
+            client.infer("simple", ins)
+        s.stop()
+        assert "loaded 'adder' version 1 (2 ops on cpu)" in s.output()
