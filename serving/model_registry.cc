@@ -1,5 +1,8 @@
 #include "serving/model_registry.h"
 
+#include <stdlib.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -176,18 +179,48 @@ std::vector<std::shared_ptr<const ModelState>> ModelRegistry::All() const {
 void ModelRegistry::Load(const std::string& name, const std::string& config_json,
                          const std::map<std::string, std::string>& files) {
   CheckModelName(name);
-  if (!files.empty()) HN_THROW(kUnsupported, "failed to load '", name, "': model files in a load request are not supported");
-  std::string dir;
-  for (const auto& [n, d] : ScanRepositories())
-    if (n == name) dir = d;
-  if (dir.empty()) HN_THROW(kNotFound, "failed to load '", name, "', no version is available (not in the repository)");
+  std::string dir, root;
+  if (!files.empty()) {
+    // Model files sent with the request (Triton's "file:<version>/<name>" override) go to a private
+    // directory that becomes this model's repository; a config must come with them.
+    if (config_json.empty())
+      HN_THROW(kInvalidArgument, "failed to load '", name, "': model files in a load request need a \"config\"");
+    root = WriteUploadedModel(name, files);
+    dir = (fs::path(root) / name).string();
+  } else {
+    for (const auto& [n, d] : ScanRepositories())
+      if (n == name) dir = d;
+    if (dir.empty()) HN_THROW(kNotFound, "failed to load '", name, "', no version is available (not in the repository)");
+    root = fs::path(dir).parent_path().string();
+  }
   std::lock_guard<std::mutex> lock(load_mu_);
   try {
-    LoadModel(name, fs::path(dir).parent_path().string(), dir, config_json);
+    LoadModel(name, root, dir, config_json);
   } catch (Error& e) {
     throw Error(e.kind() == ErrorKind::kNotFound ? ErrorKind::kInvalidArgument : e.kind(),
                 "failed to load '" + name + "': " + e.message());
   }
+}
+
+std::string WriteUploadedModel(const std::string& name, const std::map<std::string, std::string>& files) {
+  std::string tmpl = (fs::temp_directory_path() / "hetnet-upload-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) HN_THROW(kRuntime, "failed to load '", name, "': cannot create a directory for its files");
+  for (const auto& [key, bytes] : files) {
+    const std::string rel = key.substr(5);  // after "file:"
+    fs::path p = fs::path(rel).lexically_normal();
+    const std::string version = p.empty() ? "" : p.begin()->string();
+    const bool ok = key.rfind("file:", 0) == 0 && p.is_relative() && !version.empty() &&
+                    std::all_of(version.begin(), version.end(), ::isdigit) && std::distance(p.begin(), p.end()) >= 2;
+    if (!ok)
+      HN_THROW(kInvalidArgument, "failed to load '", name, "': file parameter '", key,
+               "' must be \"file:<version>/<path>\" inside the model");
+    fs::path dst = fs::path(tmpl) / name / p;
+    fs::create_directories(dst.parent_path());
+    std::ofstream f(dst, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f) HN_THROW(kRuntime, "failed to load '", name, "': cannot write '", dst.string(), "'");
+  }
+  return tmpl;
 }
 
 void ModelRegistry::Unload(const std::string& name) {

@@ -24,6 +24,9 @@ struct ModelState {
   std::string reason;
 };
 
+// Writes "file:<version>/<path>" -> bytes under a new private directory; returns it (the repository root).
+std::string WriteUploadedModel(const std::string& name, const std::map<std::string, std::string>& files);
+
 class ModelRegistry {
  public:
   explicit ModelRegistry(const ServerOptions& options);

@@ -241,3 +241,26 @@ def test_sigterm_finishes_accepted_requests_then_exits_0(tmp_path):
         assert s.proc.wait(20) == 0
         assert time.time() - start < 20
         assert "stopped" in s.output()
+
+
+def test_load_with_model_files_in_the_request(tmp_path):
+    """Triton's load override: the config and the model files travel in the request."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    src = tmp_path / "src"
+    su.write_simple_model(src, "uploaded", config=su.SIMPLE_CONFIG.replace('name: "simple"', 'name: "uploaded"'))
+    netdef = (src / "uploaded" / "1" / "model.netdef").read_bytes()
+    cfg = {"name": "uploaded", "platform": "caffe2_netdef", "max_batch_size": 8,
+           "input": [{"name": "INPUT0", "data_type": "TYPE_INT32", "dims": [16]},
+                     {"name": "INPUT1", "data_type": "TYPE_INT32", "dims": [16]}],
+           "output": [{"name": "OUTPUT0", "data_type": "TYPE_INT32", "dims": [16]},
+                      {"name": "OUTPUT1", "data_type": "TYPE_INT32", "dims": [16]}]}
+    with su.ServerProcess(repo, ["--model-control-mode", "explicit"]) as s:
+        client = httpclient.InferenceServerClient(s.http_url)
+        with pytest.raises(InferenceServerException) as e:
+            client.load_model("uploaded", config=json.dumps(cfg), files={"file:../../etc/x": netdef})
+        assert "must be" in str(e.value)
+        client.load_model("uploaded", config=json.dumps(cfg), files={"file:1/model.netdef": netdef})
+        a, b, ins = simple_inputs(4)
+        check_simple(client.infer("uploaded", ins), a, b)
+        s.stop()
