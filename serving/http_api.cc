@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <mutex>
 
 #include <boost/asio/post.hpp>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <boost/asio/thread_pool.hpp>
 
 #include "serving/auth.h"
@@ -158,45 +161,26 @@ std::string Base64Decode(std::string_view in, const std::string& what) {
   return out;
 }
 
-// The "models" array of a RepositoryIndexResponse printed as Triton JSON.
+// The "models" array of a RepositoryIndexResponse printed as Triton JSON (the HTTP API answers the
+// bare array).
 std::string IndexArray(const inference::RepositoryIndexResponse& index) {
   rapidjson::Document doc;
   ParseJson(ToTritonJson(index), &doc);
   auto it = doc.FindMember("models");
   if (it == doc.MemberEnd() || !it->value.IsArray()) return "[]";
-  std::string out = "[";
-  bool first = true;
-  for (const auto& m : it->value.GetArray()) {
-    if (!first) out += ",";
-    first = false;
-    out += "{";
-    bool f2 = true;
-    for (const auto& kv : m.GetObject()) {
-      if (!f2) out += ",";
-      f2 = false;
-      out += JsonQuote(std::string_view(kv.name.GetString(), kv.name.GetStringLength()));
-      out += ":";
-      if (kv.value.IsString()) {
-        out += JsonQuote(std::string_view(kv.value.GetString(), kv.value.GetStringLength()));
-      } else if (kv.value.IsInt64()) {
-        out += std::to_string(kv.value.GetInt64());
-      } else if (kv.value.IsUint64()) {
-        out += std::to_string(kv.value.GetUint64());
-      } else if (kv.value.IsBool()) {
-        out += kv.value.GetBool() ? "true" : "false";
-      } else {
-        out += "null";
-      }
-    }
-    out += "}";
-  }
-  return out + "]";
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buf);
+  it->value.Accept(writer);
+  return std::string(buf.GetString(), buf.GetSize());
 }
 
 class InferenceRouter : public HttpRouter {
  public:
   InferenceRouter(InferenceServer* server, HttpOptions options) : server_(server), options_(std::move(options)) {}
-  ~InferenceRouter() override { blocking_.join(); }
+  ~InferenceRouter() override { Shutdown(); }
+  // Waits for repository operations in progress (their answers go nowhere by now), so none runs
+  // on after the front end, and the server, are gone.
+  void Shutdown() override { std::call_once(joined_, [this] { blocking_.join(); }); }
 
   void Handle(HttpRequest req, std::shared_ptr<HttpExchange> ex) override {
     try {
@@ -381,6 +365,7 @@ class InferenceRouter : public HttpRouter {
   InferenceServer* server_;
   HttpOptions options_;
   boost::asio::thread_pool blocking_{1};
+  std::once_flag joined_;
 };
 
 class MetricsRouter : public HttpRouter {

@@ -1,21 +1,16 @@
-// Infer request/response bodies of the HTTP front end; see http_infer_codec.h.
+// Infer request bodies of the HTTP front end (JSON, binary, mixed, raw) and the depth-limited JSON
+// parser; see http_infer_codec.h. Responses: http_infer_response.cc.
 #include "serving/http_infer_codec.h"
 
-#include <cerrno>
 #include <charconv>
-#include <cmath>
 #include <cstring>
-#include <deque>
-#include <limits>
 
 #include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
-#include <rapidjson/writer.h>
 
 #include "serving/inference_server.h"
-#include "serving/status_map.h"
 #include "serving/tensor_codec.h"
 
 namespace hetnet::serving {
@@ -54,15 +49,6 @@ struct DepthLimiter {
   bool EndArray(rj::SizeType n) { --depth; return d.EndArray(n); }
 };
 
-// Output stream for rapidjson::Writer appending to a std::string.
-struct StringOut {
-  using Ch = char;
-  std::string* s;
-  void Put(char c) { s->push_back(c); }
-  void Flush() {}
-};
-using JsonWriter = rj::Writer<StringOut, rj::UTF8<>, rj::UTF8<>, rj::CrtAllocator, rj::kWriteNanAndInfFlag>;
-
 std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
@@ -78,36 +64,12 @@ const rj::Value* Member(const rj::Value& obj, const char* name) {
 
 // ---- JSON tensor data -> wire bytes ----
 
-enum class Kind { kBool, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF32, kF64, kBytes, kHalf, kUnknown };
-
-Kind KindOf(std::string_view dt) {
-  static const std::pair<const char*, Kind> kTable[] = {
-      {"BOOL", Kind::kBool}, {"INT8", Kind::kI8},    {"INT16", Kind::kI16}, {"INT32", Kind::kI32},
-      {"INT64", Kind::kI64}, {"UINT8", Kind::kU8},   {"UINT16", Kind::kU16}, {"UINT32", Kind::kU32},
-      {"UINT64", Kind::kU64}, {"FP32", Kind::kF32},  {"FP64", Kind::kF64},  {"BYTES", Kind::kBytes},
-      {"FP16", Kind::kHalf}, {"BF16", Kind::kHalf}};
-  for (const auto& [name, kind] : kTable) {
-    if (dt == name) return kind;
-  }
-  return Kind::kUnknown;
-}
-
-size_t SizeOfKind(Kind k) {
-  switch (k) {
-    case Kind::kBool: case Kind::kI8: case Kind::kU8: return 1;
-    case Kind::kI16: case Kind::kU16: case Kind::kHalf: return 2;
-    case Kind::kI32: case Kind::kU32: case Kind::kF32: return 4;
-    case Kind::kI64: case Kind::kU64: case Kind::kF64: return 8;
-    default: return 0;
-  }
-}
-
 class JsonTensorWriter {
  public:
-  JsonTensorWriter(Kind kind, const std::string& dt, int64_t count, const std::string& name,
+  JsonTensorWriter(WireKind kind, const std::string& dt, int64_t count, const std::string& name,
                    const std::vector<int64_t>& shape)
-      : kind_(kind), dt_(dt), count_(count), name_(name), shape_(shape), size_(SizeOfKind(kind)) {
-    if (kind_ != Kind::kBytes) buf_->resize(static_cast<size_t>(count_) * size_);
+      : kind_(kind), dt_(dt), count_(count), name_(name), shape_(shape), size_(WireSize(kind)) {
+    if (kind_ != WireKind::kBytes) buf_->resize(static_cast<size_t>(count_) * size_);
   }
 
   void Walk(const rj::Value& v) {
@@ -116,7 +78,7 @@ class JsonTensorWriter {
       return;
     }
     if (n_ >= count_) TooMany();
-    if (kind_ == Kind::kBytes) {
+    if (kind_ == WireKind::kBytes) {
       if (!v.IsString()) BadValue("a string");
       uint32_t len = v.GetStringLength();
       char le[4] = {char(len & 0xff), char((len >> 8) & 0xff), char((len >> 16) & 0xff), char(len >> 24)};
@@ -127,25 +89,25 @@ class JsonTensorWriter {
     }
     char* dst = buf_->data() + static_cast<size_t>(n_) * size_;
     switch (kind_) {
-      case Kind::kBool: {
+      case WireKind::kBool: {
         if (!v.IsBool()) BadValue("true or false");
         *dst = v.GetBool() ? 1 : 0;
         break;
       }
-      case Kind::kI8: Put<int8_t>(dst, Signed(v, INT8_MIN, INT8_MAX)); break;
-      case Kind::kI16: Put<int16_t>(dst, Signed(v, INT16_MIN, INT16_MAX)); break;
-      case Kind::kI32: Put<int32_t>(dst, Signed(v, INT32_MIN, INT32_MAX)); break;
-      case Kind::kI64: Put<int64_t>(dst, Signed(v, INT64_MIN, INT64_MAX)); break;
-      case Kind::kU8: Put<uint8_t>(dst, Unsigned(v, UINT8_MAX)); break;
-      case Kind::kU16: Put<uint16_t>(dst, Unsigned(v, UINT16_MAX)); break;
-      case Kind::kU32: Put<uint32_t>(dst, Unsigned(v, UINT32_MAX)); break;
-      case Kind::kU64: Put<uint64_t>(dst, Unsigned(v, UINT64_MAX)); break;
-      case Kind::kF32: {
+      case WireKind::kI8: Put<int8_t>(dst, Signed(v, INT8_MIN, INT8_MAX)); break;
+      case WireKind::kI16: Put<int16_t>(dst, Signed(v, INT16_MIN, INT16_MAX)); break;
+      case WireKind::kI32: Put<int32_t>(dst, Signed(v, INT32_MIN, INT32_MAX)); break;
+      case WireKind::kI64: Put<int64_t>(dst, Signed(v, INT64_MIN, INT64_MAX)); break;
+      case WireKind::kU8: Put<uint8_t>(dst, Unsigned(v, UINT8_MAX)); break;
+      case WireKind::kU16: Put<uint16_t>(dst, Unsigned(v, UINT16_MAX)); break;
+      case WireKind::kU32: Put<uint32_t>(dst, Unsigned(v, UINT32_MAX)); break;
+      case WireKind::kU64: Put<uint64_t>(dst, Unsigned(v, UINT64_MAX)); break;
+      case WireKind::kF32: {
         if (!v.IsNumber()) BadValue("a number");
         Put<float>(dst, static_cast<float>(v.GetDouble()));
         break;
       }
-      case Kind::kF64: {
+      case WireKind::kF64: {
         if (!v.IsNumber()) BadValue("a number");
         Put<double>(dst, v.GetDouble());
         break;
@@ -190,7 +152,7 @@ class JsonTensorWriter {
                        " holds ", count_, " elements but 'data' has more"));
   }
 
-  Kind kind_;
+  WireKind kind_;
   const std::string& dt_;
   int64_t count_;
   const std::string& name_;
@@ -282,75 +244,6 @@ DecodedInfer DecodeRaw(InferenceServer* server, const std::string& model, const 
   return out;
 }
 
-void WriteNumber(JsonWriter& w, double v, bool is_float) {
-  if (std::isnan(v)) {
-    w.RawValue("NaN", 3, rj::kNumberType);
-    return;
-  }
-  if (std::isinf(v)) {
-    if (v > 0) {
-      w.RawValue("Infinity", 8, rj::kNumberType);
-    } else {
-      w.RawValue("-Infinity", 9, rj::kNumberType);
-    }
-    return;
-  }
-  char buf[64];
-  auto res = is_float ? std::to_chars(buf, buf + sizeof(buf), static_cast<float>(v))
-                      : std::to_chars(buf, buf + sizeof(buf), v);
-  w.RawValue(buf, static_cast<size_t>(res.ptr - buf), rj::kNumberType);
-}
-
-template <typename T>
-T Load(const char* p) {
-  T t;
-  std::memcpy(&t, p, sizeof(T));
-  return t;
-}
-
-// Writes "data": [...] for the wire bytes of one output.
-void WriteData(JsonWriter& w, std::string_view bytes, const std::string& dt, const std::string& name) {
-  Kind kind = KindOf(dt);
-  size_t size = SizeOfKind(kind);
-  w.Key("data");
-  w.StartArray();
-  if (kind == Kind::kBytes) {
-    size_t pos = 0;
-    while (pos + 4 <= bytes.size()) {
-      uint32_t len = static_cast<uint8_t>(bytes[pos]) | static_cast<uint8_t>(bytes[pos + 1]) << 8 |
-                     static_cast<uint8_t>(bytes[pos + 2]) << 16 | static_cast<uint32_t>(static_cast<uint8_t>(bytes[pos + 3])) << 24;
-      pos += 4;
-      if (len > bytes.size() - pos) break;
-      w.String(bytes.data() + pos, len);
-      pos += len;
-    }
-    w.EndArray();
-    return;
-  }
-  if (size == 0) {
-    throw Error(ErrorKind::kRuntime, MakeString("output '", name, "' has datatype '", dt, "' that JSON cannot carry"));
-  }
-  const char* p = bytes.data();
-  const size_t n = bytes.size() / size;
-  for (size_t i = 0; i < n; ++i, p += size) {
-    switch (kind) {
-      case Kind::kBool: w.Bool(*p != 0); break;
-      case Kind::kI8: w.Int(Load<int8_t>(p)); break;
-      case Kind::kI16: w.Int(Load<int16_t>(p)); break;
-      case Kind::kI32: w.Int(Load<int32_t>(p)); break;
-      case Kind::kI64: w.Int64(Load<int64_t>(p)); break;
-      case Kind::kU8: w.Uint(Load<uint8_t>(p)); break;
-      case Kind::kU16: w.Uint(Load<uint16_t>(p)); break;
-      case Kind::kU32: w.Uint(Load<uint32_t>(p)); break;
-      case Kind::kU64: w.Uint64(Load<uint64_t>(p)); break;
-      case Kind::kF32: WriteNumber(w, Load<float>(p), true); break;
-      case Kind::kF64: WriteNumber(w, Load<double>(p), false); break;
-      default: break;
-    }
-  }
-  w.EndArray();
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -374,14 +267,6 @@ void ParseJson(std::string_view text, rj::Document* doc) {
     Invalid(MakeString("failed to parse the request JSON buffer: ", rj::GetParseError_En(result.Code()), " at ",
                        result.Offset()));
   }
-}
-
-bool OutputFormat::IsBinary(const std::string& name, const std::string& datatype) const {
-  if (datatype == "FP16" || datatype == "BF16") return true;  // JSON has no such numbers
-  for (const auto& [n, b] : explicit_binary) {
-    if (n == name) return b;
-  }
-  return binary_default;
 }
 
 DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& model, const std::string& version,
@@ -437,9 +322,7 @@ DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& mode
     if (!name || !name->IsString()) Invalid("an input is missing its 'name'");
     InferInput input;
     input.name.assign(name->GetString(), name->GetStringLength());
-    for (const auto& prev : req.inputs) {
-      if (prev.name == input.name) Invalid(MakeString("input '", input.name, "' already exists in request"));
-    }
+    // Duplicates, unknown names, datatypes and shapes are the server's to check (same texts for gRPC).
     const rj::Value* dt = Member(in, "datatype");
     if (!dt || !dt->IsString()) Invalid(MakeString("input '", input.name, "' is missing its 'datatype'"));
     input.datatype.assign(dt->GetString(), dt->GetStringLength());
@@ -476,12 +359,12 @@ DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& mode
       input.holder = body;
       binary_used += static_cast<size_t>(size);
     } else if (data) {
-      Kind kind = KindOf(input.datatype);
-      if (kind == Kind::kHalf) {
+      WireKind kind = WireKindOf(input.datatype);
+      if (kind == WireKind::kHalf) {
         Invalid(MakeString("input '", input.name, "' has datatype ", input.datatype,
                            ", which JSON cannot carry; send it as binary data"));
       }
-      if (kind == Kind::kUnknown) {
+      if (kind == WireKind::kUnknown) {
         Invalid(MakeString("input '", input.name, "' has unknown datatype '", input.datatype, "'"));
       }
       int64_t count = CheckedElementCount(input.shape, max_elements, what);
@@ -509,9 +392,6 @@ DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& mode
       const rj::Value* name = Member(o, "name");
       if (!name || !name->IsString()) Invalid("a requested output is missing its 'name'");
       std::string n(name->GetString(), name->GetStringLength());
-      for (const auto& prev : req.requested_outputs) {
-        if (prev == n) Invalid(MakeString("output '", n, "' already exists in request"));
-      }
       if (const rj::Value* p = Member(o, "parameters")) {
         if (!p->IsObject()) Invalid(MakeString("the 'parameters' of output '", n, "' must be an object"));
         if (const rj::Value* b = Member(*p, "binary_data")) {
@@ -528,89 +408,6 @@ DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& mode
       req.requested_outputs.push_back(std::move(n));
     }
   }
-  return out;
-}
-
-HttpReply EncodeInferResponse(std::unique_ptr<InferResponse> response, const OutputFormat& format) {
-  struct Holder {
-    std::unique_ptr<InferResponse> response;
-    std::deque<std::string> scratch;  // encoded BYTES outputs (a deque: addresses stay put)
-  };
-  auto holder = std::make_shared<Holder>();
-  holder->response = std::move(response);
-  const InferResponse& r = *holder->response;
-
-  HttpReply reply;
-  reply.body.reserve(256 + 128 * r.outputs.size());
-  StringOut os{&reply.body};
-  JsonWriter w(os);
-  w.StartObject();
-  w.Key("model_name");
-  w.String(r.model_name.data(), static_cast<rj::SizeType>(r.model_name.size()));
-  w.Key("model_version");
-  w.String(r.model_version.data(), static_cast<rj::SizeType>(r.model_version.size()));
-  if (!r.id.empty()) {
-    w.Key("id");
-    w.String(r.id.data(), static_cast<rj::SizeType>(r.id.size()));
-  }
-  w.Key("outputs");
-  w.StartArray();
-  bool any_binary = false;
-  for (const InferOutput& o : r.outputs) {
-    std::string* scratch = &holder->scratch.emplace_back();
-    std::string_view bytes = OutputBytes(o.tensor, scratch);
-    w.StartObject();
-    w.Key("name");
-    w.String(o.name.data(), static_cast<rj::SizeType>(o.name.size()));
-    w.Key("datatype");
-    w.String(o.datatype.data(), static_cast<rj::SizeType>(o.datatype.size()));
-    w.Key("shape");
-    w.StartArray();
-    for (int64_t d : o.shape) w.Int64(d);
-    w.EndArray();
-    if (format.IsBinary(o.name, o.datatype)) {
-      any_binary = true;
-      w.Key("parameters");
-      w.StartObject();
-      w.Key("binary_data_size");
-      w.Uint64(bytes.size());
-      w.EndObject();
-      if (!bytes.empty()) reply.parts.push_back(bytes);
-    } else {
-      WriteData(w, bytes, o.datatype, o.name);
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-
-  reply.status = 200;
-  if (any_binary) {
-    reply.content_type = "application/octet-stream";
-    reply.headers.emplace_back("Inference-Header-Content-Length", std::to_string(reply.body.size()));
-  } else {
-    reply.content_type = "application/json";
-  }
-  reply.holder = std::move(holder);
-  return reply;
-}
-
-HttpReply ErrorReply(const Error& e, int queue_full_status) {
-  std::string msg = ClientMessage(e);
-  int status = HttpStatusOf(e.kind());
-  bool queue_full = e.kind() == ErrorKind::kUnavailable && msg.find("Exceeds maximum queue size") != std::string::npos;
-  if (queue_full) status = queue_full_status;
-  HttpReply r = HttpReply::Error(status, msg);
-  if (queue_full) r.headers.emplace_back("Retry-After", "1");
-  return r;
-}
-
-std::string JsonQuote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  StringOut os{&out};
-  JsonWriter w(os);
-  w.String(s.data(), static_cast<rj::SizeType>(s.size()));
   return out;
 }
 

@@ -48,11 +48,15 @@ DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& mode
 // output is binary; the reply owns the response (binary parts point into its output tensors).
 HttpReply EncodeInferResponse(std::unique_ptr<InferResponse> response, const OutputFormat& format);
 
+// ---- shared by http_infer_codec.cc (requests) and http_infer_response.cc (responses) ----
+
+// Protocol datatypes as JSON and the wire see them.
+enum class WireKind { kBool, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF32, kF64, kBytes, kHalf, kUnknown };
+WireKind WireKindOf(std::string_view datatype);  // kHalf: FP16 and BF16; kUnknown: any other name
+size_t WireSize(WireKind kind);                  // bytes per element; 0 for BYTES and unknown
+
 // {"error": ClientMessage(e)} with HttpStatusOf(kind); queue-full gets `queue_full_status` and
 // Retry-After: 1.
 HttpReply ErrorReply(const Error& e, int queue_full_status);
-
-// A JSON string literal (quoted, escaped).
-std::string JsonQuote(std::string_view s);
 
 }  // namespace hetnet::serving

@@ -4,8 +4,6 @@
 // HttpRouter; answers come back through an HttpExchange from any thread.
 #include "serving/http_server.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -39,119 +37,12 @@ constexpr uint64_t kMaxChunks = 65536;           // non-empty chunks per chunked
 constexpr size_t kLingerBytes = 4 << 20;         // drained after an early answer before closing
 constexpr auto kLingerTime = std::chrono::seconds(2);
 
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// A malformed request (as opposed to the peer closing, a timeout or a reset).
+// A malformed or incomplete request (as opposed to a clean close between requests, a timeout or a
+// reset). An incomplete one is still answered: a client that half-closed reads the answer, and
+// writing to one that has gone does no harm.
 bool IsParseError(const beast::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_method).category() &&
-         ec != http::error::end_of_stream && ec != http::error::partial_message;
-}
-
-std::string TooLargeMessage(uint64_t n, size_t limit) {
-  return MakeString("request JSON size of ", n, " bytes exceeds the maximum allowed input size of ", limit,
-                    " bytes. Use --http-max-input-size to increase the limit.");
-}
-
-// Inflates a gzip or zlib (or, for "deflate", raw deflate) body into *out, at most `limit` bytes.
-// Returns an empty string on success, else the client message; *too_large is set when over the limit.
-std::string Inflate(const std::string& in, bool raw_deflate, size_t limit, std::string* out, bool* too_large) {
-  *too_large = false;
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  if (inflateInit2(&zs, raw_deflate ? -MAX_WBITS : MAX_WBITS + 32) != Z_OK) return "cannot initialize zlib";
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size(), UINT32_MAX));
-  size_t consumed_total = 0;
-  out->clear();
-  out->resize(std::min<size_t>(std::max<size_t>(in.size() * 4, 4096), limit + 1));
-  size_t produced = 0;
-  int rc = Z_OK;
-  while (true) {
-    if (produced == out->size()) {
-      if (out->size() > limit) {
-        *too_large = true;
-        break;
-      }
-      out->resize(std::min<size_t>(out->size() * 2, limit + 1));
-    }
-    zs.next_out = reinterpret_cast<Bytef*>(out->data() + produced);
-    zs.avail_out = static_cast<uInt>(std::min<size_t>(out->size() - produced, UINT32_MAX));
-    uInt before_out = zs.avail_out;
-    uInt before_in = zs.avail_in;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    produced += before_out - zs.avail_out;
-    consumed_total += before_in - zs.avail_in;
-    if (zs.avail_in == 0 && consumed_total < in.size()) {
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + consumed_total));
-      zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size() - consumed_total, UINT32_MAX));
-    }
-    if (rc == Z_STREAM_END) break;
-    if (rc == Z_BUF_ERROR && before_out != 0 && zs.avail_in == 0) break;  // truncated input
-    if (rc != Z_OK && rc != Z_BUF_ERROR) break;
-  }
-  inflateEnd(&zs);
-  if (*too_large) return TooLargeMessage(produced, limit);
-  if (rc != Z_STREAM_END) return "failed to decompress the request body: corrupt or truncated compressed data";
-  if (produced > limit) {
-    *too_large = true;
-    return TooLargeMessage(produced, limit);
-  }
-  out->resize(produced);
-  return "";
-}
-
-// gzip (gzip=true) or zlib-format deflate of the concatenated pieces.
-bool Deflate(const std::vector<std::string_view>& pieces, bool gzip, std::string* out) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, gzip ? MAX_WBITS + 16 : MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    return false;
-  }
-  size_t total = 0;
-  for (auto p : pieces) total += p.size();
-  out->resize(deflateBound(&zs, total) + 64);
-  zs.next_out = reinterpret_cast<Bytef*>(out->data());
-  zs.avail_out = static_cast<uInt>(out->size());
-  bool ok = true;
-  for (size_t i = 0; i < pieces.size() && ok; ++i) {
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(pieces[i].data()));
-    zs.avail_in = static_cast<uInt>(pieces[i].size());
-    ok = deflate(&zs, Z_NO_FLUSH) == Z_OK && zs.avail_in == 0;
-  }
-  ok = ok && deflate(&zs, Z_FINISH) == Z_STREAM_END;
-  out->resize(out->size() - zs.avail_out);
-  deflateEnd(&zs);
-  return ok;
-}
-
-// "gzip", "deflate" or "" from an Accept-Encoding value (q=0 means refused).
-std::string ChooseEncoding(const std::string* accept) {
-  if (!accept) return "";
-  bool gzip = false, deflate = false;
-  std::string_view rest = *accept;
-  while (!rest.empty()) {
-    size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    size_t semi = item.find(';');
-    std::string_view token = item.substr(0, semi);
-    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-    bool refused = semi != std::string_view::npos && item.find("q=0", semi) != std::string_view::npos &&
-                   item.find("q=0.", semi) == std::string_view::npos;
-    if (refused) continue;
-    if (IEquals(token, "gzip") || IEquals(token, "x-gzip")) gzip = true;
-    if (IEquals(token, "deflate")) deflate = true;
-  }
-  return gzip ? "gzip" : deflate ? "deflate" : "";
+         ec != http::error::end_of_stream;
 }
 
 struct TransportOptions {
@@ -167,52 +58,6 @@ struct TransportOptions {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
-
-const std::string* HttpRequest::Header(std::string_view name) const {
-  for (const auto& [k, v] : headers) {
-    if (IEquals(k, name)) return &v;
-  }
-  return nullptr;
-}
-
-size_t HttpReply::BodySize() const {
-  size_t n = body.size();
-  for (auto p : parts) n += p.size();
-  return n;
-}
-
-HttpReply HttpReply::Json(int status, std::string json) {
-  HttpReply r;
-  r.status = status;
-  r.content_type = "application/json";
-  r.body = std::move(json);
-  return r;
-}
-
-HttpReply HttpReply::Error(int status, std::string_view message) {
-  std::string s = "{\"error\":\"";
-  s.reserve(message.size() + 16);
-  static const char* hex = "0123456789abcdef";
-  for (unsigned char c : message) {
-    switch (c) {
-      case '"': s += "\\\""; break;
-      case '\\': s += "\\\\"; break;
-      case '\n': s += "\\n"; break;
-      case '\r': s += "\\r"; break;
-      case '\t': s += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          s += "\\u00";
-          s += hex[c >> 4];
-          s += hex[c & 15];
-        } else {
-          s += static_cast<char>(c);
-        }
-    }
-  }
-  s += "\"}";
-  return Json(status, std::move(s));
-}
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -304,6 +149,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
   }
+  // On the strand, at shutdown: an idle connection closes now, a busy one after its response.
+  void Drain() {
+    draining_ = true;
+    if (!busy_) Abort();
+  }
   void Write(HttpReply reply);
   auto executor() { return stream_.get_executor(); }
 
@@ -344,13 +194,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool http10_ = false;
   bool head_request_ = false;  // answer without a body
   bool closed_ = false;
+  bool busy_ = false;      // between a request's header and the end of its response
+  bool draining_ = false;  // shutting down: close after the current response
   std::string response_encoding_;  // for the response being written
   // The response being written: header text, reply (owns the body parts), compressed body.
   std::string out_head_;
   HttpReply out_;
   std::string out_compressed_;
   std::vector<net::const_buffer> out_buffers_;
-  std::array<char, 16384> linger_buf_;
   size_t lingered_ = 0;
   std::chrono::steady_clock::time_point linger_deadline_;
 
@@ -382,7 +233,9 @@ class ConnectionExchange : public HttpExchange {
 };
 
 void Connection::ReadHeader() {
+  busy_ = false;
   if (closed_) return;
+  if (draining_) return Abort();
   parser_.emplace();
   parser_->header_limit(kHeaderLimit);
   parser_->body_limit(boost::none);  // checked against Content-Length once the header is in
@@ -390,6 +243,7 @@ void Connection::ReadHeader() {
   chunks_ = 0;
   too_many_chunks_ = false;
   head_request_ = false;
+  response_encoding_.clear();
   SetTimeout();
   http::async_read_header(stream_, buffer_, *parser_,
                           [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
@@ -405,6 +259,7 @@ void Connection::OnHeader(beast::error_code ec) {
     }
     return Abort();  // closed by the peer, timeout, reset, shutdown
   }
+  busy_ = true;
   const size_t limit = t_->options().max_input_size;
   if (auto len = parser_->content_length(); len && *len > limit) {
     return Refuse(400, TooLargeMessage(*len, limit));
@@ -544,12 +399,13 @@ void Connection::OnWrite(beast::error_code ec) {
   out_ = HttpReply();  // releases the response memory (output tensors) now
   out_compressed_.clear();
   out_compressed_.shrink_to_fit();
-  if (ec) return Abort();
+  if (ec || draining_) return Abort();
   if (!keep_alive_) return Linger();
   ReadHeader();
 }
 
 void Connection::Linger() {
+  if (draining_) return Abort();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
   if (ec) return Abort();
@@ -561,7 +417,8 @@ void Connection::Linger() {
 void Connection::DoLinger() {
   if (closed_) return;
   stream_.expires_at(linger_deadline_);
-  stream_.async_read_some(net::buffer(linger_buf_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+  buffer_.clear();  // what the client still sends is read into the buffer and dropped
+  stream_.async_read_some(buffer_.prepare(16384), [self = shared_from_this()](beast::error_code ec, size_t n) {
     self->lingered_ += n;
     if (ec || self->lingered_ > kLingerBytes) return self->Abort();
     self->DoLinger();
@@ -662,13 +519,23 @@ void HttpTransport::Shutdown() {
     }
   }
   StopListening();
-  {
+  auto collect = [&] {
     std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
     for (auto& [p, w] : connections_) {
       if (auto c = w.lock()) conns.push_back(std::move(c));
     }
+  };
+  // Idle connections close now; responses being produced or written still go out (the server has
+  // normally finished its requests before the front ends are shut down).
+  collect();
+  for (auto& c : conns) net::post(c->executor(), [c] { c->Drain(); });
+  conns.clear();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait_for(lock, std::chrono::seconds(3), [this] { return connections_.empty(); });
+    stopping_ = true;
   }
+  collect();
   for (auto& c : conns) net::post(c->executor(), [c] { c->Abort(); });
   conns.clear();
   work_.reset();
@@ -676,7 +543,7 @@ void HttpTransport::Shutdown() {
     // Connections still waiting for the server hold a reference through their exchange; do not
     // wait for those beyond a moment.
     std::unique_lock<std::mutex> lock(mu_);
-    idle_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return connections_.empty(); });
+    idle_cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return connections_.empty(); });
     stopped_ = true;
   }
   ioc_.stop();
@@ -688,6 +555,7 @@ void HttpTransport::Shutdown() {
     }
   }
   threads_.clear();
+  router_->Shutdown();
 }
 
 // ---------------------------------------------------------------------------------------------------

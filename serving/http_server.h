@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -66,6 +67,9 @@ struct HttpReply {
 
 // The answer side of one request: Reply may be called from any thread, exactly once; after the
 // client has gone it does nothing. Post runs `fn` on the connection's executor (not inline).
+// A JSON string literal: quoted, escaped; bytes that are not UTF-8 become U+FFFD.
+std::string JsonQuote(std::string_view text);
+
 class HttpExchange {
  public:
   virtual ~HttpExchange() = default;
@@ -78,6 +82,8 @@ class HttpRouter {
   virtual ~HttpRouter() = default;
   // Called on an I/O thread; must not block (hand slow work elsewhere and Reply later).
   virtual void Handle(HttpRequest request, std::shared_ptr<HttpExchange> exchange) = 0;
+  // Called once the I/O threads have stopped: finish or drop work handed elsewhere.
+  virtual void Shutdown() {}
 };
 
 class HttpTransport;  // http_server.cc
@@ -121,5 +127,18 @@ class MetricsFrontEnd {
 // Routers (http_api.cc).
 std::unique_ptr<HttpRouter> MakeInferenceRouter(InferenceServer* server, const HttpOptions& options);
 std::unique_ptr<HttpRouter> MakeMetricsRouter(InferenceServer* server);
+
+// ---- helpers shared by the http_*.cc files (http_message.cc) ----
+
+bool IEquals(std::string_view a, std::string_view b);  // ASCII case-insensitive
+// Triton's text for a body over --http-max-input-size.
+std::string TooLargeMessage(uint64_t n, size_t limit);
+// Inflates a gzip or zlib body (raw_deflate: a raw deflate stream) into *out, at most `limit` bytes.
+// Returns "" on success, else the client message; *too_large tells the size limit was hit.
+std::string Inflate(const std::string& in, bool raw_deflate, size_t limit, std::string* out, bool* too_large);
+// gzip (gzip=true) or zlib-format deflate of the concatenated pieces; false on a zlib failure.
+bool Deflate(const std::vector<std::string_view>& pieces, bool gzip, std::string* out);
+// "gzip", "deflate" or "" for an Accept-Encoding value (nullptr = header absent).
+std::string ChooseEncoding(const std::string* accept);
 
 }  // namespace hetnet::serving
