@@ -160,22 +160,26 @@ struct GrpcFrontEnd::Services {
 
     Reactor* RepositoryModelLoad(Ctx* ctx, const inference::RepositoryModelLoadRequest* in,
                                  inference::RepositoryModelLoadResponse*) override {
-      // Everything the load needs is copied out of the message here: the thread may outlive nothing
-      // of the call but the reactor.
+      // Everything the load needs is taken out of the message here: the worker thread uses nothing
+      // of the call but its reactor.
       std::string name = in->model_name();
       std::string repository = in->repository_name();
       std::string config_json;
       std::map<std::string, std::string> files;
-      grpc::Status st = Guard([&] {
-        for (const auto& [key, p] : in->parameters()) {
+      grpc::Status st = s_->Authorize(ctx, false);
+      if (st.ok()) st = Guard([&] {
+        // Files can be large: move their bytes out of the message (gRPC does not read it again).
+        auto* params = const_cast<inference::RepositoryModelLoadRequest*>(in)->mutable_parameters();
+        for (auto& [key, p] : *params) {
+          using Param = inference::ModelRepositoryParameter;
           if (key == "config") {
-            HN_CHECK_KIND(kInvalidArgument, p.parameter_choice_case() == inference::ModelRepositoryParameter::kStringParam,
+            HN_CHECK_KIND(kInvalidArgument, p.parameter_choice_case() == Param::kStringParam,
                           "load parameter 'config' must be a string_param holding the model config as JSON");
             config_json = p.string_param();
           } else if (key.rfind("file:", 0) == 0) {
-            HN_CHECK_KIND(kInvalidArgument, p.parameter_choice_case() == inference::ModelRepositoryParameter::kBytesParam,
-                          "load parameter '", key, "' must be a bytes_param holding the file's contents");
-            files[key] = p.bytes_param();
+            HN_CHECK_KIND(kInvalidArgument, p.parameter_choice_case() == Param::kBytesParam, "load parameter '", key,
+                          "' must be a bytes_param holding the file's contents");
+            files[key].swap(*p.mutable_bytes_param());
           }
         }
       });
@@ -310,8 +314,8 @@ GrpcFrontEnd::GrpcFrontEnd(InferenceServer* server, GrpcOptions options)
   if (!grpc_server_ || port_ == 0) {
     if (grpc_server_) grpc_server_->Shutdown();
     grpc_server_.reset();
-    HN_THROW(kUnavailable, "failed to start the gRPC service: cannot bind ", endpoint, " (address ",
-             options_.address, ", port ", options_.port, "; address in use or not available)");
+    HN_THROW(kUnavailable, "cannot bind the gRPC endpoint ", endpoint, " (--grpc-address ", options_.address,
+             ", --grpc-port ", options_.port, "): address in use or not available");
   }
 }
 

@@ -6,8 +6,10 @@ SUDO=""
 need=()
 for pkg in cmake ninja-build g++ ccache protobuf-compiler libprotobuf-dev libeigen3-dev catch2 graphviz \
     dataset-fashion-mnist \
-    libboost1.81-dev libgrpc++-dev protobuf-compiler-grpc rapidjson-dev prometheus-cpp-dev zlib1g-dev; do
-  # dataset-fashion-mnist: IDX files for python/examples/train_fashion_mnist.py; the rest: `hetnet serve`
+    libboost1.81-dev libgrpc++-dev protobuf-compiler-grpc rapidjson-dev prometheus-cpp-dev zlib1g-dev \
+    clang libclang-rt-14-dev; do
+  # dataset-fashion-mnist: IDX files for python/examples/train_fashion_mnist.py; libboost..zlib1g-dev:
+  # `hetnet serve`; clang + libclang-rt-14-dev: tools/fuzz.sh (libFuzzer) and tools/sanitize.sh
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -16,9 +18,10 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 PY=${PYTHON:-python3}
 # tritonclient is the real Triton client the serving tests drive the server with (its gRPC side
-# needs protobuf >= 6.30; caffe2_pb2 from protoc 3.21 runs on it).
+# needs protobuf >= 6.30, < 7; caffe2_pb2 from protoc 3.21 runs on it; grpcio-health-checking >= 1.80
+# would pull protobuf 7).
 "$PY" - <<'PYEOF' || "$PY" -m pip install -q "numpy" "pybind11>=2.10" "pytest" "protobuf>=6.30,<7" \
-    "tritonclient[http,grpc]==2.73.0"
-import numpy, pybind11, pytest, google.protobuf, tritonclient.http, tritonclient.grpc
+    "tritonclient[http,grpc]==2.73.0" "grpcio-health-checking>=1.70,<1.80"
+import numpy, pybind11, pytest, google.protobuf, tritonclient.http, tritonclient.grpc, grpc_health.v1
 assert tuple(int(x) for x in google.protobuf.__version__.split(".")[:2]) >= (6, 30)
 PYEOF

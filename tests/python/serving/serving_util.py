@@ -177,6 +177,10 @@ class ServerProcess:
             try:
                 with urllib.request.urlopen("http://%s/v2/health/live" % self.http_url, timeout=1) as r:
                     if r.status == 200:
+                        # gRPC listens too (started after HTTP when both are on).
+                        if "--allow-grpc=false" in self.args:
+                            return
+                        socket.create_connection(("127.0.0.1", self.grpc_port), timeout=1).close()
                         return
             except Exception:
                 time.sleep(0.05)

@@ -4,8 +4,10 @@ import json
 import os
 import queue
 import re
+import signal
 import socket
 import subprocess
+import time
 import urllib.error
 import urllib.request
 
@@ -27,12 +29,13 @@ ALLOWED_EXTENSIONS = {"binary_tensor_data", "model_configuration", "model_reposi
 @pytest.fixture(scope="module")
 def client(server):
     c = grpcclient.InferenceServerClient(server.grpc_url)
+    wait_grpc_live(c, server, None)
     yield c
     c.close()
 
 
 @pytest.fixture(scope="module")
-def stub(server):
+def stub(server, client):  # client: the gRPC endpoint is up
     channel = grpc.insecure_channel(server.grpc_url, options=[("grpc.max_send_message_length", -1),
                                                               ("grpc.max_receive_message_length", -1)])
     yield service_pb2_grpc.GRPCInferenceServiceStub(channel)
@@ -231,6 +234,25 @@ def test_typed_contents_request(stub):
     np.testing.assert_array_equal(out1, np.arange(16) - 5)
 
 
+def test_typed_fp32_contents_mlp(stub):
+    x = np.random.RandomState(9).rand(2, 784).astype(np.float32)
+    req = service_pb2.ModelInferRequest(model_name="mlp")
+    req.inputs.add(name="data", datatype="FP32", shape=[2, 784]).contents.fp32_contents.extend(x.ravel().tolist())
+    req.parameters["timeout"].int64_param = 30_000_000  # µs, as tritonclient sends it
+    resp = stub.ModelInfer(req, timeout=30)
+    assert [(o.name, o.datatype, list(o.shape)) for o in resp.outputs] == [("prob", "FP32", [2, 10])]
+    prob = np.frombuffer(resp.raw_output_contents[0], dtype="<f4").reshape(2, 10)
+    np.testing.assert_allclose(prob, serving_util.mlp_reference(x, serving_util.mlp_weights()), rtol=1e-4, atol=1e-5)
+
+
+def test_typed_contents_in_the_wrong_field_is_invalid(stub):
+    req = service_pb2.ModelInferRequest(model_name="simple")
+    for name in ("INPUT0", "INPUT1"):
+        req.inputs.add(name=name, datatype="INT32", shape=[1, 16]).contents.fp32_contents.extend([1.0] * 16)
+    expect_rpc_error(lambda: stub.ModelInfer(req, timeout=30), grpc.StatusCode.INVALID_ARGUMENT,
+                     r"'INPUT0'.*fp32_contents.*int_contents")
+
+
 def test_raw_and_typed_contents_together_is_invalid(stub):
     req = service_pb2.ModelInferRequest(model_name="simple")
     for name in ("INPUT0", "INPUT1"):
@@ -409,13 +431,13 @@ def health_check(url, service="", metadata=None):
 SERVING, NOT_SERVING = 1, 2
 
 
-def test_health_check(server):
+def test_health_check(server, client):
     assert health_check(server.grpc_url) == SERVING
     assert health_check(server.grpc_url, "inference.GRPCInferenceService") == SERVING
     expect_rpc_error(lambda: health_check(server.grpc_url, "no.such.Service"), grpc.StatusCode.NOT_FOUND)
 
 
-def test_health_check_with_grpc_health_package(server):
+def test_health_check_with_grpc_health_package(server, client):
     health_pb2 = pytest.importorskip("grpc_health.v1.health_pb2")
     health_pb2_grpc = pytest.importorskip("grpc_health.v1.health_pb2_grpc")
     with grpc.insecure_channel(server.grpc_url) as channel:
@@ -444,19 +466,21 @@ def http_ready(server):
 
 def test_readiness_with_a_model_that_fails_to_load(tmp_path):
     """A model that fails to load is known but not ready: ModelReady answers OK with ready=false (not
-    NOT_FOUND); ServerReady answers OK (never an error); Health/Check agrees with ServerReady; gRPC
-    and HTTP readiness agree."""
+    NOT_FOUND); the repository index says why."""
     repo = tmp_path / "repo"
     repo.mkdir()
     serving_util.write_simple_model(repo)
     serving_util.write_simple_model(repo, name="broken", config=BROKEN_CONFIG)
     with serving_util.ServerProcess(repo) as s:
         with grpcclient.InferenceServerClient(s.grpc_url) as c:
+            wait_grpc_live(c, s, None)
             assert c.is_model_ready("simple") is True
             assert c.is_model_ready("broken") is False
-            ready = c.is_server_ready()
-            assert ready is http_ready(s)
-            assert health_check(s.grpc_url) == (SERVING if ready else NOT_SERVING)
+            # Strict readiness (the default, as Triton): a model that failed to load makes the server
+            # not ready; ServerReady still answers OK, and Health/Check says NOT_SERVING.
+            assert c.is_server_ready() is False
+            assert http_ready(s) is False
+            assert health_check(s.grpc_url) == NOT_SERVING
             idx = {m.name: m for m in c.get_model_repository_index().models}
             assert idx["broken"].state == "UNAVAILABLE"
             assert "tensorflow_graphdef" in idx["broken"].reason
@@ -470,10 +494,14 @@ def test_explicit_mode_load_and_unload(tmp_path):
     serving_util.write_mlp_model(repo)
     with serving_util.ServerProcess(repo, ["--model-control-mode", "explicit", "--load-model", "simple"]) as s:
         with grpcclient.InferenceServerClient(s.grpc_url) as c:
+            wait_grpc_live(c, s, None)
             assert c.is_model_ready("simple") is True
             idx = {m.name: m.state for m in c.get_model_repository_index().models}
             assert idx.get("mlp") != "READY"
-            assert "mlp" not in {m.name for m in c.get_model_repository_index(ready=True).models}
+            with grpc.insecure_channel(s.grpc_url) as channel:
+                ready_only = service_pb2_grpc.GRPCInferenceServiceStub(channel).RepositoryIndex(
+                    service_pb2.RepositoryIndexRequest(ready=True), timeout=10)
+            assert [m.name for m in ready_only.models] == ["simple"]
 
             c.load_model("mlp")
             assert c.is_model_ready("mlp") is True
@@ -490,6 +518,16 @@ def test_explicit_mode_load_and_unload(tmp_path):
 
             c.unload_model("mlp")
             assert c.is_model_ready("mlp") is False
+
+            # A model sent whole over the API: config JSON + file bytes (bytes_param).
+            cfg = c.get_model_config("simple", as_json=True)["config"]
+            cfg["name"] = "simple_sent"
+            with open(os.path.join(str(repo), "simple", "1", "model.netdef"), "rb") as f:
+                files = {"file:1/model.netdef": f.read()}
+            c.load_model("simple_sent", config=json.dumps(cfg), files=files)
+            assert c.is_model_ready("simple_sent") is True
+            a = np.arange(16, dtype=np.int32).reshape(1, 16)
+            np.testing.assert_array_equal(c.infer("simple_sent", simple_inputs(a, a)).as_numpy("OUTPUT1"), 0 * a)
             expect_error(lambda: c.load_model("no_such_model"), "NOT_FOUND", pattern=r"^failed to load 'no_such_model'")
         assert s.stop() == 0
 
@@ -540,7 +578,6 @@ def test_auth_health_open(tmp_path):
 
 
 def wait_grpc_live(c, s, headers, timeout=60):
-    import time
     deadline = time.time() + timeout
     while time.time() < deadline:
         assert s.proc.poll() is None, s.output()
@@ -560,6 +597,9 @@ def test_grpc_port_in_use_fails_start(tmp_path):
     repo.mkdir()
     serving_util.write_simple_model(repo)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as blocker:
+        # SO_REUSEPORT on the holder, as gRPC servers set it by default: the kernel would then let a
+        # second SO_REUSEPORT socket share the port, so only a server that turns it off fails here.
+        blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         blocker.bind(("127.0.0.1", 0))
         blocker.listen(1)
         port = blocker.getsockname()[1]
@@ -569,3 +609,50 @@ def test_grpc_port_in_use_fails_start(tmp_path):
         proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
     assert proc.returncode != 0
     assert str(port) in proc.stdout.decode(errors="replace"), proc.stdout
+
+
+def test_second_server_on_the_same_grpc_port_fails(server, client, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    serving_util.write_simple_model(repo)
+    args = [serving_util.hetnet_binary(), "serve", "--model-repository", str(repo),
+            "--http-port", str(serving_util.free_port()), "--grpc-port", str(server.grpc_port),
+            "--metrics-port", str(serving_util.free_port())]
+    proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    assert proc.returncode != 0
+    assert "cannot bind the gRPC endpoint 127.0.0.1:%d" % server.grpc_port in proc.stdout.decode(errors="replace")
+    with grpcclient.InferenceServerClient(server.grpc_url) as c:
+        assert c.is_server_live()
+
+
+def test_sigterm_drains_grpc_requests(tmp_path):
+    """Requirement 3 over gRPC: on SIGTERM, requests the server holds finish with correct answers;
+    requests reaching it after the signal are refused with a retryable status; none hangs, and the
+    process exits 0."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    serving_util.write_mlp_model(repo)
+    weights = serving_util.mlp_weights()
+    with serving_util.ServerProcess(repo) as s:
+        with grpcclient.InferenceServerClient(s.grpc_url) as c:
+            wait_grpc_live(c, s, None)
+            assert c.is_model_ready("mlp")
+            results = queue.Queue()
+            xs = [np.random.RandomState(i).rand(8, 784).astype(np.float32) for i in range(64)]
+            for i, x in enumerate(xs):
+                c.async_infer("mlp", mlp_input(x), partial_callback(results, i), client_timeout=60)
+            first = results.get(timeout=60)
+            assert first[2] is None, first[2]
+            s.proc.send_signal(signal.SIGTERM)  # the other requests are in flight or still arriving
+            for _ in xs[1:]:
+                i, result, error = results.get(timeout=90)
+                if error is None:
+                    np.testing.assert_allclose(result.as_numpy("prob"), serving_util.mlp_reference(xs[i], weights),
+                                               rtol=1e-4, atol=1e-5)
+                else:
+                    # Refused while draining (UNAVAILABLE "Server is shutting down"), or still being
+                    # uploaded when the listener closed (UNAVAILABLE / CANCELLED from the transport).
+                    # Never INTERNAL, DEADLINE_EXCEEDED, or a wrong answer.
+                    assert error.status() in ("StatusCode.UNAVAILABLE", "StatusCode.CANCELLED"), \
+                        (error.status(), error.message())
+            assert s.proc.wait(60) == 0, s.output()
