@@ -37,8 +37,8 @@ ModelVersion::ModelVersion(inference::ModelConfig config, int64_t version, const
                            const ServerOptions& options)
     : config_(std::move(config)), version_(version), max_tensor_elements_(options.max_tensor_elements) {
   for (const auto& placement : ExpandInstanceGroups(config_, NumCudaDevices(), options)) {
-    caffe2::NetDef predict = PlaceForInstance(nets.predict_net, placement, options.soft_placement);
-    caffe2::NetDef init = PlaceForInstance(nets.init_net, placement, options.soft_placement);
+    caffe2::NetDef predict = PlaceForInstance(nets.predict_net, placement);
+    caffe2::NetDef init = PlaceForInstance(nets.init_net, placement);
     init = PlaceInitForInstance(init, predict);
     if (options.soft_placement) {
       for (auto* net : {&predict, &init}) {

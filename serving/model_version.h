@@ -10,6 +10,7 @@
 
 #include "core/predictor.h"
 #include "serving/dynamic_batcher.h"
+#include "serving/instance_placement.h"
 #include "serving/model_config_loader.h"
 #include "serving/model_stats.h"
 #include "serving/proto/model_config.pb.h"
