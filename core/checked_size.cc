@@ -45,11 +45,12 @@ const LimitInfo& Info(Limit which) {
       {"proto-size cap", "HETNET_MAX_PROTO_BYTES", int64_t{2} << 30, true},
       {"operators-per-net cap", "HETNET_MAX_NET_OPS", 1000000, false},
       {"DAG worker cap", "HETNET_MAX_DAG_WORKERS", 1024, false},
+      {"nesting-depth cap", "HETNET_MAX_PROTO_DEPTH", 100, false},
   };
   return infos[static_cast<int>(which)];
 }
 
-constexpr int kNumLimits = 4;
+constexpr int kNumLimits = 5;
 
 std::atomic<int64_t>* Values() {
   static std::atomic<int64_t> values[kNumLimits];

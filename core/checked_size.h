@@ -89,6 +89,7 @@ enum class Limit {
   kMaxProtoBytes,   // largest model/tensor file read (default 2 GiB, protobuf's own limit): HETNET_MAX_PROTO_BYTES
   kMaxNetOps,       // most operators in one net (default 1,000,000): HETNET_MAX_NET_OPS
   kMaxDagWorkers,   // most worker threads of a DAG net (default 1024): HETNET_MAX_DAG_WORKERS
+  kMaxProtoDepth,   // deepest message nesting in a parsed file (default 100, protobuf's): HETNET_MAX_PROTO_DEPTH
 };
 int64_t GetLimit(Limit which);
 void SetLimit(Limit which, int64_t value);  // value > 0

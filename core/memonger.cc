@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/checked_size.h"
 #include "core/placement.h"
 
 namespace hetnet {
@@ -13,9 +14,11 @@ namespace {
 
 int64_t Bytes(const TensorInfo& t) {
   if (!t.known) return -1;
-  int64_t n = static_cast<int64_t>(ItemSize(t.dtype));
-  for (int64_t d : t.dims) n *= d;
-  return n;
+  try {  // inferred shapes of hostile nets may overflow: unknown then
+    return CheckedNumel(t.dims, "inferred shape") * static_cast<int64_t>(ItemSize(t.dtype));
+  } catch (const Error&) {
+    return -1;
+  }
 }
 
 std::string Mib(int64_t b) {

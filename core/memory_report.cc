@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/blob.h"
+#include "core/checked_size.h"
 #include "core/tensor.h"
 #include "core/workspace.h"
 
@@ -12,9 +13,11 @@ namespace {
 
 int64_t BytesOf(const TensorInfo& t) {
   if (!t.known || t.dtype == DataType::Undefined || t.dtype == DataType::String) return -1;
-  int64_t n = 1;
-  for (int64_t d : t.dims) n *= d;
-  return n * static_cast<int64_t>(ItemSize(t.dtype));
+  try {  // inferred shapes of hostile nets may overflow: unknown then
+    return CheckedNumel(t.dims, "inferred shape") * static_cast<int64_t>(ItemSize(t.dtype));
+  } catch (const Error&) {
+    return -1;
+  }
 }
 
 Device OpDevice(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {

@@ -47,6 +47,9 @@ bool HandlingOutOfMemory() {
   try {
     std::rethrow_exception(cur);
   } catch (const Error& e) {
+    // OperatorBase::OutputTensor already named the output being allocated.
+    for (const auto& c : e.context())
+      if (c.rfind("while allocating output", 0) == 0) return false;
     return e.kind() == ErrorKind::kOutOfMemory;
   } catch (const std::bad_alloc&) {
     return true;
@@ -73,7 +76,7 @@ std::string OperatorRunContext(const caffe2::NetDef& net, int index, const Opera
     if (outs.empty()) {
       for (int i = 0; i < mop.OutputSize(); ++i) outs += MakeString(i ? ", " : "", "'", op.def().output(i), "'");
     }
-    if (!outs.empty()) s += "\n  while allocating output blob " + outs;
+    if (!outs.empty()) s += "\n  while allocating output " + outs;
   }
   if (op.InputSize() == 0) return s;
   s += "\n  inputs:";

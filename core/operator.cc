@@ -149,8 +149,12 @@ Tensor* OperatorBase::OutputTensor(int i) { return outputs_.at(i)->GetMutableTen
 
 Tensor* OperatorBase::OutputTensor(int i, std::vector<int64_t> shape, DataType dtype) {
   Tensor* t = OutputTensor(i);
-  t->Resize(std::move(shape));
-  t->raw_mutable_data(dtype);
+  try {
+    t->Resize(std::move(shape));
+    t->raw_mutable_data(dtype);
+  } catch (Error& e) {  // a shape that overflows, a cap, out of memory: name the blob
+    throw e.AddContext(MakeString("while allocating output ", i, " ('", def_.output(i), "')"));
+  }
   return t;
 }
 

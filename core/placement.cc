@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/argument.h"
+#include "core/checked_size.h"
 #include "core/operator.h"
 #include "core/workspace.h"
 
@@ -28,11 +29,26 @@ Device CopyOpDevice(Device from, Device to) { return to.is_cpu() ? from : to; }
 std::string CopyName(const std::string& blob, Device to) {
   return to.is_cpu() ? blob + "_cpu" : MakeString(blob, "_gpu_", to.id);
 }
+// Bytes of an inferred shape; -1 when unknown or not a valid shape (checked: never wraps).
 int64_t Bytes(const TensorInfo& t) {
   if (!t.known) return -1;
-  int64_t n = 1;
-  for (auto d : t.dims) n *= d;
-  return n * static_cast<int64_t>(ItemSize(t.dtype));
+  try {
+    return CheckedNumel(t.dims, "inferred shape") * static_cast<int64_t>(ItemSize(t.dtype));
+  } catch (const Error&) {
+    return -1;
+  }
+}
+
+// Shape inference of hostile arguments may produce shapes no tensor can have (negative dims,
+// products that overflow): such a shape is dropped (unknown), the kernel reports the error.
+bool ValidShape(const TensorInfo& t) {
+  if (!t.known) return false;
+  try {
+    CheckedNumel(t.dims, "inferred shape");
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 // Walks the ops in order, tracking where the latest value of every blob lives.
@@ -175,7 +191,7 @@ class CopyPass {
       try {
         auto out = schema->InferShapes(op, in);
         for (int k = 0; k < op.output_size(); ++k)
-          if (out[k].known) shape_[op.output(k)] = out[k]; else shape_.erase(op.output(k));
+          if (ValidShape(out[k])) shape_[op.output(k)] = out[k]; else shape_.erase(op.output(k));
       } catch (const Error&) {  // bad shapes are reported by the kernel, with context
         for (const auto& o : op.output()) shape_.erase(o);
       }

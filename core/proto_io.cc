@@ -1,9 +1,13 @@
 #include "core/proto_io.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -65,11 +69,19 @@ void ParseProtoFromString(const std::string& data, google::protobuf::Message* ms
   const std::string expected = msg->GetTypeName();
   if (data.empty()) HN_THROW(kInvalidArgument, "'", source, "' is empty; expected a serialized ", expected);
   CheckLimit(Limit::kMaxProtoBytes, static_cast<int64_t>(data.size()), "'" + source + "'");
+  HN_ENFORCE(data.size() <= static_cast<size_t>(INT32_MAX), "'", source, "' (", data.size(),
+             " bytes) is over protobuf's 2 GiB message limit");
   // Binary first (Caffe2 order). Parse partially so missing required fields get a precise message.
   msg->Clear();
   std::string binary_problem;
   bool binary_ok = false;
-  if (msg->ParsePartialFromString(data)) {
+  // Nesting deeper than the cap fails in both parsers (the text parser's own default is unlimited:
+  // a few kB of "op { arg { n { ..." overflowed the stack).
+  const int depth = static_cast<int>(std::min<int64_t>(GetLimit(Limit::kMaxProtoDepth), 1 << 20));
+  google::protobuf::io::ArrayInputStream array(data.data(), static_cast<int>(data.size()));
+  google::protobuf::io::CodedInputStream coded(&array);
+  coded.SetRecursionLimit(depth);
+  if (msg->MergePartialFromCodedStream(&coded) && coded.ConsumedEntireMessage()) {
     binary_ok = msg->IsInitialized();
     // A printable text file can occasionally scan as binary made only of unknown fields: such a
     // result is kept only if the text parse below fails.
@@ -82,6 +94,7 @@ void ParseProtoFromString(const std::string& data, google::protobuf::Message* ms
   if (LooksLikeText(data)) {
     auto text_msg = std::unique_ptr<google::protobuf::Message>(msg->New());
     google::protobuf::TextFormat::Parser parser;
+    parser.SetRecursionLimit(depth);
     CollectingErrors errors;
     parser.RecordErrorsTo(&errors);
     if (parser.ParseFromString(data, text_msg.get())) {
@@ -89,6 +102,10 @@ void ParseProtoFromString(const std::string& data, google::protobuf::Message* ms
       return;
     }
     text_problem = "not text format either (" + (errors.first().empty() ? "parse failed" : errors.first()) + ")";
+    if (errors.first().find("recursion limit") != std::string::npos)
+      text_problem += MakeString("; messages nest deeper than the ", LimitName(Limit::kMaxProtoDepth), " of ", depth,
+                                 " (raise it with the environment variable ", LimitEnvVar(Limit::kMaxProtoDepth),
+                                 "=<n> or hetnet::SetLimit)");
   }
   if (binary_ok) return;
   msg->Clear();

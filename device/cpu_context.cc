@@ -1,9 +1,12 @@
 // CPU context, the 64-byte aligned CPU allocator, and the CPU device backend.
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 #include "core/context.h"
+#include "core/seed.h"
 #include "core/error.h"
 #include "proto/caffe2.pb.h"
 
@@ -15,6 +18,8 @@ constexpr size_t kAlignment = 64;  // a cache line, and AVX-512's vector width
 class AlignedCPUAllocator final : public Allocator {
  public:
   std::shared_ptr<void> Allocate(size_t nbytes) override {
+    // Rounding up must not wrap (a near-SIZE_MAX request would become a 64-byte block).
+    HN_CHECK_KIND(kOutOfMemory, nbytes <= SIZE_MAX - kAlignment, "out of host memory allocating ", nbytes, " bytes");
     const size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
     void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
     HN_CHECK_KIND(kOutOfMemory, p, "out of host memory allocating ", nbytes, " bytes");
@@ -43,10 +48,18 @@ Allocator* GetCPUAllocator() {
   return &alloc;
 }
 
-CPUContext::CPUContext() : rng_(std::random_device{}()) {}
+uint32_t NonDeterministicSeed() {
+  static std::atomic<uint64_t> state{(static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()};
+  uint64_t z = state.fetch_add(0x9E3779B97F4A7C15ull, std::memory_order_relaxed) + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<uint32_t>(z ^ (z >> 31));
+}
+
+CPUContext::CPUContext() : rng_(NonDeterministicSeed()) {}
 
 CPUContext::CPUContext(const caffe2::DeviceOption& opt)
-    : rng_(opt.has_random_seed() ? opt.random_seed() : std::random_device{}()) {}
+    : rng_(opt.has_random_seed() ? opt.random_seed() : NonDeterministicSeed()) {}
 
 void CPUContext::CopyBytes(size_t nbytes, const void* src, Device src_dev, void* dst, Device dst_dev) {
   if (src_dev.is_cpu() && dst_dev.is_cpu()) {

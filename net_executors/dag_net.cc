@@ -16,8 +16,10 @@
 #include <exception>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 
+#include "core/checked_size.h"
 #include "core/net.h"
 #include "core/profiler.h"
 #include "core/workspace.h"
@@ -45,6 +47,11 @@ class DagNet final : public NetBase, public ProfilingExecutor {
     for (int i = 0; i < n; ++i) gpu_[i] = !ops_[i]->device().is_cpu();
     const int hw = static_cast<int>(std::thread::hardware_concurrency());
     num_workers_ = def_.num_workers() > 0 ? def_.num_workers() : std::max(2, std::min(hw, 8));
+    try {
+      CheckLimit(Limit::kMaxDagWorkers, num_workers_, "num_workers");
+    } catch (Error& e) {
+      throw e.AddContext("while creating net '" + def_.name() + "' (type '" + def_.type() + "')");
+    }
   }
 
   ~DagNet() override {
@@ -114,7 +121,13 @@ class DagNet final : public NetBase, public ProfilingExecutor {
 
   void StartWorkers() {
     if (!workers_.empty()) return;
-    for (int w = 0; w < num_workers_; ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
+    try {
+      for (int w = 0; w < num_workers_; ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
+    } catch (const std::system_error& e) {
+      // The system gave fewer threads than asked: run with those, or fail naming the net.
+      if (workers_.empty())
+        HN_THROW(kRuntime, "net '", def_.name(), "': cannot start its DAG worker threads (", e.what(), ")");
+    }
   }
 
   void WorkerLoop(int worker) {
@@ -235,7 +248,7 @@ class DagNet final : public NetBase, public ProfilingExecutor {
 
   std::exception_ptr CaptureWithContext(int op) {
     try {
-      RethrowWithContext(OperatorContext(def_, op));
+      RethrowWithContext(OperatorRunContext(def_, op, *ops_[op]));
     } catch (...) {
       return std::current_exception();
     }

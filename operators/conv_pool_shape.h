@@ -57,7 +57,17 @@ struct ConvPoolGeom {
   }
 };
 
+// Checked sizes of a computed geometry (conv_pool_shape.cc): the output and, for Conv and
+// ConvTranspose, the im2col buffer must have a representable element count (core/checked_size.h),
+// so huge pads, strides or kernels fail here with the operator named instead of in Im2Col.
+void CheckConvPoolGeomSizes(const std::string& op, ConvPoolKind kind, const ConvPoolGeom& g);
+
 namespace conv_shape_detail {
+// A value computed in int64 stored into an int field (pads, kernels): kInvalidArgument when it does not fit.
+inline int FitInt(const std::string& op, const char* what, int64_t v) {
+  HN_ENFORCE(v >= -2147483647LL - 1 && v <= 2147483647LL, op, ": ", what, " ", v, " does not fit in a 32-bit int");
+  return static_cast<int>(v);
+}
 inline std::string OpName(const caffe2::OperatorDef& def) {
   return def.type() + (def.name().empty() ? "" : " '" + def.name() + "'");
 }
@@ -165,18 +175,20 @@ inline int64_t ConvPoolOutputSize(const std::string& op, int64_t in, int stride,
       HN_ENFORCE(dilation == 1, op, ": dilation is not supported with legacy_pad SAME");
       const int64_t target = (in + stride - 1) / stride;
       const int64_t needed = (target - 1) * stride + kernel - in;
-      *pad_head = static_cast<int>(needed / 2);
-      *pad_tail = static_cast<int>(needed - *pad_head);
+      *pad_head = conv_shape_detail::FitInt(op, "legacy_pad SAME padding", needed / 2);
+      *pad_tail = conv_shape_detail::FitInt(op, "legacy_pad SAME padding", needed - *pad_head);
       return (in + needed - dk) / stride + 1;
     }
     case LegacyPadding::CAFFE_LEGACY_POOLING: {
-      HN_ENFORCE(in + 2 * *pad_head >= kernel, op, ": input size ", in, " with pad ", *pad_head,
+      HN_ENFORCE(in + 2 * static_cast<int64_t>(*pad_head) >= kernel, op, ": input size ", in, " with pad ", *pad_head,
                  " is smaller than the kernel ", kernel);
-      int64_t out = static_cast<int64_t>(std::ceil(static_cast<float>(in + *pad_head * 2 - kernel) / stride + 1));
+      const int64_t span = in + 2 * static_cast<int64_t>(*pad_head) - kernel;
+      int64_t out = static_cast<int64_t>(std::ceil(static_cast<double>(span) / stride + 1));
       if (*pad_head > 0 && (out - 1) * stride >= in + *pad_head) --out;
-      const int64_t standard = static_cast<int64_t>(static_cast<float>(in + *pad_head * 2 - kernel) / stride + 1);
+      const int64_t standard = span / stride + 1;
       HN_ENFORCE(out >= standard, op, ": CAFFE_LEGACY_POOLING output size ", out, " below the floor-mode size ", standard);
-      *pad_tail = static_cast<int>(*pad_head + stride * (out - standard));
+      *pad_tail = conv_shape_detail::FitInt(op, "CAFFE_LEGACY_POOLING tail padding",
+                                            *pad_head + static_cast<int64_t>(stride) * (out - standard));
       return out;
     }
   }
@@ -198,7 +210,10 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
   g.kh = a.kernel[0]; g.kw = a.kernel[1];
   if (kind == ConvPoolKind::Pool) {
     g.M = g.C;
-    if (a.global_pooling) { g.kh = static_cast<int>(g.H); g.kw = static_cast<int>(g.W); }
+    if (a.global_pooling) {
+      g.kh = conv_shape_detail::FitInt(op, "global pooling kernel (input height)", g.H);
+      g.kw = conv_shape_detail::FitInt(op, "global pooling kernel (input width)", g.W);
+    }
   } else {
     HN_ENFORCE(w && w->size() == 4, op, ": input 1 ('", def.input(1), "') has shape ",
                w ? ShapeToString(*w) : "?", " but a 4-D filter is required");
@@ -226,6 +241,8 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
   if (kind == ConvPoolKind::ConvTranspose) {
     auto tsize = [&](int64_t in, int s, int k, int adj, int* ph, int* pt) {
       if (a.legacy_pad != LegacyPadding::NOTSET) *ph = *pt = 0;
+      HN_ENFORCE(in - 1 <= (int64_t{1} << 62) / s, op, ": input size ", in, " with stride ", s,
+                 " gives an output size that overflows");
       const int64_t out = (in - 1) * s + k + adj - *ph - *pt;
       HN_ENFORCE(out > 0, op, ": output size ", out, " is not positive (input ", in, ", stride ", s, ", kernel ", k,
                  ", pads ", *ph, "+", *pt, ")");
@@ -237,6 +254,7 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
     g.OH = ConvPoolOutputSize(op, g.H, g.sh, g.kh, g.dh, a.legacy_pad, &g.pt, &g.pb);
     g.OW = ConvPoolOutputSize(op, g.W, g.sw, g.kw, g.dw, a.legacy_pad, &g.pl, &g.pr);
   }
+  CheckConvPoolGeomSizes(op, kind, g);
   return g;
 }
 

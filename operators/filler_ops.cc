@@ -1,5 +1,6 @@
 #include "operators/filler_ops.h"
 
+#include "core/checked_size.h"
 #include "core/gradient.h"
 
 namespace hetnet {
@@ -32,6 +33,9 @@ std::vector<int64_t> FillerOutputShape(const caffe2::OperatorDef& def, const Ten
   }
   for (int64_t d : shape)
     HN_ENFORCE(d >= 0, def.type(), ": negative dim in output shape ", ShapeToString(shape), " for '", def.output(0), "'");
+  // The element count is checked here, so every product of these dims (GivenTensorFill's count
+  // check, the fill loops) is exact.
+  CheckedNumel(shape, (def.type() + ": output '" + def.output(0) + "'").c_str());
   return shape;
 }
 

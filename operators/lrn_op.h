@@ -29,11 +29,13 @@ struct LRNParams {
 HN_LRN_HD inline float LRNScaleAt(const LRNParams& p, int64_t idx, const float* x) {
   const int64_t hw = idx % p.HW, c = (idx / p.HW) % p.C, n = idx / (p.HW * p.C);
   float s = 0.f;
-  for (int64_t k = c - p.pre_pad; k < c - p.pre_pad + p.size; ++k)
-    if (k >= 0 && k < p.C) {
-      const float v = x[(n * p.C + k) * p.HW + hw];
-      s += v * v;
-    }
+  // The window clamped to the channels: work per element is bounded by C, whatever `size` is.
+  const int64_t k0 = c - p.pre_pad > 0 ? c - p.pre_pad : 0;
+  const int64_t k1 = c - p.pre_pad + p.size < p.C ? c - p.pre_pad + p.size : p.C;
+  for (int64_t k = k0; k < k1; ++k) {
+    const float v = x[(n * p.C + k) * p.HW + hw];
+    s += v * v;
+  }
   return p.bias + p.alpha / p.size * s;
 }
 
@@ -41,11 +43,12 @@ HN_LRN_HD inline float LRNGradAt(const LRNParams& p, int64_t idx, const float* x
   const int64_t hw = idx % p.HW, c = (idx / p.HW) % p.C, n = idx / (p.HW * p.C);
   float acc = 0.f;
   // c lies in the window of c' for c' in [c + pre_pad - size + 1, c + pre_pad].
-  for (int64_t k = c + p.pre_pad - p.size + 1; k <= c + p.pre_pad; ++k)
-    if (k >= 0 && k < p.C) {
-      const int64_t j = (n * p.C + k) * p.HW + hw;
-      acc += dy[j] * y[j] / LRNScaleAt(p, j, x);
-    }
+  const int64_t k0 = c + p.pre_pad - p.size + 1 > 0 ? c + p.pre_pad - p.size + 1 : 0;
+  const int64_t k1 = c + p.pre_pad + 1 < p.C ? c + p.pre_pad + 1 : p.C;
+  for (int64_t k = k0; k < k1; ++k) {
+    const int64_t j = (n * p.C + k) * p.HW + hw;
+    acc += dy[j] * y[j] / LRNScaleAt(p, j, x);
+  }
   return dy[idx] * powf(LRNScaleAt(p, idx, x), -p.beta) - 2.f * p.alpha * p.beta / p.size * x[idx] * acc;
 }
 

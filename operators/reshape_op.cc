@@ -1,13 +1,13 @@
 #include "operators/reshape_op.h"
 
+#include "core/checked_size.h"
 #include "core/gradient.h"
 
 namespace hetnet {
 
 std::vector<int64_t> ComputeReshapeShape(const caffe2::OperatorDef& def, const std::vector<int64_t>& in,
                                          const std::vector<int64_t>& requested) {
-  int64_t in_numel = 1;
-  for (int64_t d : in) in_numel *= d;
+  const int64_t in_numel = CheckedNumel(in, "Reshape: input 0");
   std::vector<int64_t> out = requested;
   int infer = -1;
   int64_t known = 1;
@@ -23,7 +23,10 @@ std::vector<int64_t> ComputeReshapeShape(const caffe2::OperatorDef& def, const s
     } else {
       HN_ENFORCE(out[i] > 0, "Reshape: new shape ", ShapeToString(requested), " has an invalid dim ", out[i]);
     }
-    known *= out[i];
+    if (out[i] != 0 && (__builtin_mul_overflow(known, out[i], &known) || known > kMaxElements))
+      HN_THROW(kInvalidArgument, "Reshape: new shape ", ShapeToString(requested), " for input 0 ('", def.input(0),
+               "') has too many elements (the product of its dims overflows)");
+    if (out[i] == 0) known = 0;
   }
   if (infer >= 0) {
     HN_ENFORCE(known != 0 ? in_numel % known == 0 : in_numel == 0, "Reshape: input 0 ('", def.input(0),

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "core/checked_size.h"
 #include "core/gradient.h"
 #include "core/minidb.h"
 #include "core/tensor_proto.h"
@@ -14,6 +15,7 @@ std::string DbPath(const caffe2::OperatorDef& def) {
   ArgumentHelper a(def);
   const std::string db = a.GetSingleArgument<std::string>("db", "");
   HN_ENFORCE(!db.empty(), def.type(), ": argument db (the file) is required");
+  EnforceNoNul(db, (def.type() + ": argument db (the file path)").c_str());
   const std::string type = a.GetSingleArgument<std::string>("db_type", "minidb");
   HN_CHECK_KIND(kUnsupported, type == "minidb", def.type(), ": db_type '", type, "' is not supported (only minidb)");
   return db;
@@ -38,6 +40,7 @@ void SaveBlobs(const caffe2::OperatorDef& def, const std::vector<const Blob*>& b
   std::vector<std::string> keys;
   for (size_t i = 0; i < blobs.size(); ++i) {
     const std::string name = overrides.empty() ? StripPrefix(def.input(static_cast<int>(i)), strip) : overrides[i];
+    EnforceNoNul(name, "Save: blob name");
     HN_ENFORCE(names.insert(name).second, "Save: two inputs are saved under the name '", name, "'");
     const Blob* b = blobs[i];
     HN_CHECK_KIND(kNotFound, !b->empty(), "Save: input ", i, " ('", def.input(static_cast<int>(i)), "') has no data");
@@ -69,6 +72,8 @@ std::map<std::string, Tensor> LoadTensors(const caffe2::OperatorDef& def, const 
   std::map<std::string, std::vector<caffe2::BlobProto>> chunks;
   for (auto& [key, value] : ReadMiniDB(path)) {
     const std::string name = add + StripPrefix(ParseMiniDBKey(key).first, strip);
+    if (HasNul(name)) HN_THROW(kInvalidArgument, "Load: record '", PrintableName(key), "' of '", path,
+                               "' names a blob with a NUL byte (names may not contain NUL)");
     if (!want.empty() && !want.count(name)) continue;
     caffe2::BlobProto proto;
     HN_ENFORCE(proto.ParseFromString(value), "Load: record '", key, "' of '", path, "' is not a BlobProto");

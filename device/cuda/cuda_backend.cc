@@ -1,5 +1,6 @@
 // CUDA device backend: device count (0 without driver or GPU), a caching device allocator per
 // GPU, a caching pinned-host allocator, and blocking copies.
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,9 @@ class CachingAllocator : public Allocator {
   CachingAllocator(int device, bool pinned) : device_(device), pinned_(pinned) {}
 
   std::shared_ptr<void> Allocate(size_t nbytes) override {
+    // Rounding up must not wrap: no device has half the address space.
+    HN_CHECK_KIND(kOutOfMemory, nbytes <= (SIZE_MAX >> 1), "out of ", pinned_ ? "pinned host" : "GPU",
+                  " memory allocating ", nbytes, " bytes");
     const size_t size = RoundSize(nbytes);
     cudaStream_t stream = pinned_ ? nullptr : CurrentCudaStream(device_);
     void* p = TakeCached(size, stream, false);

@@ -1,5 +1,7 @@
 #include "device/cuda/cuda_context.h"
 
+#include "core/seed.h"
+
 #include <map>
 #include <random>
 #include <utility>
@@ -42,11 +44,11 @@ ThreadCudaObjects& Objects() {
 }  // namespace
 
 CUDAContext::CUDAContext(int device_id, int stream_id)
-    : device_id_(device_id), stream_id_(stream_id), seed_(std::random_device{}()) {}
+    : device_id_(device_id), stream_id_(stream_id), seed_(NonDeterministicSeed()) {}
 
 CUDAContext::CUDAContext(const caffe2::DeviceOption& opt)
     : device_id_(opt.device_id()),
-      seed_(opt.has_random_seed() ? opt.random_seed() : std::random_device{}()) {}
+      seed_(opt.has_random_seed() ? opt.random_seed() : NonDeterministicSeed()) {}
 
 void CUDAContext::SwitchToDevice() {
   HN_CUDA_CHECK(cudaSetDevice(device_id_));

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "bindings.h"
+#include "core/checked_size.h"
+#include "core/run_guard.h"
 
 namespace hetnet_python {
 
@@ -117,8 +119,10 @@ py::array ArrayFromTensor(const Tensor& tensor) {
 
 namespace {
 
-void FeedBlob(const std::string& name, const py::object& value, const py::object& option_bytes) {
+void FeedBlobImpl(const std::string& name, const py::object& value, const py::object& option_bytes) {
   hetnet::Workspace* ws = CurrentWorkspace();
+  // Replacing a blob under a run on another thread would free memory an operator reads.
+  hetnet::RefuseWhileRunning(ws, "cannot feed blob '" + hetnet::PrintableName(name) + "'");
   const Device device = DeviceFromBytes(option_bytes);
   if (!device.is_cpu()) hetnet::GetDeviceBackend(device);  // clear error without that GPU
   if (py::isinstance<py::bytes>(value)) {  // a serialized proto or any byte string
@@ -144,6 +148,15 @@ void FeedBlob(const std::string& name, const py::object& value, const py::object
     *t = std::move(host);
   } else {
     t->CopyFrom(host);
+  }
+}
+
+// Errors (a cap, out of memory, a bad dtype) name the blob being fed.
+void FeedBlob(const std::string& name, const py::object& value, const py::object& option_bytes) {
+  try {
+    FeedBlobImpl(name, value, option_bytes);
+  } catch (hetnet::Error& e) {
+    throw e.AddContext("while feeding blob '" + hetnet::PrintableName(name) + "'");
   }
 }
 

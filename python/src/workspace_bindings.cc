@@ -128,7 +128,11 @@ void InitWorkspaces(py::module_& m) {
   }, py::arg("net_def"), py::arg("overwrite") = false);
   m.def("run_net", [](const std::string& name, int num_iter) {
     Workspace* ws = CurrentWorkspace();
-    hetnet::RunGuard guard(ws, nullptr);  // registered before the GIL is released: reset_workspace is refused
+    hetnet::NetBase* net = ws->GetNet(name);
+    HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
+    // Registered before the GIL is released and for every iteration: reset_workspace and
+    // delete_net on other threads are refused until the last run returns.
+    hetnet::RunGuard guard(ws, net);
     py::gil_scoped_release release;
     for (int i = 0; i < num_iter; ++i) ws->RunNet(name);
   }, py::arg("name"), py::arg("num_iter") = 1);
@@ -147,6 +151,8 @@ void InitWorkspaces(py::module_& m) {
     ws->RunOperatorOnce(op);
   });
   m.def("delete_net", [](const std::string& name) { CurrentWorkspace()->DeleteNet(name); });
+  // Runs in flight in the current workspace (run_net, run_net_once, ... on other threads).
+  m.def("runs_in_flight", [] { return hetnet::RunsInFlight(CurrentWorkspace()); });
   // The net as it runs (device options resolved, copies inserted), serialized.
   m.def("net_def", [](const std::string& name) {
     hetnet::NetBase* net = CurrentWorkspace()->GetNet(name);
