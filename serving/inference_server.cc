@@ -14,19 +14,15 @@ namespace hetnet::serving {
 
 const char* ServerVersion() { return "0.1.0"; }
 
-namespace {
 // Requests accepted and not yet answered, over all models (for draining at shutdown).
-struct Inflight {
+struct InferenceServer::Inflight {
   std::mutex mu;
   std::condition_variable cv;
   int64_t count = 0;
   std::atomic<bool> accepting{true};
 };
-Inflight& ServerInflight() {
-  static Inflight f;
-  return f;
-}
 
+namespace {
 std::string JsonEscape(const std::string& s) {
   std::string o;
   for (char c : s) {
@@ -46,8 +42,9 @@ std::string JsonEscape(const std::string& s) {
 }  // namespace
 
 InferenceServer::InferenceServer(ServerOptions options)
-    : options_(std::move(options)), registry_(std::make_unique<ModelRegistry>(options_)) {
-  ServerInflight().accepting = true;
+    : options_(std::move(options)),
+      inflight_(std::make_unique<Inflight>()),
+      registry_(std::make_unique<ModelRegistry>(options_)) {
   registry_->LoadAtStartup();
 }
 
@@ -73,14 +70,9 @@ inference::ServerMetadataResponse InferenceServer::ServerMetadata() const {
 bool InferenceServer::ModelReady(const std::string& name, const std::string& version) const {
   auto state = registry_->State(name);
   if (!state) HN_THROW(kNotFound, "Request for unknown model: '", name, "' is not found");
-  try {
-    registry_->Find(name, version);
-    return true;
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound && !version.empty() && state->versions.empty()) return false;
-    if (e.kind() == ErrorKind::kNotFound) throw;
-    return false;
-  }
+  if (state->versions.empty()) return false;  // known, but loading, failed or unloaded
+  registry_->Find(name, version);             // throws kNotFound for a version that is not loaded
+  return true;
 }
 
 inference::ModelMetadataResponse InferenceServer::ModelMetadata(const std::string& name,
@@ -194,7 +186,7 @@ void InferenceServer::UnloadModel(const std::string& name) {
 }
 
 void InferenceServer::InferAsync(std::unique_ptr<InferRequest> request, InferCallback done) {
-  Inflight& f = ServerInflight();
+  Inflight& f = *inflight_;
   if (!f.accepting) {
     done(InferResult{nullptr, Error(ErrorKind::kUnavailable, "Server is shutting down")});
     return;
@@ -212,11 +204,10 @@ void InferenceServer::InferAsync(std::unique_ptr<InferRequest> request, InferCal
   }
   // The version stays alive until the request is answered: a reload retires it only when idle, and
   // the callback must not hold it (its last reference would then die on its own worker thread).
-  mv->Enqueue(std::move(request), [done = std::move(done)](InferResult r) mutable {
+  mv->Enqueue(std::move(request), [done = std::move(done), &f](InferResult r) mutable {
     done(std::move(r));
-    Inflight& fl = ServerInflight();
-    std::lock_guard<std::mutex> lock(fl.mu);
-    if (--fl.count == 0) fl.cv.notify_all();
+    std::lock_guard<std::mutex> lock(f.mu);
+    if (--f.count == 0) f.cv.notify_all();
   });
 }
 
@@ -234,19 +225,18 @@ std::string InferenceServer::MetricsText() const {
   return RenderMetrics(versions);
 }
 
-void InferenceServer::StopAccepting() { ServerInflight().accepting = false; }
-bool InferenceServer::accepting() const { return ServerInflight().accepting; }
+void InferenceServer::StopAccepting() { inflight_->accepting = false; }
+bool InferenceServer::accepting() const { return inflight_->accepting; }
 
 bool InferenceServer::WaitForIdle(std::chrono::milliseconds timeout) {
-  Inflight& f = ServerInflight();
+  Inflight& f = *inflight_;
   std::unique_lock<std::mutex> lock(f.mu);
   return f.cv.wait_for(lock, timeout, [&] { return f.count == 0; });
 }
 
 size_t InferenceServer::InflightRequests() const {
-  Inflight& f = ServerInflight();
-  std::lock_guard<std::mutex> lock(f.mu);
-  return static_cast<size_t>(f.count);
+  std::lock_guard<std::mutex> lock(inflight_->mu);
+  return static_cast<size_t>(inflight_->count);
 }
 
 }  // namespace hetnet::serving

@@ -89,7 +89,10 @@ class InferenceServer {
   size_t InflightRequests() const;
 
  private:
+  struct Inflight;
   ServerOptions options_;
+  // Before registry_: destroyed after it, since unloading models answers what is still queued.
+  std::unique_ptr<Inflight> inflight_;
   std::unique_ptr<ModelRegistry> registry_;
 };
 
