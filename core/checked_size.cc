@@ -46,11 +46,12 @@ const LimitInfo& Info(Limit which) {
       {"operators-per-net cap", "HETNET_MAX_NET_OPS", 1000000, false},
       {"DAG worker cap", "HETNET_MAX_DAG_WORKERS", 1024, false},
       {"nesting-depth cap", "HETNET_MAX_PROTO_DEPTH", 100, false},
+      {"total-workspace-bytes cap", "HETNET_MAX_WORKSPACE_BYTES", std::numeric_limits<int64_t>::max(), true},
   };
   return infos[static_cast<int>(which)];
 }
 
-constexpr int kNumLimits = 5;
+constexpr int kNumLimits = 6;
 
 std::atomic<int64_t>* Values() {
   static std::atomic<int64_t> values[kNumLimits];
@@ -73,6 +74,7 @@ std::atomic<int64_t>* Values() {
 }
 
 std::string HumanBytes(int64_t b) {
+  if (b == std::numeric_limits<int64_t>::max()) return "unlimited";
   if (b >= (int64_t{1} << 30) && b % (int64_t{1} << 30) == 0) return MakeString(b >> 30, " GiB");
   if (b >= (int64_t{1} << 20) && b % (int64_t{1} << 20) == 0) return MakeString(b >> 20, " MiB");
   return MakeString(b, " bytes");

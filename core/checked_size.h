@@ -90,6 +90,8 @@ enum class Limit {
   kMaxNetOps,       // most operators in one net (default 1,000,000): HETNET_MAX_NET_OPS
   kMaxDagWorkers,   // most worker threads of a DAG net (default 1024): HETNET_MAX_DAG_WORKERS
   kMaxProtoDepth,   // deepest message nesting in a parsed file (default 100, protobuf's): HETNET_MAX_PROTO_DEPTH
+  kMaxWorkspaceBytes,  // bytes of tensors held by a workspace and its children (default unlimited):
+                       // HETNET_MAX_WORKSPACE_BYTES (see core/workspace_memory.h)
 };
 int64_t GetLimit(Limit which);
 void SetLimit(Limit which, int64_t value);  // value > 0

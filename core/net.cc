@@ -59,9 +59,32 @@ bool HandlingOutOfMemory() {
 }
 }  // namespace
 
+// Whether the exception being handled is a size error from Tensor itself ("tensor: shape [...] has
+// too many elements", "tensor byte size: ..."), which cannot name its blob, and no caller named it.
+static bool HandlingUnnamedTensorSizeError() {
+  std::exception_ptr cur = std::current_exception();
+  if (!cur) return false;
+  try {
+    std::rethrow_exception(cur);
+  } catch (const Error& e) {
+    for (const auto& c : e.context())
+      if (c.rfind("while allocating output", 0) == 0) return false;
+    const std::string& m = e.message();
+    return m.rfind("tensor: ", 0) == 0 || m.rfind("tensor byte size: ", 0) == 0;
+  } catch (...) {
+    return false;
+  }
+}
+
 std::string OperatorRunContext(const caffe2::NetDef& net, int index, const OperatorBase& op) {
   std::string s = OperatorContext(net, index);
-  if (HandlingOutOfMemory()) {
+  if (HandlingUnnamedTensorSizeError()) {
+    // An operator sized a tensor itself (Output(i)->Resize): name its outputs.
+    std::string outs;
+    for (int i = 0; i < op.OutputSize(); ++i) outs += MakeString(i ? ", " : "", "'", op.def().output(i), "'");
+    if (op.OutputSize() == 1) s += "\n  while sizing output " + outs + " (or a buffer of the operator)";
+    else if (op.OutputSize() > 1) s += "\n  while sizing one of the outputs " + outs + " (or a buffer of the operator)";
+  } else if (HandlingOutOfMemory()) {
     // Name the output(s) being allocated: those whose tensor has a shape but no memory for it yet.
     auto& mop = const_cast<OperatorBase&>(op);
     std::string outs;

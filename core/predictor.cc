@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <set>
 
+#include "core/copy_timing.h"
 #include "core/net.h"
 #include "core/operator.h"
+#include "core/run_guard.h"
+#include "core/workspace_memory.h"
 
 namespace hetnet {
 
@@ -40,7 +43,11 @@ Predictor::Predictor(const caffe2::NetDef& init_net, const caffe2::NetDef& predi
   Release(NewInstance());
 }
 
-Predictor::~Predictor() = default;
+// Runs in flight register in the weights' workspace (their child's parent), whose destructor waits
+// for them: destroying a Predictor while another thread is inside Run waits for that Run to return
+// (a Run that starts after destruction began is the caller's error). The weights go first, so the
+// pool and its mutex are still there while the waited-for runs give their instances back.
+Predictor::~Predictor() { parent_.reset(); }
 
 size_t Predictor::NumInstances() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -153,6 +160,9 @@ PlacementReport Predictor::Placement() const {
 
 Predictor::TensorMap Predictor::Run(const TensorMap& inputs, RunInfo* info) const {
   std::unique_ptr<Instance> inst = Acquire();
+  // Registered as a run in the child and the weights' workspace until the instance is back in the
+  // pool (declared before the returner, so released after it).
+  RunGuard in_flight(inst->ws.get(), nullptr);
   // Give the instance back however this run ends: its blobs are overwritten by the next run.
   struct Returner {
     const Predictor* self;
@@ -161,16 +171,25 @@ Predictor::TensorMap Predictor::Run(const TensorMap& inputs, RunInfo* info) cons
       if (*inst) self->Release(std::move(*inst));
     }
   } returner{this, &inst};
-  Feed(inst.get(), inputs);
+  {
+    WorkspaceMemoryScope charge_to(inst->ws.get());  // copies of inputs count for the workspace
+    Feed(inst.get(), inputs);
+  }
   inst->net->Run();
+  TensorMap out = Fetch(inst.get());
+  // Read after Fetch, which waited for the outputs: a GPU copy's timing events are usually done by then.
   if (info) {  // only the copies: the whole report (with its NetDef) is too much to copy per run
     const auto& ops = inst->net->operators();
     info->copies = inst->net->placement().copies;
-    for (auto& c : info->copies)
-      if (c.op_index < static_cast<int>(ops.size()) && ops[c.op_index]->bytes_copied_last_run() >= 0)
-        c.bytes = ops[c.op_index]->bytes_copied_last_run();
+    info->copy_seconds.assign(info->copies.size(), -1.0);
+    for (size_t k = 0; k < info->copies.size(); ++k) {
+      CopyInfo& c = info->copies[k];
+      if (c.op_index >= static_cast<int>(ops.size())) continue;
+      const OperatorBase* op = ops[c.op_index].get();
+      if (op->bytes_copied_last_run() >= 0) c.bytes = op->bytes_copied_last_run();
+      if (const auto* timed = dynamic_cast<const TimedCopy*>(op)) info->copy_seconds[k] = timed->copy_seconds_last_run();
+    }
   }
-  TensorMap out = Fetch(inst.get());
   // Fed inputs must not stay alive in the pool (they may be large, and belong to the caller).
   for (const auto& name : input_names_) *inst->ws->CreateBlob(name)->GetMutable<Tensor>() = Tensor(inst->input_devices[name]);
   return out;

@@ -42,7 +42,8 @@ class Predictor {
   // What one run moved between devices: the inserted copies with the bytes each copied this run
   // (what a server counts per model and device pair).
   struct RunInfo {
-    std::vector<CopyInfo> copies;
+    std::vector<CopyInfo> copies;     // the inserted copies with the bytes this run moved
+    std::vector<double> copy_seconds;  // per copy: how long it took (core/copy_timing.h), -1 unknown
   };
   TensorMap Run(const TensorMap& inputs, RunInfo* info) const;
   // Where the predict net's ops run and which copies were inserted, with bytes from the last run

@@ -6,6 +6,7 @@
 
 #include "core/checked_size.h"
 #include "core/context.h"
+#include "core/workspace_memory.h"
 
 namespace hetnet {
 
@@ -59,6 +60,24 @@ std::shared_ptr<void> AllocatePinnedOrNull(Allocator* pinned, size_t nbytes) {
     return nullptr;
   }
 }
+// The deleter of memory charged to a workspace account: frees it, then releases the charge.
+struct AccountedMemory {
+  std::shared_ptr<void> memory;
+  std::shared_ptr<MemoryAccount> account;
+  int64_t bytes;
+  void operator()(void*) {
+    memory.reset();
+    ReleaseWorkspaceBytes(account.get(), bytes);
+    account.reset();
+  }
+};
+
+// Bytes of `old` charged to `account` that replacing it frees (none when a view shares it).
+int64_t ReleasedByReplacing(const std::shared_ptr<Storage>& old, MemoryAccount* account) {
+  if (!old || old.use_count() != 1 || old->data.use_count() != 1) return 0;
+  const auto* d = std::get_deleter<AccountedMemory>(old->data);
+  return d && d->account.get() == account ? d->bytes : 0;
+}
 }  // namespace
 
 void* Tensor::raw_mutable_data(DataType dtype) {
@@ -85,6 +104,19 @@ void* Tensor::raw_mutable_data(DataType dtype) {
     return storage_->data.get();
   }
   MaybeInjectAllocationFailure(need);
+  // The total-workspace-bytes cap: charged to the workspace whose net (or feed) allocates.
+  MemoryAccount* account = need > 0 ? CurrentMemoryAccount() : nullptr;
+  if (account)
+    ChargeWorkspaceBytes(account, static_cast<int64_t>(need), ReleasedByReplacing(storage_, account),
+                         MakeString("allocating ", DataTypeName(dtype), ShapeString(), " on ", device_.str(), " (",
+                                    need, " bytes)"));
+  struct Uncharge {
+    MemoryAccount* account;
+    int64_t bytes;
+    ~Uncharge() {
+      if (account) ReleaseWorkspaceBytes(account, bytes);
+    }
+  } uncharge{account, static_cast<int64_t>(need)};  // until the memory carries the charge
   auto st = std::make_shared<Storage>();
   st->device = device_;
   st->dtype = dtype;
@@ -107,6 +139,12 @@ void* Tensor::raw_mutable_data(DataType dtype) {
   } catch (const std::bad_alloc&) {
     HN_THROW(kOutOfMemory, "out of ", device_.is_cpu() ? "host" : "device", " memory allocating ",
              DataTypeName(dtype), ShapeString(), " (", need, " bytes) on ", device_.str());
+  }
+  if (account) {
+    void* p = st->data.get();
+    uncharge.account = nullptr;  // the deleter releases the charge (also if wrapping throws)
+    st->data = std::shared_ptr<void>(
+        p, AccountedMemory{std::move(st->data), account->shared_from_this(), static_cast<int64_t>(need)});
   }
   storage_ = std::move(st);
   dtype_ = dtype;

@@ -193,14 +193,27 @@ void DeserializeTensorProtoInto(const TensorProto& p, Tensor* dst) {
     return;
   }
   if (!(dst->device().is_cpu() && dst->shape() == dims && dst->dtype() == dtype && dst->initialized())) {
-    *dst = Tensor(Device::CPU());
-    dst->Resize(dims);
+    // A fresh tensor for one chunk: the elements other chunks cover start as zeros, never as
+    // whatever the heap held (strings are constructed empty).
+    Tensor t(Device::CPU());
+    t.Resize(dims);
+    void* fresh = t.raw_mutable_data(dtype);
+    if (dtype != DataType::String) std::memset(fresh, 0, t.nbytes());
+    *dst = std::move(t);
   }
   auto* base = static_cast<char*>(dst->raw_mutable_data(dtype));
   ReadElements(p, dtype, end - begin, base + static_cast<size_t>(begin) * ItemSize(dtype));
 }
 
 Tensor TensorFromProto(const TensorProto& proto) {
+  // One proto is one whole tensor here; a chunk (a segment short of the whole) has no values for
+  // the rest (TensorFromBlobProtos reads all chunks).
+  if (proto.has_segment()) {
+    const int64_t numel = ProtoNumel(proto);
+    HN_ENFORCE(proto.segment().begin() == 0 && proto.segment().end() == numel, Describe(proto),
+               " is one chunk [", proto.segment().begin(), ", ", proto.segment().end(),
+               ") of a chunked tensor of ", numel, " element(s), not a whole tensor");
+  }
   Tensor t(Device::CPU());
   DeserializeTensorProtoInto(proto, &t);
   return t;

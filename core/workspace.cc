@@ -8,6 +8,7 @@
 #include "core/checked_size.h"
 #include "core/net.h"
 #include "core/run_guard.h"
+#include "core/workspace_memory.h"
 
 namespace hetnet {
 
@@ -25,18 +26,24 @@ RunTable& Runs() {
   static RunTable* t = new RunTable();  // never destroyed: workspaces may be destroyed at exit
   return *t;
 }
+// A run in a child workspace reads its parent's blobs: it counts as a run in every ancestor too, so
+// the parent's RemoveBlob / reset is refused and its destructor waits for it.
 void AddRun(RunTable& t, const Workspace* ws, const NetBase* net) {
-  ++t.by_ws[ws];
+  for (const Workspace* w = ws; w; w = w->parent()) ++t.by_ws[w];
   if (net) ++t.by_net[net];
 }
 void RemoveRun(const Workspace* ws, const NetBase* net) {
   RunTable& t = Runs();
   std::lock_guard<std::mutex> lock(t.mu);
   if (net && --t.by_net[net] == 0) t.by_net.erase(net);
-  if (--t.by_ws[ws] == 0) {
-    t.by_ws.erase(ws);
-    t.idle.notify_all();
+  bool idle = false;
+  for (const Workspace* w = ws; w; w = w->parent()) {
+    if (--t.by_ws[w] == 0) {
+      t.by_ws.erase(w);
+      idle = true;
+    }
   }
+  if (idle) t.idle.notify_all();
 }
 }  // namespace
 
@@ -72,7 +79,65 @@ namespace {
 
 void RefuseWhileRunning(const Workspace* ws, const std::string& what) {
   const int n = RunsInFlight(ws);
-  if (n > 0) ThrowBusy(what, n, "in this workspace");
+  if (n > 0) ThrowBusy(what, n, "in this workspace (or its child workspaces)");
+}
+
+// ---- bytes per workspace (core/workspace_memory.h) ----
+namespace {
+struct AccountTable {
+  std::mutex mu;
+  std::unordered_map<const Workspace*, std::shared_ptr<MemoryAccount>> by_ws;
+};
+AccountTable& Accounts() {
+  static AccountTable* t = new AccountTable();  // never destroyed, like the run table
+  return *t;
+}
+std::shared_ptr<MemoryAccount> AccountLocked(AccountTable& t, const Workspace* ws) {
+  auto& slot = t.by_ws[ws];
+  if (!slot) {
+    auto a = std::make_shared<MemoryAccount>();
+    if (ws->parent()) a->parent = AccountLocked(t, ws->parent());
+    t.by_ws[ws] = a;  // (the recursive call may have rehashed: no reference to slot after it)
+    return a;
+  }
+  return slot;
+}
+thread_local MemoryAccount* t_current_account = nullptr;
+}  // namespace
+
+std::shared_ptr<MemoryAccount> WorkspaceMemoryAccount(const Workspace* ws) {
+  AccountTable& t = Accounts();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return AccountLocked(t, ws);
+}
+
+int64_t WorkspaceBytes(const Workspace* ws) { return WorkspaceMemoryAccount(ws)->bytes.load(); }
+
+WorkspaceMemoryScope::WorkspaceMemoryScope(MemoryAccount* account) : prev_(t_current_account) {
+  t_current_account = account;
+}
+WorkspaceMemoryScope::WorkspaceMemoryScope(const Workspace* ws)
+    : held_(WorkspaceMemoryAccount(ws)), prev_(t_current_account) {
+  t_current_account = held_.get();
+}
+WorkspaceMemoryScope::~WorkspaceMemoryScope() { t_current_account = prev_; }
+MemoryAccount* CurrentMemoryAccount() { return t_current_account; }
+
+void ChargeWorkspaceBytes(MemoryAccount* account, int64_t bytes, int64_t released, const std::string& what) {
+  int64_t total = 0;
+  for (MemoryAccount* a = account; a; a = a->parent.get()) total = a->bytes.fetch_add(bytes) + bytes;
+  const int64_t cap = GetLimit(Limit::kMaxWorkspaceBytes);
+  if (total - released <= cap) return;
+  ReleaseWorkspaceBytes(account, bytes);
+  CheckLimit(Limit::kMaxWorkspaceBytes, total - released,
+             MakeString(what, " in a workspace", account->parent ? " (counted with its parent's)" : "",
+                        " holding ", total - bytes, " bytes",
+                        released ? MakeString(" (", released, " of them freed by this reallocation)") : "",
+                        ": the total"));
+}
+
+void ReleaseWorkspaceBytes(MemoryAccount* account, int64_t bytes) {
+  for (MemoryAccount* a = account; a; a = a->parent.get()) a->bytes.fetch_sub(bytes);
 }
 
 Workspace::Workspace() = default;
@@ -85,6 +150,10 @@ Workspace::~Workspace() {
     t.idle.wait(lock, [&] { return t.by_ws.find(this) == t.by_ws.end(); });
   }
   nets_.clear();  // nets reference blobs: drop them first
+  blobs_.clear();
+  AccountTable& a = Accounts();
+  std::lock_guard<std::mutex> lock(a.mu);
+  a.by_ws.erase(this);
 }
 
 Blob* Workspace::CreateBlob(const std::string& name) {

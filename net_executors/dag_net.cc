@@ -23,6 +23,7 @@
 #include "core/net.h"
 #include "core/profiler.h"
 #include "core/workspace.h"
+#include "core/workspace_memory.h"
 #include "net_executors/dag_graph.h"
 #include "net_executors/device_events.h"
 #include "net_executors/op_creation.h"
@@ -37,6 +38,7 @@ class DagNet final : public NetBase, public ProfilingExecutor {
  public:
   DagNet(const caffe2::NetDef& def, Workspace* ws) {
     def_ = def;
+    account_ = WorkspaceMemoryAccount(ws);
     ops_ = CreateNetOperators(def_, ws, /*copy_streams=*/true);
     graph_ = BuildDependencyGraph(def_);
     const int n = static_cast<int>(ops_.size());
@@ -225,6 +227,7 @@ class DagNet final : public NetBase, public ProfilingExecutor {
       }
     }
     OpTimerSet* timers = timers_active_;
+    WorkspaceMemoryScope charge_to(account_.get());  // tensors allocated here count for the workspace
     ran_[i] = 1;
     if (timers) timers->Begin(i, op);
     if (events) streams_[i] = stream;
@@ -255,6 +258,7 @@ class DagNet final : public NetBase, public ProfilingExecutor {
   }
 
   std::vector<std::unique_ptr<OperatorBase>> ops_;
+  std::shared_ptr<MemoryAccount> account_;  // the workspace's (total-workspace-bytes cap)
   DagGraph graph_;
   std::vector<bool> gpu_;
   std::vector<DeviceEvent> done_events_;  // recorded after each GPU op on its stream

@@ -6,6 +6,7 @@
 
 #include "core/net.h"
 #include "core/workspace.h"
+#include "core/workspace_memory.h"
 #include "net_executors/op_creation.h"
 
 namespace hetnet {
@@ -14,6 +15,7 @@ class SimpleNet final : public NetBase {
  public:
   SimpleNet(const caffe2::NetDef& def, Workspace* ws) {
     def_ = def;
+    account_ = WorkspaceMemoryAccount(ws);
     ops_ = CreateNetOperators(def_, ws, /*copy_streams=*/false);
     // GPU work is queued on one stream per device here: finishing each device's last op suffices.
     std::map<Device, int> last;
@@ -35,6 +37,7 @@ class SimpleNet final : public NetBase {
   }
 
   void Run() override {
+    WorkspaceMemoryScope charge_to(account_.get());  // tensors allocated here count for the workspace
     const int n = static_cast<int>(ops_.size());
     for (int i = 0; i < n; ++i) {
       try {
@@ -59,7 +62,8 @@ class SimpleNet final : public NetBase {
  private:
   std::vector<std::unique_ptr<OperatorBase>> ops_;
   std::vector<int> finish_;
-  std::vector<char> drain_before_;  // per op: finish every device's queued work first
+  std::vector<char> drain_before_;          // per op: finish every device's queued work first
+  std::shared_ptr<MemoryAccount> account_;  // the workspace's (total-workspace-bytes cap)
 };
 
 REGISTER_NET(simple, SimpleNet);

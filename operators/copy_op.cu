@@ -27,13 +27,45 @@ void CheckCopyable(const Tensor& X, const std::string& name) {
 }
 
 // An executor may give a copy its own stream (argument "stream_id", default 0: the compute stream)
-// so copies overlap compute; see net_executors/op_creation.h.
+// so copies overlap compute; see net_executors/op_creation.h. Every copy is bracketed by two timing
+// events on its stream, read (without waiting) by copy_seconds_last_run.
 class CUDACopyOpBase : public CopyOpBase<CUDAContext> {
  public:
   CUDACopyOpBase(const caffe2::OperatorDef& def, Workspace* ws) : CopyOpBase<CUDAContext>(def, ws) {
     const int stream_id = GetSingleArgument<int>("stream_id", 0);
     if (stream_id != 0) context_ = CUDAContext(context_.device_id(), stream_id);
   }
+  ~CUDACopyOpBase() override {
+    for (auto& e : timing_)
+      if (e) cudaEventDestroy(e);
+  }
+  void RunOnDevice() final {
+    timed_ = false;
+    if (!timing_[0]) {
+      HN_CUDA_CHECK(cudaEventCreate(&timing_[0]));
+      HN_CUDA_CHECK(cudaEventCreate(&timing_[1]));
+    }
+    HN_CUDA_CHECK(cudaEventRecord(timing_[0], context_.stream()));
+    Copy();
+    HN_CUDA_CHECK(cudaEventRecord(timing_[1], context_.stream()));
+    timed_ = true;
+  }
+  double copy_seconds_last_run() const override {
+    if (!timed_ || cudaEventQuery(timing_[1]) != cudaSuccess) return -1;
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, timing_[0], timing_[1]) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return -1;
+    }
+    return ms * 1e-3;
+  }
+
+ protected:
+  virtual void Copy() = 0;
+
+ private:
+  cudaEvent_t timing_[2] = {nullptr, nullptr};
+  bool timed_ = false;
 };
 
 class CopyCPUToGPUOp final : public CUDACopyOpBase {
@@ -44,7 +76,7 @@ class CopyCPUToGPUOp final : public CUDACopyOpBase {
       if (e) cudaEventDestroy(e);
   }
 
-  void RunOnDevice() override {
+  void Copy() override {
     const Tensor& X = Input(0);
     CheckCopyable(X, def_.input(0));
     Tensor* Y = Output(0, X.shape(), X.dtype());
@@ -94,7 +126,7 @@ class CopyCPUToGPUOp final : public CUDACopyOpBase {
 class CopyGPUToCPUOp final : public CUDACopyOpBase {
  public:
   using CUDACopyOpBase::CUDACopyOpBase;
-  void RunOnDevice() override {
+  void Copy() override {
     const Tensor& X = Input(0);
     CheckCopyable(X, def_.input(0));
     Tensor* Y = Output(0);
@@ -141,7 +173,7 @@ class CUDACopyOp final : public CUDACopyOpBase {
   ~CUDACopyOp() override {
     if (src_ready_) cudaEventDestroy(src_ready_);
   }
-  void RunOnDevice() override {
+  void Copy() override {
     // The input may live on any GPU, so it is read without the same-device check.
     const Blob* in = InputBlob(0);
     HN_ENFORCE(in->IsTensor() && in->GetTensor().initialized(), "input 0 ('", def_.input(0), "') has no data");

@@ -72,7 +72,17 @@ ConstantFillOp<Context>::ConstantFillOp(const caffe2::OperatorDef& def, Workspac
   dtype_ = static_cast<DataType>(dt);
   for (const auto& a : def.arg()) {
     if (a.name() != "value") continue;
-    if (a.has_f()) { fvalue_ = a.f(); ivalue_ = static_cast<int64_t>(a.f()); }
+    if (a.has_f()) {
+      fvalue_ = a.f();
+      // A float value for an integer dtype truncates toward zero; NaN or out of int64's range has
+      // no integer value (converting it would be undefined behaviour).
+      const bool representable = std::isfinite(fvalue_) && fvalue_ >= -0x1p63 && fvalue_ < 0x1p63;
+      const bool integer = dtype_ != DataType::Float && dtype_ != DataType::Double &&
+                           dtype_ != DataType::Float16 && dtype_ != DataType::String;
+      HN_ENFORCE(representable || !integer, "ConstantFill: value ", fvalue_,
+                 " does not fit dtype ", DataTypeName(dtype_), " (output '", def.output(0), "')");
+      ivalue_ = representable ? static_cast<int64_t>(fvalue_) : 0;
+    }
     if (a.has_i()) { ivalue_ = a.i(); fvalue_ = static_cast<double>(a.i()); }
     if (a.has_s()) svalue_ = a.s();
   }

@@ -3,8 +3,9 @@
 //   Y = X * scale^-beta.                         Outputs Y and (optionally) scale.
 // LRNGradient(X, Y, dY) -> dX recomputes scale:
 //   dX[c] = dY[c] * scale[c]^-beta - 2 alpha beta / size * X[c] * sum_{c' whose window holds c} dY Y / scale [c'].
-// The per-element math is written once (host + device) and run by a CPU loop (lrn_op.cc) and a CUDA
-// kernel (lrn_op.cu).
+// The per-element math below is the definition (O(min(size, C)) per element, its square for the
+// gradient): the CPU loops (lrn_op.cc) and the CUDA kernels (lrn_op.cu) compute the same with
+// windows slid over the channels, O(elements) whatever `size` is.
 #pragma once
 
 #include <cmath>

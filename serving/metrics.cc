@@ -78,6 +78,8 @@ std::string RenderMetrics(const std::vector<std::shared_ptr<ModelVersion>>& vers
       auto l = with({{"src", pair.first}, {"dst", pair.second}});
       f.Add("hetnet_copy_bytes_total", "Bytes the runtime's inserted copies moved between devices", C, l, t.bytes);
       f.Add("hetnet_copy_count_total", "Inserted cross-device copies executed", C, l, t.count);
+      f.Add("hetnet_copy_duration_us", "Cumulative time of the inserted copies in microseconds (stream time for GPU copies)",
+            C, l, t.ns * us);
     }
     for (const auto& [device, n] : mv->OpsPerDevice())
       f.Add("hetnet_model_ops", "Operators placed on each device (all instances of the version)", G,

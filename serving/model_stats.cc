@@ -25,13 +25,18 @@ void ModelStats::CountExecution(int64_t batch_size, uint64_t input_ns, uint64_t 
   b.output_ns += output_ns;
 }
 
-void ModelStats::CountCopies(const std::vector<CopyInfo>& copies) {
+void ModelStats::CountCopies(const std::vector<CopyInfo>& copies, const std::vector<double>& seconds) {
   if (copies.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& c : copies) {
+  for (size_t k = 0; k < copies.size(); ++k) {
+    const CopyInfo& c = copies[k];
     auto& t = copies_[{c.from.str(), c.to.str()}];
     ++t.count;
     if (c.bytes > 0) t.bytes += static_cast<uint64_t>(c.bytes);
+    if (k < seconds.size() && seconds[k] >= 0) {
+      t.ns += static_cast<uint64_t>(seconds[k] * 1e9);
+      ++t.timed;
+    }
   }
 }
 

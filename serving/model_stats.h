@@ -37,11 +37,13 @@ class ModelStats {
   void CountFailure(FailureReason r, uint64_t ns);
   // One execution of `batch_size` rows made of `requests` requests.
   void CountExecution(int64_t batch_size, uint64_t input_ns, uint64_t infer_ns, uint64_t output_ns);
-  // Inserted copies of one run (bytes measured by the copy ops), and how long the run took on each device.
-  void CountCopies(const std::vector<CopyInfo>& copies);
+  // Inserted copies of one run: bytes measured by the copy ops, and seconds per copy (-1: unknown,
+  // not counted; Predictor::RunInfo::copy_seconds).
+  void CountCopies(const std::vector<CopyInfo>& copies, const std::vector<double>& seconds);
 
   struct CopyTotals {
     uint64_t bytes = 0, count = 0;
+    uint64_t ns = 0, timed = 0;  // summed duration of the `timed` copies whose time was known
   };
   std::map<std::pair<std::string, std::string>, CopyTotals> Copies() const;  // (src, dst) -> totals
   struct BatchTotals {

@@ -134,7 +134,7 @@ void ModelVersion::Execute(DynamicBatcher::Batch& batch, int worker) {
     Predictor::RunInfo info;
     Predictor::TensorMap result = dev.predictor->Run(feed, &info);
     const auto t_output = Clock::now();
-    stats_.CountCopies(info.copies);
+    stats_.CountCopies(info.copies, info.copy_seconds);
     std::vector<std::string> names;
     std::vector<Tensor> tensors;
     for (auto& [name, t] : result) {

@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "core/checked_size.h"
 #include "core/run_guard.h"
+#include "core/workspace_memory.h"
 
 namespace hetnet_python {
 
@@ -123,6 +124,7 @@ void FeedBlobImpl(const std::string& name, const py::object& value, const py::ob
   hetnet::Workspace* ws = CurrentWorkspace();
   // Replacing a blob under a run on another thread would free memory an operator reads.
   hetnet::RefuseWhileRunning(ws, "cannot feed blob '" + hetnet::PrintableName(name) + "'");
+  hetnet::WorkspaceMemoryScope charge_to(ws);  // the fed tensor counts for the workspace
   const Device device = DeviceFromBytes(option_bytes);
   if (!device.is_cpu()) hetnet::GetDeviceBackend(device);  // clear error without that GPU
   if (py::isinstance<py::bytes>(value)) {  // a serialized proto or any byte string

@@ -12,6 +12,7 @@
 
 #include "core/net.h"
 #include "core/operator.h"
+#include "core/predictor.h"
 #include "core/run_guard.h"
 #include "core/workspace.h"
 #include "test_util_io.h"
@@ -144,4 +145,67 @@ TEST_CASE("hostile: destroying a workspace waits for the run in flight", "[hosti
   CHECK(RunsInFlight(raw) == 0);
   opener.join();
   runner.join();
+}
+
+TEST_CASE("hostile: a run in a child workspace protects its parent; destroying the parent waits", "[hostile]") {
+  // The child's net reads the parent's blob 'x': removing it or destroying the parent under the run
+  // used to free memory the run reads.
+  gate.Reset();
+  auto parent = std::make_unique<Workspace>();
+  Feed(*parent);
+  Workspace* raw = parent.get();
+  Workspace child(raw);
+  child.CreateNet(BlockingNet("busy", "simple"));
+  std::thread runner([&] { child.RunNet("busy"); });
+  gate.WaitEntered();
+  CHECK(RunsInFlight(raw) == 1);
+  CHECK_THROWS_WITH(parent->RemoveBlob("x"), Catch::Contains("cannot remove blob 'x'") &&
+                                                 Catch::Contains("child workspaces"));
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gate.Open();
+  });
+  parent.reset();  // waits for the child's run
+  CHECK(gate.passed.load() == 1);
+  CHECK(RunsInFlight(raw) == 0);
+  opener.join();
+  runner.join();
+  CHECK(RunsInFlight(&child) == 0);
+}
+
+TEST_CASE("hostile: destroying a Predictor waits for the Run in flight", "[hostile]") {
+  gate.Reset();
+  caffe2::NetDef init;
+  init.set_name("init");
+  AddOp(&init, "ConstantFill", {}, {"w"})->add_arg()->CopyFrom([] {
+    caffe2::Argument a;
+    a.set_name("shape");
+    a.add_ints(2);
+    return a;
+  }());
+  caffe2::NetDef predict;
+  predict.set_name("predict");
+  predict.add_external_input("w");
+  predict.add_external_input("x");
+  predict.add_external_output("z");
+  AddOp(&predict, "Add", {"w", "x"}, {"r"});
+  AddOp(&predict, "HostileTestBlock", {"r"}, {"y"});
+  AddOp(&predict, "Relu", {"y"}, {"z"});
+  auto p = std::make_unique<Predictor>(init, predict);
+  Predictor* raw = p.get();
+  std::atomic<bool> ran{false};
+  std::thread runner([&] {
+    auto out = raw->Run(Predictor::TensorMap{{"x", FloatTensor({2}, {-1, 3})}});
+    ran = out.at("z").data<float>()[0] == 1.f;
+  });
+  gate.WaitEntered();
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gate.Open();
+  });
+  p.reset();  // waits for the Run (and its return of the instance to the pool)
+  CHECK(gate.passed.load() == 1);
+  runner.join();
+  opener.join();
+  CHECK(ran.load());
 }

@@ -12,9 +12,12 @@
 #include "core/checked_size.h"
 #include "core/minidb.h"
 #include "core/net.h"
+#include "core/operator.h"
+#include "core/predictor.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
 #include "core/workspace.h"
+#include "core/workspace_memory.h"
 #include "test_util_io.h"
 
 using namespace hetnet;
@@ -123,6 +126,32 @@ TEST_CASE("hostile: ConstantFill and UniformFill with shape [2^62] fail cleanly"
   caffe2::NetDef net = NetOf("fill_wrap");
   *AddOp(&net, "ConstantFill", {}, {"y"})->add_arg() = Ints("shape", {k2p62 + 1, 4});
   ExpectNetError(ws, net, ErrorKind::kInvalidArgument, {"too many elements", "ConstantFill", "'y'"});
+}
+
+namespace {
+// An operator that sizes its output itself (Output(0)->Resize) to a shape whose product overflows.
+class HostileTestResizeOp final : public Operator<CPUContext> {
+ public:
+  using Operator<CPUContext>::Operator;
+  void RunOnDevice() override {
+    Tensor* y = Output(0);
+    y->Resize({k2p62 + 1, 4});
+    y->mutable_data<float>();
+  }
+};
+}  // namespace
+OPERATOR_SCHEMA(HostileTestResize).NumInputs(0).NumOutputs(1);
+REGISTER_CPU_OPERATOR(HostileTestResize, HostileTestResizeOp);
+
+TEST_CASE("hostile: a shape error from Tensor itself names the operator's output", "[hostile]") {
+  // Tensor::Resize cannot know its blob ("tensor: shape [...] has too many elements"): the net
+  // names the operator's outputs.
+  Workspace ws;
+  caffe2::NetDef net = NetOf("resize_itself");
+  AddOp(&net, "HostileTestResize", {}, {"resized"});
+  ExpectNetError(ws, net, ErrorKind::kInvalidArgument,
+                 {"tensor: shape [4611686018427387905, 4] has too many elements", "while sizing output 'resized'",
+                  "operator #0 (HostileTestResize)", "net 'resize_itself'"});
 }
 
 TEST_CASE("hostile: GivenTensorFill shape [2^62+1, 4] with 4 values is refused, FC never sees it", "[hostile]") {
@@ -321,6 +350,64 @@ TEST_CASE("hostile: the largest-tensor cap names itself and how to raise it", "[
   *AddOp(&ok, "ConstantFill", {}, {"small"})->add_arg() = Ints("shape", {256, 256});  // 256 KiB
   ws.RunNetOnce(ok);
   CHECK(ws.GetBlobOrThrow("small").GetTensor().numel() == 65536);
+}
+
+TEST_CASE("hostile: the total-workspace-bytes cap counts a workspace and its children", "[hostile]") {
+  LimitOverride cap(Limit::kMaxWorkspaceBytes, 1000);
+  auto fill = [](const std::string& net_name, const std::string& out, int64_t n, const char* type = "") {
+    caffe2::NetDef net = NetOf(net_name);
+    net.set_type(type);
+    *AddOp(&net, "ConstantFill", {}, {out})->add_arg() = Ints("shape", {n});
+    return net;
+  };
+  Workspace ws;
+  RunGoodNet(ws);  // 8 bytes ('good_out'; each ExpectNetError runs it again)
+  ws.RunNetOnce(fill("a", "a", 100));  // 408 bytes
+  ws.RunNetOnce(fill("b", "b", 100, "dag"));  // 808 (a DAG net's worker threads charge it too)
+  CHECK(WorkspaceBytes(&ws) == 808);
+  for (const char* type : {"", "dag"}) {
+    INFO(type);
+    ExpectNetError(ws, fill("over", "c", 100, type), ErrorKind::kOutOfMemory,
+                   {"total-workspace-bytes cap of 1000 bytes", "HETNET_MAX_WORKSPACE_BYTES", "hetnet::SetLimit",
+                    "float32[100]", "holding 808 bytes", "while allocating output 'c'", "net 'over'"});
+    CHECK(WorkspaceBytes(&ws) == 808);  // the refused allocation left no charge behind
+  }
+  // Reallocating a blob counts only the growth (the old memory is freed); freeing memory returns it.
+  ws.RunNetOnce(fill("grow", "b", 148));
+  CHECK(WorkspaceBytes(&ws) == 1000);
+  CHECK(ws.RemoveBlob("a"));
+  CHECK(WorkspaceBytes(&ws) == 600);
+  ws.RunNetOnce(fill("now_fits", "c", 100));
+  CHECK(WorkspaceBytes(&ws) == 1000);
+  CHECK(ws.RemoveBlob("c"));
+
+  // A child counts toward its parent's total: the parent's tensors and a child's share the cap.
+  Workspace child(&ws);
+  ExpectNetError(child, fill("child_over", "d", 101), ErrorKind::kOutOfMemory,
+                 {"total-workspace-bytes cap", "counted with its parent's", "holding 600 bytes",
+                  "while allocating output 'd'"});
+  child.RunNetOnce(fill("child_fits", "d", 98));
+  CHECK(WorkspaceBytes(&child) == 400);
+  CHECK(WorkspaceBytes(&ws) == 1000);
+
+  // A Predictor: the init net's weights (parent) plus each run's tensors (child) stay under the cap.
+  caffe2::NetDef init = fill("init", "w", 200);  // 800 bytes of weights
+  caffe2::NetDef predict = NetOf("predict");
+  predict.add_external_input("w");
+  predict.add_external_input("x");
+  predict.add_external_output("y");
+  AddOp(&predict, "Add", {"w", "x"}, {"y"});
+  Predictor p(init, predict);
+  try {
+    p.Run(Predictor::TensorMap{{"x", FloatTensor({200}, std::vector<float>(200, 1.f))}});
+    FAIL("a run over the cap succeeded");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kOutOfMemory);
+    CHECK_THAT(e.what(), Catch::Contains("total-workspace-bytes cap") && Catch::Contains("'y'"));
+  }
+  SetLimit(Limit::kMaxWorkspaceBytes, 2000);
+  auto out = p.Run(Predictor::TensorMap{{"x", FloatTensor({200}, std::vector<float>(200, 1.f))}});
+  CHECK(out.at("y").data<float>()[0] == 1.f);
 }
 
 TEST_CASE("hostile: the operator-count and DAG worker caps", "[hostile]") {

@@ -140,3 +140,35 @@ def test_caps_are_read_from_the_environment_and_errors_name_the_blob():
     assert "largest-tensor cap of 4000 bytes" in out.stdout
     assert "HETNET_MAX_TENSOR_BYTES" in out.stdout and "while feeding blob 'big'" in out.stdout
     assert "usable 10.0" in out.stdout
+
+
+def test_total_workspace_bytes_cap_from_the_environment_counts_feeds_and_nets():
+    import subprocess
+    import sys
+    from conftest import subprocess_env
+    env = subprocess_env()
+    env["HETNET_MAX_WORKSPACE_BYTES"] = "10000"
+    code = (
+        "import numpy as np, hetnet\n"
+        "from hetnet import core, workspace as ws\n"
+        "ws.FeedBlob('a', np.ones((1000,), np.float32))\n"  # 4000 bytes
+        "ws.FeedBlob('b', np.ones((1000,), np.float32))\n"  # 8000
+        "try:\n"
+        "    ws.FeedBlob('c', np.ones((1000,), np.float32))\n"
+        "except hetnet.OutOfMemoryError as e:\n"
+        "    print('feed:', e)\n"
+        "net = core.Net('over')\n"
+        "net.ConstantFill([], ['d'], shape=[1000], value=1.0)\n"
+        "try:\n"
+        "    ws.RunNetOnce(net)\n"
+        "except hetnet.OutOfMemoryError as e:\n"
+        "    print('net:', e)\n"
+        "ws.ResetWorkspace()\n"  # frees a and b
+        "ws.RunNetOnce(net)\n"
+        "print('usable', ws.FetchBlob('d').sum())\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "total-workspace-bytes cap of 10000 bytes" in out.stdout
+    assert out.stdout.count("HETNET_MAX_WORKSPACE_BYTES") == 2
+    assert "while feeding blob 'c'" in out.stdout and "while allocating output 'd'" in out.stdout
+    assert "usable 1000.0" in out.stdout

@@ -1,5 +1,6 @@
 """A mixed CPU/GPU model served on a GPU: its FC ops run on cuda:0, the runtime's copies move the
-activations, and the copy-byte metrics equal the placement report's bytes times the requests.
+activations, the copy-byte metrics equal the placement report's bytes times the requests, and the
+copy-time metric is positive per direction.
 Skipped, with the reason, on machines without a GPU (never run there)."""
 import json
 import re
@@ -20,11 +21,11 @@ def gpu_count():
 pytestmark = pytest.mark.skipif(gpu_count() == 0, reason="no CUDA GPU on this machine (cudaGetDeviceCount: 0)")
 
 
-def copy_bytes(server):
+def copy_metric(server, family="hetnet_copy_bytes_total"):
     with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port, timeout=10) as r:
         text = r.read().decode()
     out = {}
-    for m in re.finditer(r'^hetnet_copy_bytes_total\{([^}]*)\} (\S+)$', text, re.M):
+    for m in re.finditer(r'^%s\{([^}]*)\} (\S+)$' % family, text, re.M):
         labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
         out[(labels["src"], labels["dst"])] = float(m.group(2))
     return out
@@ -58,5 +59,10 @@ instance_group [ { kind: KIND_MODEL } ]
         for c in placement["copies"]:
             assert c["bytes"] > 0
             expected[(c["src"], c["dst"])] = expected.get((c["src"], c["dst"]), 0) + c["bytes"] * n
-        assert expected and copy_bytes(s) == expected
+        assert expected and copy_metric(s) == expected
+        # Every copy was timed on its stream: a positive duration per direction, far below the
+        # requests' own time (5 requests of a few KiB each).
+        durations = copy_metric(s, "hetnet_copy_duration_us")
+        assert set(durations) == set(expected)
+        assert all(0 < us < 5e6 for us in durations.values()), durations
         s.stop()

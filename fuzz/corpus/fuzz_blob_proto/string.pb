@@ -1,0 +1,2 @@
+
+sTensor2ab2cde

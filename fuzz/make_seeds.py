@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora fuzz/corpus/<target>/ (small files, a few per target) from the shapes of
+inputs the tests use: NetDefs (binary and text), TensorProto/BlobProto of each dtype, minidb files,
+HTTP infer bodies and gRPC ModelInferRequests for the serving fixture's models (fuzz/serving_fixture.h).
+Needs protoc and Python protobuf (tools/setup_deps.sh installs both). Run: python3 fuzz/make_seeds.py"""
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "fuzz", "corpus")
+
+gen = tempfile.mkdtemp(prefix="hetnet_seeds_")
+subprocess.check_call(["protoc", "--python_out=" + gen, "-I", ROOT, "proto/caffe2.proto",
+                       "serving/proto/model_config.proto", "serving/proto/grpc_service.proto"], cwd=ROOT)
+sys.path.insert(0, gen)
+from proto import caffe2_pb2  # noqa: E402
+from serving.proto import grpc_service_pb2  # noqa: E402
+from google.protobuf import text_format  # noqa: E402
+
+seeds = {}
+
+
+def add(target, name, data):
+    if isinstance(data, str):
+        data = data.encode()
+    seeds.setdefault(target, []).append((name, data))
+
+
+# ---- NetDefs ----
+def op(type_, inputs, outputs, device=None, **args):
+    o = caffe2_pb2.OperatorDef(type=type_, input=inputs, output=outputs)
+    if device is not None:
+        o.device_option.device_type = device[0]
+        o.device_option.device_id = device[1]
+    for k, v in args.items():
+        a = o.arg.add(name=k)
+        if isinstance(v, (list, tuple)):
+            if all(isinstance(x, int) for x in v):
+                a.ints.extend(v)
+            else:
+                a.floats.extend(float(x) for x in v)
+        elif isinstance(v, int):
+            a.i = v
+        elif isinstance(v, float):
+            a.f = v
+        else:
+            a.s = v.encode()
+    return o
+
+
+def net(name, ops, inputs, outputs, type_="", **kw):
+    n = caffe2_pb2.NetDef(name=name, type=type_, external_input=inputs, external_output=outputs)
+    n.op.extend(ops)
+    for k, v in kw.items():
+        if isinstance(v, caffe2_pb2.DeviceOption):
+            n.device_option.CopyFrom(v)
+        elif isinstance(v, list):
+            getattr(n, k).extend(v)
+        else:
+            setattr(n, k, v)
+    return n
+
+
+CUDA = (1, 0)
+CPU = (0, -1)
+# Input names the run target feeds: a name of length L gets 1 + L % 4 dims of [2, 3, 4, 4].
+nets = {
+    "activations": net("act", [op("Relu", ["x"], ["r"]), op("Sigmoid", ["r"], ["s"]),
+                               op("Tanh", ["s"], ["t"]), op("Softmax", ["t"], ["y"])], ["x"], ["y"]),
+    "fc": net("fc", [op("ConstantFill", [], ["W"], shape=[4, 3], value=0.5),
+                     op("ConstantFill", [], ["b"], shape=[4], value=0.1),
+                     op("FC", ["x", "W", "b"], ["h"]), op("Softmax", ["h"], ["y"])], ["x"], ["y"]),
+    "cnn": net("cnn", [op("XavierFill", [], ["w"], shape=[5, 3, 3, 3]),
+                       op("ConstantFill", [], ["cb"], shape=[5], value=0.0),
+                       op("Conv", ["img", "w", "cb"], ["c"], kernel=3, pad=1, stride=1),
+                       op("MaxPool", ["c"], ["p"], kernel=2, stride=2),
+                       op("LRN", ["p"], ["l"], size=3, alpha=0.0001, beta=0.75),
+                       op("AveragePool", ["l"], ["a"], global_pooling=1),
+                       op("Relu", ["a"], ["y"])], ["img"], ["y"]),
+    "bn": net("bn", [op("ConstantFill", [], [n], shape=[3], value=v) for n, v in
+                     (("s", 1.0), ("bb", 0.0), ("m", 0.0), ("v", 1.0))] +
+              [op("SpatialBN", ["img", "s", "bb", "m", "v"], ["y"], is_test=1, epsilon=1e-5)],
+              ["img"], ["y"]),
+    "shape": net("shape", [op("Transpose", ["x"], ["t"], axes=[1, 0]),
+                           op("Reshape", ["t"], ["r", "old"], shape=[2, 3]),
+                           op("Concat", ["r", "x"], ["c", "split"], axis=0),
+                           op("ReduceSum", ["c"], ["y"], axes=[1], keepdims=0),
+                           op("ExpandDims", ["y"], ["e"], dims=[0]), op("Squeeze", ["e"], ["z"], dims=[0])],
+                 ["x"], ["z"]),
+    "dag": net("dag", [op("Relu", ["x"], ["a"]), op("Sigmoid", ["x"], ["b"]),
+                       op("Sum", ["a", "b"], ["y"]), op("Scale", ["y"], ["z"], scale=2.0)],
+               ["x"], ["z"], type_="dag", num_workers=2),
+    "elementwise": net("ew", [op("Clip", ["x"], ["c"], min=-0.5, max=0.5), op("LeakyRelu", ["c"], ["l"], alpha=0.1),
+                              op("Sqrt", ["x"], ["q"]), op("Sign", ["x"], ["g"]),
+                              op("Cast", ["g"], ["i"], to=2), op("Cast", ["i"], ["f"], to=1),
+                              op("Add", ["l", "f"], ["y"]), op("Mul", ["y", "q"], ["z"])], ["x"], ["z"]),
+    "fills": net("fills", [op("UniformFill", [], ["u"], shape=[3, 4], min=-1.0, max=1.0),
+                           op("GaussianFill", [], ["g"], shape=[3, 4], mean=0.0, std=1.0),
+                           op("MatMul", ["u", "g"], ["m"], trans_b=1),
+                           op("Split", ["m"], ["s1", "s2"], axis=0, split=[1, 2]),
+                           op("Flatten", ["s2"], ["y"])], [], ["y"]),
+    "loss": net("loss", [op("ConstantFill", [], ["label"], shape=[2], value=1, dtype=2),
+                         op("Softmax", ["x"], ["p"]), op("LabelCrossEntropy", ["p", "label"], ["xent"]),
+                         op("AveragedLoss", ["xent"], ["loss"]),
+                         op("Accuracy", ["p", "label"], ["acc"])], ["x"], ["loss", "acc"]),
+    "placement": net("placed", [op("FC", ["x", "W", "b"], ["h"], device=CUDA),
+                                op("Relu", ["h"], ["r"], device=CPU),
+                                op("Softmax", ["r"], ["y"], device=CUDA)],
+                     ["x", "W", "b"], ["y"], arg=[caffe2_pb2.Argument(name="soft_placement", i=1)]),
+    "placement_net_device": net("placed2", [op("Relu", ["x"], ["r"]), op("Copy", ["r"], ["c"], device=(1, 1)),
+                                            op("LRN", ["c"], ["y"], size=3)],
+                                ["x"], ["y"], device_option=caffe2_pb2.DeviceOption(device_type=1, device_id=0)),
+}
+for name, n in nets.items():
+    for t in ("fuzz_netdef", "fuzz_create_net", "fuzz_run_net"):
+        add(t, name + ".pb", n.SerializeToString())
+    add("fuzz_text_format", name + ".pbtxt", text_format.MessageToString(n))
+add("fuzz_netdef", "fc.pbtxt", text_format.MessageToString(nets["fc"]))
+
+# ---- tensors ----
+T = caffe2_pb2.TensorProto
+tensors = {
+    "float": T(dims=[2, 3], data_type=T.FLOAT, float_data=[1, 2, 3, 4, 5, 6], name="f"),
+    "int32": T(dims=[4], data_type=T.INT32, int32_data=[1, -2, 3, 4]),
+    "int64": T(dims=[2, 2], data_type=T.INT64, int64_data=[1, 2, 3, 1 << 40]),
+    "double": T(dims=[3], data_type=T.DOUBLE, double_data=[0.5, -1, 1e300]),
+    "bool": T(dims=[3], data_type=T.BOOL, int32_data=[1, 0, 1]),
+    "uint8": T(dims=[4], data_type=T.UINT8, int32_data=[0, 1, 255, 7]),
+    "byte": T(dims=[5], data_type=T.BYTE, byte_data=b"hello"),
+    "string": T(dims=[2], data_type=T.STRING, string_data=[b"ab", b"cde"]),
+    "fp16": T(dims=[2], data_type=T.FLOAT16, int32_data=[0x3c00, 0xc000]),
+    "raw": T(dims=[2], data_type=T.FLOAT, raw_data=struct.pack("<2f", 1.5, -2.5)),
+    "segment": T(dims=[4, 4], data_type=T.FLOAT, float_data=[1, 2, 3, 4], segment=T.Segment(begin=4, end=8)),
+    "empty": T(dims=[0, 3], data_type=T.FLOAT),
+    "scalar": T(data_type=T.INT32, int32_data=[7]),
+}
+for name, t in tensors.items():
+    add("fuzz_tensor_proto", name + ".pb", t.SerializeToString())
+    add("fuzz_text_format", "tensor_" + name + ".pbtxt", text_format.MessageToString(t))
+add("fuzz_tensor_proto", "protos.pb",
+    caffe2_pb2.TensorProtos(protos=[tensors["float"], tensors["string"], tensors["int64"]]).SerializeToString())
+
+
+def blob(name, t, chunks=None, chunk_id=None):
+    b = caffe2_pb2.BlobProto(name=name, type="Tensor", tensor=t)
+    if chunks is not None:
+        b.content_num_chunks = chunks
+        b.content_chunk_id = chunk_id
+    return b
+
+
+blobs = {
+    "float": blob("w", tensors["float"]),
+    "string": blob("s", tensors["string"]),
+    "chunk": blob("c", T(dims=[4], data_type=T.FLOAT, float_data=[1, 2], segment=T.Segment(begin=0, end=2)), 2, 0),
+    "int64": blob("i", tensors["int64"]),
+}
+for name, b in blobs.items():
+    add("fuzz_blob_proto", name + ".pb", b.SerializeToString())
+    add("fuzz_text_format", "blob_" + name + ".pbtxt", text_format.MessageToString(b))
+
+
+def minidb(records):
+    out = b""
+    for k, v in records:
+        out += struct.pack("<ii", len(k), len(v)) + k + v
+    return out
+
+
+chunk1 = blob("c", T(dims=[4], data_type=T.FLOAT, float_data=[3, 4], segment=T.Segment(begin=2, end=4)), 2, 1)
+add("fuzz_minidb_load", "one.minidb", minidb([(b"w", blobs["float"].SerializeToString())]))
+add("fuzz_minidb_load", "chunks.minidb", minidb([(b"c#%0", blobs["chunk"].SerializeToString()),
+                                                 (b"c#%1", chunk1.SerializeToString()),
+                                                 (b"s", blobs["string"].SerializeToString())]))
+add("fuzz_minidb_load", "empty.minidb", b"")
+
+# ---- serving: HTTP bodies (byte 0: model 0 simple / 1 dyn / 2 strs, bit 2 = header sent) ----
+def http(model, body, header=None):
+    flags = model | (4 if header is not None else 0)
+    return bytes([flags]) + ((header.encode() + b"\n") if header is not None else b"") + body
+
+
+rng = list(range(16))
+j_simple = ('{"id":"1","inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,16],"data":%s},'
+            '{"name":"INPUT1","datatype":"INT32","shape":[1,16],"data":%s}],'
+            '"outputs":[{"name":"OUTPUT0"},{"name":"OUTPUT1","parameters":{"binary_data":true}}]}') % (rng, [1] * 16)
+add("fuzz_http_infer", "simple_json", http(0, j_simple.encode()))
+j_bin = ('{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}},'
+         '{"name":"INPUT1","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}}],'
+         '"parameters":{"binary_data_output":true}}').encode()
+add("fuzz_http_infer", "simple_binary", http(0, j_bin + struct.pack("<32i", *(rng + rng)), str(len(j_bin))))
+add("fuzz_http_infer", "dyn_json",
+    http(1, b'{"inputs":[{"name":"x","datatype":"FP32","shape":[2,3],"data":[[1,2,3],[4,5,6]]}],'
+            b'"parameters":{"priority":1,"timeout":1000}}'))
+add("fuzz_http_infer", "dyn_raw", http(1, struct.pack("<4f", 1, -2, 3, -4), "0"))
+add("fuzz_http_infer", "strs_json",
+    http(2, b'{"inputs":[{"name":"TEXT","datatype":"BYTES","shape":[1,2],"data":["abc","de"]}]}'))
+bytes_body = struct.pack("<I", 3) + b"abc" + struct.pack("<I", 0)
+j_strs = ('{"inputs":[{"name":"TEXT","datatype":"BYTES","shape":[1,2],"parameters":{"binary_data_size":%d}}]}'
+          % len(bytes_body)).encode()
+add("fuzz_http_infer", "strs_binary", http(2, j_strs + bytes_body, str(len(j_strs))))
+
+# ---- serving: gRPC ModelInferRequest ----
+G = grpc_service_pb2.ModelInferRequest
+
+
+def grpc_input(name, dt, shape):
+    return G.InferInputTensor(name=name, datatype=dt, shape=shape)
+
+
+g = G(model_name="simple", id="7", inputs=[grpc_input("INPUT0", "INT32", [1, 16]), grpc_input("INPUT1", "INT32", [1, 16])])
+g.raw_input_contents.extend([struct.pack("<16i", *rng), struct.pack("<16i", *([2] * 16))])
+g.outputs.add(name="OUTPUT0")
+add("fuzz_grpc_infer", "simple_raw.pb", g.SerializeToString())
+g = G(model_name="simple", inputs=[grpc_input("INPUT0", "INT32", [1, 16]), grpc_input("INPUT1", "INT32", [1, 16])])
+g.inputs[0].contents.int_contents.extend(rng)
+g.inputs[1].contents.int_contents.extend(rng)
+g.parameters["priority"].uint64_param = 1
+add("fuzz_grpc_infer", "simple_contents.pb", g.SerializeToString())
+g = G(model_name="dyn", inputs=[grpc_input("x", "FP32", [2, 2])])
+g.inputs[0].contents.fp32_contents.extend([1, 2, 3, 4])
+add("fuzz_grpc_infer", "dyn_contents.pb", g.SerializeToString())
+g = G(model_name="strs", inputs=[grpc_input("TEXT", "BYTES", [1, 2])])
+g.inputs[0].contents.bytes_contents.extend([b"abc", b""])
+add("fuzz_grpc_infer", "strs_contents.pb", g.SerializeToString())
+g = G(model_name="strs", inputs=[grpc_input("TEXT", "BYTES", [1, 1])])
+g.raw_input_contents.append(struct.pack("<I", 2) + b"hi")
+add("fuzz_grpc_infer", "strs_raw.pb", g.SerializeToString())
+
+shutil.rmtree(gen)
+for target, files in seeds.items():
+    d = os.path.join(OUT, target)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for name, data in files:
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+total = sum(len(d) for files in seeds.values() for _, d in files)
+print("wrote %d seeds (%d bytes) under %s" % (sum(len(f) for f in seeds.values()), total, OUT))
