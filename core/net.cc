@@ -40,51 +40,39 @@ std::string OperatorContext(const caffe2::NetDef& net, int index) {
 }
 
 namespace {
-// Whether the exception being handled is an allocation failure.
-bool HandlingOutOfMemory() {
+// What the exception being handled is, when it failed sizing or allocating a tensor and nothing
+// on its way up named the output (OperatorBase::OutputTensor adds "while allocating output ...").
+enum class UnnamedTensorFailure { kNone, kOutOfMemory, kSize };
+UnnamedTensorFailure CurrentUnnamedTensorFailure() {
   std::exception_ptr cur = std::current_exception();
-  if (!cur) return false;
+  if (!cur) return UnnamedTensorFailure::kNone;
   try {
     std::rethrow_exception(cur);
   } catch (const Error& e) {
-    // OperatorBase::OutputTensor already named the output being allocated.
     for (const auto& c : e.context())
-      if (c.rfind("while allocating output", 0) == 0) return false;
-    return e.kind() == ErrorKind::kOutOfMemory;
+      if (c.rfind("while allocating output", 0) == 0) return UnnamedTensorFailure::kNone;
+    // Tensor's own size errors ("tensor: shape [...] has too many elements", "tensor byte size: ...").
+    const std::string& m = e.message();
+    if (m.rfind("tensor: ", 0) == 0 || m.rfind("tensor byte size: ", 0) == 0) return UnnamedTensorFailure::kSize;
+    return e.kind() == ErrorKind::kOutOfMemory ? UnnamedTensorFailure::kOutOfMemory : UnnamedTensorFailure::kNone;
   } catch (const std::bad_alloc&) {
-    return true;
+    return UnnamedTensorFailure::kOutOfMemory;
   } catch (...) {
-    return false;
+    return UnnamedTensorFailure::kNone;
   }
 }
 }  // namespace
 
-// Whether the exception being handled is a size error from Tensor itself ("tensor: shape [...] has
-// too many elements", "tensor byte size: ..."), which cannot name its blob, and no caller named it.
-static bool HandlingUnnamedTensorSizeError() {
-  std::exception_ptr cur = std::current_exception();
-  if (!cur) return false;
-  try {
-    std::rethrow_exception(cur);
-  } catch (const Error& e) {
-    for (const auto& c : e.context())
-      if (c.rfind("while allocating output", 0) == 0) return false;
-    const std::string& m = e.message();
-    return m.rfind("tensor: ", 0) == 0 || m.rfind("tensor byte size: ", 0) == 0;
-  } catch (...) {
-    return false;
-  }
-}
-
 std::string OperatorRunContext(const caffe2::NetDef& net, int index, const OperatorBase& op) {
   std::string s = OperatorContext(net, index);
-  if (HandlingUnnamedTensorSizeError()) {
+  const UnnamedTensorFailure failure = CurrentUnnamedTensorFailure();
+  if (failure == UnnamedTensorFailure::kSize) {
     // An operator sized a tensor itself (Output(i)->Resize): name its outputs.
     std::string outs;
     for (int i = 0; i < op.OutputSize(); ++i) outs += MakeString(i ? ", " : "", "'", op.def().output(i), "'");
     if (op.OutputSize() == 1) s += "\n  while sizing output " + outs + " (or a buffer of the operator)";
     else if (op.OutputSize() > 1) s += "\n  while sizing one of the outputs " + outs + " (or a buffer of the operator)";
-  } else if (HandlingOutOfMemory()) {
+  } else if (failure == UnnamedTensorFailure::kOutOfMemory) {
     // Name the output(s) being allocated: those whose tensor has a shape but no memory for it yet.
     auto& mop = const_cast<OperatorBase&>(op);
     std::string outs;

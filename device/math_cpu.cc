@@ -9,6 +9,7 @@
 
 #include "core/context.h"
 #include "core/half.h"
+#include "device/divide.h"
 #include "core/types.h"
 #include "device/math.h"
 
@@ -88,7 +89,7 @@ void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T*
     case BinaryOp::Add: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x + y; }); break;
     case BinaryOp::Sub: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x - y; }); break;
     case BinaryOp::Mul: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x * y; }); break;
-    case BinaryOp::Div: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x / y; }); break;
+    case BinaryOp::Div: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return Divide(x, y); }); break;
   }
 }
 #define HN_INSTANTIATE_BINARY(T) \

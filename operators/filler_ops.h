@@ -101,11 +101,17 @@ class RandomFillOp final : public FillerOp<Context> {
     if (Kind == RandomFill::Uniform) {
       a_ = this->template GetSingleArgument<float>("min", 0.f);
       b_ = this->template GetSingleArgument<float>("max", 1.f);
+      // Also finite, with a finite width: the uniform distribution is undefined otherwise.
+      HN_ENFORCE(std::isfinite(a_) && std::isfinite(b_) && std::isfinite(b_ - a_), "UniformFill: min (", a_,
+                 ") and max (", b_, ") must be finite numbers less than 3.4e38 apart for output '", def.output(0), "'");
       HN_ENFORCE(a_ <= b_, "UniformFill: min (", a_, ") is larger than max (", b_, ") for output '", def.output(0), "'");
     } else if (Kind == RandomFill::Gaussian) {
       a_ = this->template GetSingleArgument<float>("mean", 0.f);
       b_ = this->template GetSingleArgument<float>("std", 1.f);
-      HN_ENFORCE(b_ > 0.f, "GaussianFill: std must be positive, got ", b_, " for output '", def.output(0), "'");
+      HN_ENFORCE(std::isfinite(a_), "GaussianFill: mean must be a finite number, got ", a_, " for output '",
+                 def.output(0), "'");
+      HN_ENFORCE(b_ > 0.f && std::isfinite(b_), "GaussianFill: std must be positive and finite, got ", b_,
+                 " for output '", def.output(0), "'");
     }
   }
   void Fill(Tensor* Y) override {

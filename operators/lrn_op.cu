@@ -1,7 +1,7 @@
 // LRN on CUDA: one thread per (image, pixel) column slides the channel window (running sums, as the
 // CPU loops in lrn_op.cc do), so the work is O(C) per column, O(elements) in all, whatever `size`
 // is (lrn_op.h's per-element math costs O(min(size, C)) per element, its square in the gradient).
-// Sums are kept in double, like the CPU's, and round the same way into float.
+// Sums are LRNWindowSums (double, non-finite terms counted), like the CPU's, and round the same way into float.
 // NOT VERIFIED ON A GPU: this file compiles; the kernels have not been run (no GPU here). The GPU
 // tests (tests/cpp gpu_tests, LRN against the CPU) should be run on a machine with one.
 #include "device/cuda/cuda_context.h"
@@ -25,21 +25,21 @@ struct SquareAt {
 struct SquareWindow {
   SquareAt f;
   int64_t C, lo, hi, m;
-  double sum;
+  LRNWindowSum sum;
   __device__ void Start(int64_t m0) {
     m = m0;
-    sum = 0.0;
+    sum = LRNWindowSum{};
     const int64_t a = m0 + lo > 0 ? m0 + lo : 0, b = m0 + hi < C ? m0 + hi : C;
-    for (int64_t k = a; k < b; ++k) sum += f(k);
+    for (int64_t k = a; k < b; ++k) sum.Add(f(k), 1);
   }
   __device__ void Step() {  // the window of m + 1: channel m + lo leaves, m + hi enters
     const int64_t out = m + lo, in = m + hi;
-    if (out >= 0 && out < C) sum -= f(out);
-    if (in >= 0 && in < C) sum += f(in);
+    if (out >= 0 && out < C) sum.Add(f(out), -1);
+    if (in >= 0 && in < C) sum.Add(f(in), 1);
     ++m;
   }
   __device__ float Scale(const LRNParams& p) const {
-    return p.bias + p.alpha / p.size * static_cast<float>(sum);
+    return p.bias + p.alpha / p.size * static_cast<float>(sum.Value());
   }
 };
 
@@ -50,7 +50,7 @@ __device__ SquareWindow ScaleWindow(const LRNParams& p, const float* xcol) {
   w.lo = -static_cast<int64_t>(p.pre_pad);
   w.hi = static_cast<int64_t>(p.size) - p.pre_pad;
   w.m = 0;
-  w.sum = 0.0;
+  w.sum = LRNWindowSum{};
   return w;
 }
 
@@ -89,10 +89,10 @@ __global__ void LRNBackwardCUDA(LRNParams p, int64_t columns, const float* x, co
     // The r window of channel 0: [0, min(hi2, C)); `enter` then sits on the next channel to enter.
     SquareWindow enter = ScaleWindow(p, xc);
     enter.Start(0);
-    double rsum = 0.0;
+    LRNWindowSum rsum;
     const int64_t b = hi2 < C ? hi2 : C;
     for (int64_t k = 0; k < b; ++k) {
-      rsum += r(k, enter);
+      rsum.Add(r(k, enter), 1);
       enter.Step();
     }
     SquareWindow leave = ScaleWindow(p, xc);
@@ -102,19 +102,19 @@ __global__ void LRNBackwardCUDA(LRNParams p, int64_t columns, const float* x, co
     const float k2 = 2.f * p.alpha * p.beta / p.size;
     for (int64_t c = 0; c < C; ++c) {
       const int64_t i = c * HW;
-      dxc[i] = dyc[i] * powf(here.Scale(p), -p.beta) - k2 * xc[i] * static_cast<float>(rsum);
+      dxc[i] = dyc[i] * powf(here.Scale(p), -p.beta) - k2 * xc[i] * static_cast<float>(rsum.Value());
       const int64_t l = c + lo2;  // leaves the r window of c + 1 (reaches 0 first, then goes up by one)
       if (l >= 0 && l < C) {
         if (!leave_started) {
           leave.Start(l);
           leave_started = true;
         }
-        rsum -= r(l, leave);
+        rsum.Add(r(l, leave), -1);
         leave.Step();
       }
       const int64_t e = c + hi2;  // enters it (enter.m == e)
       if (e < C) {
-        rsum += r(e, enter);
+        rsum.Add(r(e, enter), 1);
         enter.Step();
       }
       here.Step();

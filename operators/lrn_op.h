@@ -3,9 +3,9 @@
 //   Y = X * scale^-beta.                         Outputs Y and (optionally) scale.
 // LRNGradient(X, Y, dY) -> dX recomputes scale:
 //   dX[c] = dY[c] * scale[c]^-beta - 2 alpha beta / size * X[c] * sum_{c' whose window holds c} dY Y / scale [c'].
-// The per-element math below is the definition (O(min(size, C)) per element, its square for the
-// gradient): the CPU loops (lrn_op.cc) and the CUDA kernels (lrn_op.cu) compute the same with
-// windows slid over the channels, O(elements) whatever `size` is.
+// Computed directly that is O(min(size, C)) per element (its square for the gradient): the CPU
+// loops (lrn_op.cc) and the CUDA kernels (lrn_op.cu) slide the windows over the channels instead
+// (LRNWindowSum), O(elements) whatever `size` is.
 #pragma once
 
 #include <cmath>
@@ -27,31 +27,26 @@ struct LRNParams {
   float alpha, beta, bias;
 };
 
-HN_LRN_HD inline float LRNScaleAt(const LRNParams& p, int64_t idx, const float* x) {
-  const int64_t hw = idx % p.HW, c = (idx / p.HW) % p.C, n = idx / (p.HW * p.C);
-  float s = 0.f;
-  // The window clamped to the channels: work per element is bounded by C, whatever `size` is.
-  const int64_t k0 = c - p.pre_pad > 0 ? c - p.pre_pad : 0;
-  const int64_t k1 = c - p.pre_pad + p.size < p.C ? c - p.pre_pad + p.size : p.C;
-  for (int64_t k = k0; k < k1; ++k) {
-    const float v = x[(n * p.C + k) * p.HW + hw];
-    s += v * v;
+// A window sum slid over the channels (add what enters, subtract what leaves) that gives what
+// summing the window afresh would, also with NaN and infinite terms: finite terms are summed in
+// double, non-finite ones counted, so a NaN or Inf that leaves the window leaves no trace (in a
+// plain running sum, NaN - NaN and Inf - Inf would make every later channel NaN).
+struct LRNWindowSum {
+  double finite = 0.0;
+  int nan = 0, pos_inf = 0, neg_inf = 0;
+  HN_LRN_HD void Add(double v, int sign) {  // sign +1: v enters; -1: v leaves
+    if (v != v) nan += sign;
+    else if (v == static_cast<double>(INFINITY)) pos_inf += sign;
+    else if (v == -static_cast<double>(INFINITY)) neg_inf += sign;
+    else finite += sign * v;
   }
-  return p.bias + p.alpha / p.size * s;
-}
-
-HN_LRN_HD inline float LRNGradAt(const LRNParams& p, int64_t idx, const float* x, const float* y, const float* dy) {
-  const int64_t hw = idx % p.HW, c = (idx / p.HW) % p.C, n = idx / (p.HW * p.C);
-  float acc = 0.f;
-  // c lies in the window of c' for c' in [c + pre_pad - size + 1, c + pre_pad].
-  const int64_t k0 = c + p.pre_pad - p.size + 1 > 0 ? c + p.pre_pad - p.size + 1 : 0;
-  const int64_t k1 = c + p.pre_pad + 1 < p.C ? c + p.pre_pad + 1 : p.C;
-  for (int64_t k = k0; k < k1; ++k) {
-    const int64_t j = (n * p.C + k) * p.HW + hw;
-    acc += dy[j] * y[j] / LRNScaleAt(p, j, x);
+  HN_LRN_HD double Value() const {
+    if (nan > 0 || (pos_inf > 0 && neg_inf > 0)) return static_cast<double>(NAN);
+    if (pos_inf > 0) return static_cast<double>(INFINITY);
+    if (neg_inf > 0) return -static_cast<double>(INFINITY);
+    return finite;
   }
-  return dy[idx] * powf(LRNScaleAt(p, idx, x), -p.beta) - 2.f * p.alpha * p.beta / p.size * x[idx] * acc;
-}
+};
 
 template <class Context>
 void LRNForward(const LRNParams& p, const float* x, float* y, float* scale, Context* ctx);

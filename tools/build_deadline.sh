@@ -9,3 +9,16 @@ build_before_deadline() {  # build_before_deadline COMMAND...: 124 when the dead
   [ "$left" -gt 0 ] || return 124
   timeout "$left" "$@"
 }
+# build_or_exit WHAT COMMAND...: the build before the deadline, its last line printed; past the
+# deadline "WHAT: NOT RUN ..." and exit 3; a failed build prints its tail and exits 1.
+build_or_exit() {
+  local what=$1 out rc=0
+  shift
+  out=$(build_before_deadline "$@" 2>&1) || rc=$?
+  if [ "$rc" -eq 124 ]; then
+    echo "$out" | tail -n 1
+    echo "$what: NOT RUN: the build had not finished by HETNET_BUILD_DEADLINE (CI time budget)"; exit 3
+  fi
+  [ "$rc" -eq 0 ] || { echo "$out" | tail -n 60; echo "$what FAILED: build"; exit 1; }
+  echo "$out" | tail -n 1
+}

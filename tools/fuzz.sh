@@ -33,14 +33,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 fi
 if [ "$TARGET" = all ] || [ "$TARGET" = build ]; then BUILD_TARGET=fuzz_all; else BUILD_TARGET=$TARGET; fi
 source tools/build_deadline.sh
-rc=0
-out=$(build_before_deadline "${LOCK[@]}" cmake --build "$BUILD" -j"$JOBS" --target "$BUILD_TARGET" 2>&1) || rc=$?
-if [ "$rc" -eq 124 ]; then
-  echo "$out" | tail -n 1
-  echo "fuzz: NOT RUN: the build had not finished by HETNET_BUILD_DEADLINE (CI time budget)"; exit 3
-fi
-[ "$rc" -eq 0 ] || { echo "$out" | tail -n 60; echo "FUZZ FAILED: build of $BUILD_TARGET"; exit 1; }
-echo "$out" | tail -n 1
+build_or_exit fuzz "${LOCK[@]}" cmake --build "$BUILD" -j"$JOBS" --target "$BUILD_TARGET"
 [ "$TARGET" = build ] && exit 0
 
 # Sanitizer settings: abort on the first report, huge mallocs return null (so an uncapped

@@ -5,6 +5,7 @@
 #include "core/half.h"
 #include "core/types.h"
 #include "device/cuda/cuda_context.h"
+#include "device/divide.h"
 #include "device/math.h"
 
 namespace hetnet {
@@ -44,7 +45,7 @@ __global__ void BroadcastKernel(BinaryOp op, int64_t total, int64_t n, int64_t p
       case BinaryOp::Add: c[i] = x + y; break;
       case BinaryOp::Sub: c[i] = x - y; break;
       case BinaryOp::Mul: c[i] = x * y; break;
-      case BinaryOp::Div: c[i] = x / y; break;
+      case BinaryOp::Div: c[i] = Divide(x, y); break;
     }
   }
 }

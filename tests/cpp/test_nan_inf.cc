@@ -194,6 +194,42 @@ TEST_CASE("nan_inf: Add, Sub, Mul, Div follow IEEE arithmetic", "[nan_inf]") {
   for (float v : Values(Out(ws, "bc"))) CHECK(std::isnan(v));
 }
 
+TEST_CASE("nan_inf: integer Div by zero gives 0 and lowest / -1 wraps, never SIGFPE", "[nan_inf]") {
+  // device/divide.h: x86 raises SIGFPE for both, which killed the process.
+  Workspace ws;
+  const int32_t lo = std::numeric_limits<int32_t>::lowest();
+  FeedInt32(ws, "a", {5}, {7, -7, 0, lo, -9});
+  FeedInt32(ws, "b", {5}, {0, 0, 0, -1, 2});
+  Run(ws, "Div", {"a", "b"}, {"q"});
+  CHECK(As<int32_t>(Out(ws, "q")) == std::vector<int32_t>{0, 0, 0, lo, -4});
+  Tensor a64({2}, DataType::Int64), b64({2}, DataType::Int64);
+  a64.mutable_data<int64_t>()[0] = std::numeric_limits<int64_t>::lowest();
+  a64.mutable_data<int64_t>()[1] = 5;
+  b64.mutable_data<int64_t>()[0] = -1;
+  b64.mutable_data<int64_t>()[1] = 0;
+  *ws.CreateBlob("a64")->GetMutable<Tensor>() = a64;
+  *ws.CreateBlob("b64")->GetMutable<Tensor>() = b64;
+  Run(ws, "Div", {"a64", "b64"}, {"q64"});
+  CHECK(As<int64_t>(Out(ws, "q64")) == std::vector<int64_t>{std::numeric_limits<int64_t>::lowest(), 0});
+}
+
+TEST_CASE("nan_inf: random fills refuse non-finite arguments", "[nan_inf]") {
+  Workspace ws;
+  auto refused = [&](const std::string& type, std::vector<caffe2::Argument> args, const std::string& text) {
+    args.push_back(ArgInts("shape", {4}));
+    caffe2::NetDef net;
+    net.set_name("fill");
+    auto* op = AddOp(&net, type, {}, {"r"});
+    for (const auto& a : args) *op->add_arg() = a;
+    CHECK_THROWS_WITH(ws.RunNetOnce(net), Catch::Contains(text) && Catch::Contains("'r'"));
+  };
+  refused("UniformFill", {ArgF("min", -kInf), ArgF("max", kInf)}, "must be finite");
+  refused("UniformFill", {ArgF("min", kNaN)}, "must be finite");
+  refused("UniformFill", {ArgF("min", -3e38f), ArgF("max", 3e38f)}, "less than 3.4e38 apart");
+  refused("GaussianFill", {ArgF("std", kInf)}, "positive and finite");
+  refused("GaussianFill", {ArgF("mean", kNaN)}, "mean must be a finite number");
+}
+
 TEST_CASE("nan_inf: Sum, Scale and WeightedSum follow IEEE arithmetic", "[nan_inf]") {
   Workspace ws;
   Feed(ws, "x0", {4}, {kNaN, kInf, kInf, 3e38f});
@@ -259,12 +295,16 @@ TEST_CASE("nan_inf: LRN propagates NaN and Inf to the channels whose window hold
   Expect(ws, "y", {LrnRef(x, 0), LrnRef(x, 1), LrnRef(x, 2), 0, kNaN}, 1e-5);
 }
 
-// Known bug (docs/nan_inf.md): operators/lrn_op.cc keeps the window sums as running sums, and a
-// NaN or Inf that enters never leaves (NaN - NaN, Inf - Inf), so every later channel becomes NaN.
-// [!shouldfail]: this case turns red when the bug is fixed; then drop the tag.
-TEST_CASE("nan_inf: LRN leaves the channels outside a NaN's or Inf's window finite", "[nan_inf][!shouldfail]") {
+// The window sums slide over the channels (operators/lrn_op.h, LRNWindowSum): a NaN or Inf that
+// leaves a window must leave no trace, in the forward and the gradient.
+TEST_CASE("nan_inf: LRN leaves the channels outside a NaN's or Inf's window finite", "[nan_inf]") {
   Workspace ws;
   const std::vector<float> x = {0, 1, 2, 3, 4};
+  Feed(ws, "x", {1, 5, 1, 1}, x);
+  Run(ws, "LRN", {"x"}, {"y"}, kLrnArgs);
+  Feed(ws, "dy", {1, 5, 1, 1}, {1, 1, 1, 1, 1});
+  Run(ws, "LRNGradient", {"x", "y", "dy"}, {"dx"}, kLrnArgs);
+  const std::vector<float> dx_finite = Values(Out(ws, "dx"));
   for (float bad : {kNaN, kInf}) {
     INFO("channel 0 holds " << bad);
     Feed(ws, "x", {1, 5, 1, 1}, {bad, 1, 2, 3, 4});
@@ -272,6 +312,11 @@ TEST_CASE("nan_inf: LRN leaves the channels outside a NaN's or Inf's window fini
     const std::vector<float> y = Values(Out(ws, "y"));
     CHECK(std::isnan(y[0]));
     for (int c = 2; c < 5; ++c) CHECK(y[c] == Approx(LrnRef(x, c)).epsilon(1e-5));
+    // dX[c] reads scale and dY Y / scale of channels c - 1 .. c + 1, whose windows reach c - 2 .. c + 2.
+    Run(ws, "LRNGradient", {"x", "y", "dy"}, {"dx"}, kLrnArgs);
+    const std::vector<float> dx = Values(Out(ws, "dx"));
+    CHECK(std::isnan(dx[0]));
+    for (int c = 3; c < 5; ++c) CHECK(dx[c] == Approx(dx_finite[c]).epsilon(1e-5));
   }
 }
 
