@@ -77,6 +77,7 @@ class CopyPass {
       if (phys != logical && dev_.count(logical)) moved.emplace_back(logical, phys);
     for (const auto& [logical, phys] : moved) EmitCopy(logical, phys, logical, dev_[phys], dev_[logical]);
     out_.blob_devices = dev_;
+    out_.blob_shapes = shape_;
     out_.report.placed_net = out_.net;
     return std::move(out_);
   }
@@ -302,23 +303,70 @@ CopyPassResult PlaceNetWith(const caffe2::NetDef& def, const std::map<std::strin
   return CopyPass(net, input_devices, input_shapes, std::move(reasons)).Run();
 }
 
-CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const PlacementOptions& opts) {
-  std::map<std::string, Device> devices;
-  std::map<std::string, TensorInfo> shapes;
+void ExternalInputsFromWorkspace(const caffe2::NetDef& def, const Workspace& ws,
+                                 std::map<std::string, Device>* devices, std::map<std::string, TensorInfo>* shapes) {
   std::set<std::string> produced;  // only blobs read before the net writes them come from the workspace
   for (const auto& op : def.op()) {
     for (const auto& name : op.input()) {
       const Blob* b = produced.count(name) ? nullptr : ws.GetBlob(name);
       if (!b || !b->IsTensor() || !b->GetTensor().initialized()) continue;
       const Tensor& t = b->GetTensor();
-      devices[name] = t.device();
-      shapes[name] = TensorInfo::Of(t.shape(), t.dtype());
+      (*devices)[name] = t.device();
+      (*shapes)[name] = TensorInfo::Of(t.shape(), t.dtype());
     }
     produced.insert(op.output().begin(), op.output().end());
   }
+}
+
+CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const PlacementOptions& opts) {
+  std::map<std::string, Device> devices;
+  std::map<std::string, TensorInfo> shapes;
+  ExternalInputsFromWorkspace(def, ws, &devices, &shapes);
   auto has_kernel = [](const std::string& type) { return !OperatorRegistry::Engines(type, DeviceType::CUDA).empty(); };
   return PlaceNetWith(def, devices, shapes, opts, NumCudaDevices(), has_kernel);
 }
 
+int PlannedGpuCount(const std::vector<std::string>& devices) {
+  const char* expected = " (expected cpu or cuda:N, e.g. cpu,cuda:0,cuda:1)";
+  if (devices.empty()) HN_THROW(kInvalidArgument, "the device list is empty", expected);
+  std::set<std::string> seen;
+  std::set<int> gpus;
+  for (const auto& name : devices) {
+    if (name.empty()) HN_THROW(kInvalidArgument, "empty device name in the device list", expected);
+    if (!seen.insert(name).second) HN_THROW(kInvalidArgument, "device '", name, "' is listed twice");
+    if (name == "cpu") continue;
+    const std::string digits = name.rfind("cuda:", 0) == 0 ? name.substr(5) : "";
+    const bool number = !digits.empty() && digits.size() <= 4 &&
+                        digits.find_first_not_of("0123456789") == std::string::npos &&
+                        (digits.size() == 1 || digits[0] != '0');
+    if (!number) HN_THROW(kInvalidArgument, "unknown device '", name, "'", expected);
+    gpus.insert(std::stoi(digits));
+  }
+  const int count = static_cast<int>(gpus.size());
+  if (count && *gpus.rbegin() != count - 1) {
+    int missing = 0;
+    while (gpus.count(missing)) ++missing;
+    HN_THROW(kInvalidArgument, "the device list has cuda:", *gpus.rbegin(), " but not cuda:", missing,
+             "; a machine numbers its GPUs from 0 without gaps (CUDA_VISIBLE_DEVICES renumbers them too)");
+  }
+  return count;
+}
+
+CopyPassResult PlanPlacement(const caffe2::NetDef& def, const std::vector<std::string>& devices,
+                             const std::map<std::string, Device>& input_devices,
+                             const std::map<std::string, TensorInfo>& input_shapes, const PlacementOptions& opts) {
+  const int gpu_count = PlannedGpuCount(devices);
+  std::string list = "cpu";
+  for (int i = 0; i < gpu_count; ++i) list += MakeString(", cuda:", i);
+  const bool registry = HasCudaSupport();  // a CPU-only build registers no CUDA kernels at all
+  auto has_kernel = [registry](const std::string& type) {
+    return !registry || !OperatorRegistry::Engines(type, DeviceType::CUDA).empty();
+  };
+  try {
+    return PlaceNetWith(def, input_devices, input_shapes, opts, gpu_count, has_kernel);
+  } catch (Error& e) {
+    throw e.AddContext(MakeString("(planned offline for a machine with ", list, "; nothing was run)"));
+  }
+}
 
 }  // namespace hetnet

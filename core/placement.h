@@ -66,6 +66,7 @@ std::string DotToSvg(const std::string& dot);
 struct CopyPassResult {
   caffe2::NetDef net;
   std::map<std::string, Device> blob_devices;  // where every blob lives after the pass
+  std::map<std::string, TensorInfo> blob_shapes;  // shapes known from shape inference after the pass
   PlacementReport report;
 };
 
@@ -84,5 +85,22 @@ CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const Pl
 CopyPassResult PlaceNetWith(const caffe2::NetDef& def, const std::map<std::string, Device>& input_devices,
                             const std::map<std::string, TensorInfo>& input_shapes, const PlacementOptions& opts,
                             int gpu_count, const std::function<bool(const std::string&)>& has_cuda_kernel);
+
+// Where and how big the blobs that `def` reads before writing them are in `ws` (what PlaceNet uses).
+void ExternalInputsFromWorkspace(const caffe2::NetDef& def, const Workspace& ws,
+                                 std::map<std::string, Device>* devices, std::map<std::string, TensorInfo>* shapes);
+
+// Offline planning (`hetnet inspect --placement --devices`, `workspace.PlacementReport(devices=)`):
+// PlaceNetWith for a machine with `devices` ("cpu", "cuda:N"; the CPU is always there), on this
+// machine, without a GPU and without running anything. Which types have CUDA kernels comes from
+// this build's registry (a build without CUDA assumes every type has one). Throws kInvalidArgument
+// for a bad list (unknown or repeated name, GPU ids not numbered from 0) and otherwise what net
+// creation on that machine would throw (e.g. an op on a GPU the list lacks, unless soft placement),
+// with the planned devices as context.
+CopyPassResult PlanPlacement(const caffe2::NetDef& def, const std::vector<std::string>& devices,
+                             const std::map<std::string, Device>& input_devices,
+                             const std::map<std::string, TensorInfo>& input_shapes, const PlacementOptions& opts);
+// The GPU count of such a device list, validated as PlanPlacement does.
+int PlannedGpuCount(const std::vector<std::string>& devices);
 
 }  // namespace hetnet

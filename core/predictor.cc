@@ -16,6 +16,9 @@ struct Predictor::Instance {
   NetBase* net = nullptr;
   // Device of each input when the net instance was created (placement depends on it).
   std::map<std::string, Device> input_devices;
+  // Filled inputs that the current run replaced (restored after the run).
+  std::vector<std::string> replaced;
+  bool recreate_net = false;  // a replaced input's device differed: placement must be redone
 };
 
 Predictor::Predictor(const caffe2::NetDef& init_net, const caffe2::NetDef& predict_net, PredictorOptions options)
@@ -28,8 +31,10 @@ Predictor::Predictor(const caffe2::NetDef& init_net, const caffe2::NetDef& predi
     throw;
   }
   std::set<std::string> seen;
-  for (const auto& name : predict_net_.external_input())
-    if (!parent_->HasBlob(name) && seen.insert(name).second) input_names_.push_back(name);
+  for (const auto& name : predict_net_.external_input()) {
+    if (!seen.insert(name).second) continue;
+    (parent_->HasBlob(name) ? filled_input_names_ : input_names_).push_back(name);
+  }
   output_names_.assign(predict_net_.external_output().begin(), predict_net_.external_output().end());
   if (output_names_.empty()) {
     Throw(ErrorKind::kInvalidArgument,
@@ -39,7 +44,8 @@ Predictor::Predictor(const caffe2::NetDef& init_net, const caffe2::NetDef& predi
       predict_net_.has_device_option() ? DeviceFromOption(predict_net_.device_option()) : Device::CPU();
   for (const auto& op : predict_net_.op())
     for (const auto& out : op.output())
-      if (seen.count(out)) net_writes_inputs_ = true;
+      if (seen.count(out)) written_inputs_.insert(out);
+  for (const auto& name : input_names_) net_writes_inputs_ |= written_inputs_.count(name) > 0;
   Release(NewInstance());
 }
 
@@ -58,6 +64,9 @@ std::unique_ptr<Predictor::Instance> Predictor::NewInstance() const {
   auto inst = std::make_unique<Instance>();
   inst->ws = std::make_unique<Workspace>(parent_.get());
   for (const auto& name : input_names_) inst->input_devices[name] = assumed_input_device_;
+  // Filled inputs get a blob of the instance's own that holds the init net's tensor (shared), so a
+  // run can replace it without touching the weights; the net's ops bind to these blobs.
+  for (const auto& name : filled_input_names_) RestoreFilled(inst.get(), name);
   inst->net = inst->ws->CreateNet(predict_net_);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -89,13 +98,54 @@ std::string Predictor::ExpectedInputsText() const {
   return s.empty() ? "none" : s;
 }
 
+bool Predictor::IsInput(const std::string& name) const {
+  return std::find(input_names_.begin(), input_names_.end(), name) != input_names_.end();
+}
+
+bool Predictor::IsFilledInput(const std::string& name) const {
+  return std::find(filled_input_names_.begin(), filled_input_names_.end(), name) != filled_input_names_.end();
+}
+
+void Predictor::RestoreFilled(Instance* inst, const std::string& name) const {
+  const Tensor& weight = parent_->GetBlobOrThrow(name).GetTensor();
+  Tensor* dst = inst->ws->CreateBlob(name)->GetMutable<Tensor>();
+  if (written_inputs_.count(name)) {
+    WorkspaceMemoryScope charge_to(inst->ws.get());
+    *dst = weight.To(weight.device());  // the net writes it: the weight must not change
+  } else {
+    *dst = weight;  // shares storage; the net only reads it
+  }
+  inst->input_devices[name] = weight.device();
+}
+
+bool Predictor::ResetAfterRun(Instance* inst) const noexcept {
+  try {
+    // Fed inputs must not stay alive in the pool (they may be large, and belong to the caller).
+    for (const auto& name : input_names_)
+      *inst->ws->CreateBlob(name)->GetMutable<Tensor>() = Tensor(inst->input_devices[name]);
+    // Replaced weights come back for the next run; so do filled inputs that the net wrote.
+    std::set<std::string> restore(inst->replaced.begin(), inst->replaced.end());
+    for (const auto& name : written_inputs_)
+      if (IsFilledInput(name)) restore.insert(name);
+    for (const auto& name : restore) {
+      const Device fed = inst->input_devices[name];
+      RestoreFilled(inst, name);
+      if (fed != inst->input_devices[name]) inst->recreate_net = true;
+    }
+    inst->replaced.clear();
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 void Predictor::Feed(Instance* inst, const TensorMap& inputs) const {
   for (const auto& [name, tensor] : inputs) {
-    if (std::find(input_names_.begin(), input_names_.end(), name) == input_names_.end()) {
+    if (!IsInput(name) && !IsFilledInput(name)) {
       const bool is_weight = parent_->HasBlob(name);
       Throw(ErrorKind::kInvalidArgument,
             MakeString("'", name, "' is not an input of net '", predict_net_.name(), "'",
-                       is_weight ? " (it is a weight set by the init net)" : "",
+                       is_weight ? " (it is a weight set by the init net, and not an external input of the net)" : "",
                        "; expected inputs: ", ExpectedInputsText()));
     }
     if (!tensor.initialized())
@@ -119,6 +169,19 @@ void Predictor::Feed(Instance* inst, const TensorMap& inputs) const {
       devices_changed = true;
     }
   }
+  // Weights replaced for this run: the instance's own blob gets the caller's tensor (the weight stays).
+  for (const auto& [name, tensor] : inputs) {
+    if (!IsFilledInput(name)) continue;
+    inst->replaced.push_back(name);
+    Tensor* dst = inst->ws->CreateBlob(name)->GetMutable<Tensor>();
+    *dst = written_inputs_.count(name) ? tensor.To(tensor.device()) : tensor;
+    if (inst->input_devices[name] != tensor.device()) {
+      inst->input_devices[name] = tensor.device();
+      devices_changed = true;
+    }
+  }
+  devices_changed |= inst->recreate_net;
+  inst->recreate_net = false;
   // Placement (cross-device copies) was decided for other input devices: re-create this instance's net.
   if (devices_changed) inst->net = inst->ws->CreateNet(predict_net_, /*overwrite=*/true);
 }
@@ -134,7 +197,7 @@ Predictor::TensorMap Predictor::Fetch(Instance* inst) const {
                        ")"));
     const Tensor& t = blob->GetTensor();
     Blob* own = inst->ws->GetMutableBlob(name);
-    const bool is_input = std::find(input_names_.begin(), input_names_.end(), name) != input_names_.end();
+    const bool is_input = IsInput(name) || IsFilledInput(name);
     Tensor result;
     if (own && !is_input) {
       // Hand the storage to the caller; the next run of this instance allocates afresh.
@@ -163,19 +226,38 @@ Predictor::TensorMap Predictor::Run(const TensorMap& inputs, RunInfo* info) cons
   // Registered as a run in the child and the weights' workspace until the instance is back in the
   // pool (declared before the returner, so released after it).
   RunGuard in_flight(inst->ws.get(), nullptr);
-  // Give the instance back however this run ends: its blobs are overwritten by the next run.
+  // Give the instance back however this run ends: its blobs are overwritten by the next run. First
+  // (the resetter is destroyed before the returner) the fed inputs are dropped and replaced weights
+  // restored; an instance that could not be reset is not reused (it is destroyed with `inst`, after
+  // the run guard is released).
   struct Returner {
     const Predictor* self;
     std::unique_ptr<Instance>* inst;
+    bool reusable = true;
     ~Returner() {
-      if (*inst) self->Release(std::move(*inst));
+      if (*inst && reusable) self->Release(std::move(*inst));
     }
   } returner{this, &inst};
+  struct Resetter {
+    Returner* returner;
+    ~Resetter() {
+      if (*returner->inst) returner->reusable = returner->self->ResetAfterRun(returner->inst->get());
+    }
+  } resetter{&returner};
   {
     WorkspaceMemoryScope charge_to(inst->ws.get());  // copies of inputs count for the workspace
     Feed(inst.get(), inputs);
   }
-  inst->net->Run();
+  try {
+    inst->net->Run();
+  } catch (Error& e) {
+    if (!inst->replaced.empty()) {
+      std::string names;
+      for (const auto& n : inst->replaced) names += (names.empty() ? "'" : ", '") + n + "'";
+      e.AddContext("this run was given " + names + " in place of the blob(s) the init net filled");
+    }
+    throw;
+  }
   TensorMap out = Fetch(inst.get());
   // Read after Fetch, which waited for the outputs: a GPU copy's timing events are usually done by then.
   if (info) {  // only the copies: the whole report (with its NetDef) is too much to copy per run
@@ -190,18 +272,25 @@ Predictor::TensorMap Predictor::Run(const TensorMap& inputs, RunInfo* info) cons
       if (const auto* timed = dynamic_cast<const TimedCopy*>(op)) info->copy_seconds[k] = timed->copy_seconds_last_run();
     }
   }
-  // Fed inputs must not stay alive in the pool (they may be large, and belong to the caller).
-  for (const auto& name : input_names_) *inst->ws->CreateBlob(name)->GetMutable<Tensor>() = Tensor(inst->input_devices[name]);
   return out;
 }
 
 std::vector<Tensor> Predictor::Run(const std::vector<Tensor>& inputs) const {
-  if (inputs.size() != input_names_.size())
+  const auto& names = positional_input_names();
+  if (!input_names_.empty() && inputs.size() != input_names_.size())
     Throw(ErrorKind::kInvalidArgument, MakeString("net '", predict_net_.name(), "' takes ", input_names_.size(),
                                                   " input(s) (", ExpectedInputsText(), "), ", inputs.size(),
                                                   " given"));
+  if (input_names_.empty() && inputs.size() > names.size()) {
+    std::string all;
+    for (const auto& n : names) all += (all.empty() ? "'" : ", '") + n + "'";
+    Throw(ErrorKind::kInvalidArgument,
+          MakeString("net '", predict_net_.name(), "' takes at most ", names.size(),
+                     " input(s) by position (its external inputs, all filled by the init net: ",
+                     all.empty() ? "none" : all, "), ", inputs.size(), " given"));
+  }
   TensorMap named;
-  for (size_t i = 0; i < inputs.size(); ++i) named.emplace(input_names_[i], inputs[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) named.emplace(names[i], inputs[i]);
   TensorMap out = Run(named);
   std::vector<Tensor> result;
   for (const auto& name : output_names_) result.push_back(std::move(out.at(name)));

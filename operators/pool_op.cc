@@ -32,7 +32,7 @@ void PoolBackward<CPUContext, false>(const PoolParams& p, const float* x, const 
 namespace {
 std::vector<TensorInfo> PoolShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
   if (!in[0].known) return {TensorInfo::Unknown()};
-  const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::Pool, ParseConvPoolArgs(def, ConvPoolKind::Pool), in[0].dims);
+  const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::Pool, ParsePoolArgs(def), in[0].dims);
   return {TensorInfo::Of(g.y_shape(), in[0].dtype)};
 }
 const char* kPoolDoc =

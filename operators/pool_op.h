@@ -10,7 +10,10 @@
 // The CUDNN engine (pool_op_cudnn.cc) takes the symmetric-padding cases.
 #pragma once
 
+#include <algorithm>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
@@ -92,6 +95,45 @@ void PoolForward(const PoolParams& p, const float* x, float* y, Context* ctx);
 template <class Context, bool kMax>
 void PoolBackward(const PoolParams& p, const float* x, const float* y, const float* dy, float* dx, Context* ctx);
 
+// The pooling ops' arguments (conv_pool_shape.h's rules). With global_pooling, Caffe2 refused a
+// stride or pad only when its value was not the default, and its translator (caffe_translator.py)
+// writes the defaults out: `kernel: 0, stride: 1, pad: 0` (or the _h/_w and plural forms). A family
+// (the stride arguments, the pad arguments) whose every given value is the default is dropped here
+// before parsing; any other value keeps conv_pool_shape.h's refusal. (kernel 0 needs nothing:
+// global pooling ignores the kernel.)
+inline ConvPoolArgs ParsePoolArgs(const caffe2::OperatorDef& def) {
+  ArgumentHelper a(def);
+  if (a.GetSingleArgument<int>("global_pooling", 0) == 0) return ParseConvPoolArgs(def, ConvPoolKind::Pool);
+  struct Family {
+    std::vector<const char*> singular;
+    const char* plural;
+    int default_value;
+  };
+  const Family families[] = {{{"stride", "stride_h", "stride_w"}, "strides", 1},
+                             {{"pad", "pad_t", "pad_l", "pad_b", "pad_r"}, "pads", 0}};
+  std::vector<std::string> drop;
+  for (const Family& f : families) {
+    bool all_default = true;
+    std::vector<std::string> given;
+    for (const char* name : f.singular) {
+      if (!a.HasArgument(name)) continue;
+      given.push_back(name);
+      all_default &= a.GetSingleArgument<int>(name, f.default_value) == f.default_value;
+    }
+    if (a.HasArgument(f.plural)) {
+      given.push_back(f.plural);
+      for (int v : a.GetRepeatedArgument<int>(f.plural)) all_default &= v == f.default_value;
+    }
+    if (all_default) drop.insert(drop.end(), given.begin(), given.end());
+  }
+  if (drop.empty()) return ParseConvPoolArgs(def, ConvPoolKind::Pool);
+  caffe2::OperatorDef trimmed = def;
+  trimmed.clear_arg();
+  for (const auto& arg : def.arg())
+    if (std::find(drop.begin(), drop.end(), arg.name()) == drop.end()) *trimmed.add_arg() = arg;
+  return ParseConvPoolArgs(trimmed, ConvPoolKind::Pool);
+}
+
 inline PoolParams MakePoolParams(const ConvPoolGeom& g, bool count_include_pad) {
   return PoolParams{g.N, g.C, g.H, g.W, g.OH, g.OW, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, count_include_pad};
 }
@@ -100,7 +142,7 @@ template <class Context, bool kMax>
 class PoolOp final : public Operator<Context> {
  public:
   PoolOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Pool)),
+      : Operator<Context>(def, ws), args_(ParsePoolArgs(def)),
         count_include_pad_(this->template GetSingleArgument<int>("count_include_pad", 0) != 0) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
@@ -120,7 +162,7 @@ template <class Context, bool kMax>
 class PoolGradientOp final : public Operator<Context> {
  public:
   PoolGradientOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Pool)),
+      : Operator<Context>(def, ws), args_(ParsePoolArgs(def)),
         count_include_pad_(this->template GetSingleArgument<int>("count_include_pad", 0) != 0) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);

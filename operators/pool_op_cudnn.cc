@@ -51,7 +51,7 @@ template <class Fallback>
 class CudnnPoolBase : public Operator<CUDAContext> {
  public:
   CudnnPoolBase(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<CUDAContext>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Pool)),
+      : Operator<CUDAContext>(def, ws), args_(ParsePoolArgs(def)),
         count_include_pad_(GetSingleArgument<int>("count_include_pad", 0) != 0), ws_(ws) {}
 
  protected:

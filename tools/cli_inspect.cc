@@ -9,24 +9,34 @@
 #include "core/memory_report.h"
 #include "core/placement.h"
 #include "core/proto_io.h"
+#include "core/types.h"
 #include "core/workspace.h"
 #include "tools/cli_common.h"
 
 namespace hetnet_cli {
 
 const char* const kInspectHelp =
-    "usage: hetnet inspect NET [--init INIT_NET] [--placement] [--dot] [--svg FILE] [--memory [--shape NAME=D0,D1,...]...]\n"
+    "usage: hetnet inspect NET [--init INIT_NET] [--placement [--devices LIST]] [--dot] [--svg FILE] [--memory]\n"
+    "                      [--shape NAME=D0,D1,...]...\n"
     "\n"
     "Prints NET's name, type, one line per operator (index, type, device, engine, inputs -> outputs)\n"
     "and its external inputs and outputs. NET is a NetDef file, binary or text format.\n"
-    "  --init FILE    run this init net first so weights' devices and shapes are known\n"
+    "  --init FILE    run this init net first so weights' devices and shapes are known (with\n"
+    "                 --devices it is planned on those devices instead, not run)\n"
     "  --placement    also print where each operator runs and the cross-device copies hetnet inserts\n"
     "  --dot          print the placement as a Graphviz graph instead of text (ops coloured by device,\n"
     "                 copies as red edges across device boundaries, with bytes per run)\n"
     "  --svg FILE     write that graph as SVG (needs Graphviz's `dot`)\n"
+    "  --devices LIST plan the placement for a machine with these devices instead of this one, e.g.\n"
+    "                 cpu,cuda:0,cuda:1 (the CPU is always there; GPUs are numbered from 0): nothing\n"
+    "                 runs and no GPU is needed; --init is planned on the same devices, not run, and\n"
+    "                 copy bytes come from shape inference (--shape gives external inputs' shapes);\n"
+    "                 implies --placement\n"
     "  --memory       each blob's shape and bytes, parameters per device and the memory required for\n"
     "                 data (Caffe's count: in-place outputs add nothing); parameters are the init net's\n"
-    "                 outputs, input shapes come from --shape (float32) and the init net\n"
+    "                 outputs, input shapes come from --shape and the init net\n"
+    "  --shape NAME=D0,D1,...[:TYPE]  an external input's shape and element type (default float32,\n"
+    "                 e.g. label=16:int32), for --memory and --devices\n"
     "  -h, --help     this help\n"
     "placement:\n";
 
@@ -47,6 +57,82 @@ std::string Join(const google::protobuf::RepeatedPtrField<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
+}
+
+// "cpu,cuda:0" -> {"cpu", "cuda:0"} (spaces around names ignored); the names are checked by
+// hetnet::PlannedGpuCount.
+std::vector<std::string> SplitDeviceList(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
+  }
+  if (!list.empty() && list.back() == ',') out.push_back("");
+  return out;
+}
+
+std::map<std::string, hetnet::TensorInfo> ParseShapeFlags(const std::vector<std::string>& flags) {
+  std::map<std::string, hetnet::TensorInfo> shapes;
+  for (const auto& f : flags) {
+    const size_t eq = f.find('=');
+    if (eq == std::string::npos) throw UsageError("--shape wants NAME=D0,D1,..., got '" + f + "'");
+    std::string value = f.substr(eq + 1);
+    hetnet::DataType dtype = hetnet::DataType::Float;
+    const size_t colon = value.rfind(':');
+    if (colon != std::string::npos) {  // NAME=D0,D1:int32
+      const std::string type_name = value.substr(colon + 1);
+      value.resize(colon);
+      bool found = false;
+      std::string known;
+      for (int v = 1; v <= 13; ++v) {
+        if (!hetnet::IsKnownDataType(v) || v == static_cast<int>(hetnet::DataType::String)) continue;
+        const auto t = static_cast<hetnet::DataType>(v);
+        known += std::string(known.empty() ? "" : ", ") + hetnet::DataTypeName(t);
+        if (type_name == hetnet::DataTypeName(t)) dtype = t, found = true;
+      }
+      if (!found) throw UsageError("--shape '" + f + "': unknown element type '" + type_name + "' (" + known + ")");
+    }
+    std::vector<int64_t> dims;
+    std::stringstream ds(value);
+    for (std::string d; std::getline(ds, d, ',');) {
+      try {
+        dims.push_back(std::stoll(d));
+      } catch (const std::exception&) {
+        throw UsageError("--shape: bad dimension '" + d + "' in '" + f + "'");
+      }
+    }
+    shapes[f.substr(0, eq)] = hetnet::TensorInfo::Of(dims, dtype);
+  }
+  return shapes;
+}
+
+// Offline plan: the init net (if any) is planned on the same devices, not run; its outputs' planned
+// devices and inferred shapes, then --shape, describe the net's external inputs.
+hetnet::CopyPassResult PlanOffline(const caffe2::NetDef& net, const std::string& init_path,
+                                   const std::vector<std::string>& devices,
+                                   const std::map<std::string, hetnet::TensorInfo>& flag_shapes) {
+  std::map<std::string, hetnet::Device> input_devices;
+  std::map<std::string, hetnet::TensorInfo> input_shapes;
+  const hetnet::PlacementOptions& opts = hetnet::DefaultPlacementOptions();
+  if (!init_path.empty()) {
+    const caffe2::NetDef init = hetnet::ReadNetDef(init_path);
+    hetnet::CopyPassResult planned;
+    try {
+      planned = hetnet::PlanPlacement(init, devices, {}, {}, opts);
+    } catch (hetnet::Error& e) {
+      throw e.AddContext("in the init net " + init_path);
+    }
+    for (const auto& op : init.op())
+      for (const auto& name : op.output()) {
+        auto d = planned.blob_devices.find(name);
+        if (d != planned.blob_devices.end()) input_devices[name] = d->second;
+        auto s = planned.blob_shapes.find(name);
+        if (s != planned.blob_shapes.end()) input_shapes[name] = s->second;
+      }
+  }
+  for (const auto& [name, info] : flag_shapes) input_shapes[name] = info;
+  return hetnet::PlanPlacement(net, devices, input_devices, input_shapes, opts);
 }
 
 }  // namespace
@@ -72,7 +158,8 @@ int InspectCommand(int argc, char** argv) {
   ArgReader args(argc, argv, 1);
   std::string net_path, init_path;
   bool placement = false, dot = false, memory = false;
-  std::string svg_path;
+  std::string svg_path, devices_flag;
+  bool have_devices = false;
   std::vector<std::string> shape_flags;
   std::string shape_flag;
   while (!args.Done()) {
@@ -81,6 +168,8 @@ int InspectCommand(int argc, char** argv) {
       return kExitOk;
     } else if (PlacementSwitch(args)) {
     } else if (args.Flag("--svg", &svg_path)) {
+    } else if (args.Flag("--devices", &devices_flag)) {
+      have_devices = true;
     } else if (args.Switch("--placement")) {
       placement = true;
     } else if (args.Switch("--dot")) {
@@ -99,12 +188,41 @@ int InspectCommand(int argc, char** argv) {
     }
   }
   if (net_path.empty()) throw UsageError("inspect needs a NET file");
+  std::vector<std::string> devices;
+  if (have_devices) {
+    devices = SplitDeviceList(devices_flag);
+    try {
+      hetnet::PlannedGpuCount(devices);
+    } catch (const hetnet::Error& e) {
+      throw UsageError("--devices '" + devices_flag + "': " + e.message());
+    }
+    if (!dot && svg_path.empty()) placement = true;
+  }
   const caffe2::NetDef net = hetnet::ReadNetDef(net_path);
   if (!dot) std::cout << DescribeNet(net);
   if (placement || dot || !svg_path.empty()) {
-    hetnet::Workspace ws;
-    if (!init_path.empty()) ws.RunNetOnce(hetnet::ReadNetDef(init_path));
-    const hetnet::CopyPassResult placed = hetnet::PlaceNet(net, ws, hetnet::DefaultPlacementOptions());
+    hetnet::CopyPassResult placed;
+    if (have_devices) {
+      const int gpus = hetnet::PlannedGpuCount(devices);
+      if (gpus > 0 && !hetnet::HasCudaSupport())
+        std::cerr << "note: this hetnet was built without CUDA, so it cannot tell which operator types have CUDA "
+                     "kernels; the plan assumes every type has one\n";
+      placed = PlanOffline(net, init_path, devices, ParseShapeFlags(shape_flags));
+      std::string list = "cpu";
+      for (int i = 0; i < gpus; ++i) list += ", cuda:" + std::to_string(i);
+      if (!dot) std::cout << "Offline plan for a machine with " << list << " (nothing was run)\n";
+    } else {
+      hetnet::Workspace ws;
+      if (!init_path.empty()) ws.RunNetOnce(hetnet::ReadNetDef(init_path));
+      try {
+        placed = hetnet::PlaceNet(net, ws, hetnet::DefaultPlacementOptions());
+      } catch (hetnet::Error& e) {
+        if (e.kind() == hetnet::ErrorKind::kUnsupported &&
+            e.message().find("GPUs this machine does not have") != std::string::npos)
+          throw e.AddContext("to see the plan for a machine with GPUs from this one: --devices cpu,cuda:0[,cuda:1...]");
+        throw;
+      }
+    }
     if (placement || dot) std::cout << (dot ? placed.report.ToDot() : placed.report.ToText());
     if (!svg_path.empty()) {
       const std::string svg = hetnet::DotToSvg(placed.report.ToDot());
@@ -129,20 +247,7 @@ int InspectCommand(int argc, char** argv) {
         if (b && b->IsTensor()) shapes[name] = hetnet::TensorInfo::Of(b->GetTensor().shape(), b->GetTensor().dtype());
       }
     }
-    for (const auto& f : shape_flags) {
-      const size_t eq = f.find('=');
-      if (eq == std::string::npos) throw UsageError("--shape wants NAME=D0,D1,..., got '" + f + "'");
-      std::vector<int64_t> dims;
-      std::stringstream ds(f.substr(eq + 1));
-      for (std::string d; std::getline(ds, d, ',');) {
-        try {
-          dims.push_back(std::stoll(d));
-        } catch (const std::exception&) {
-          throw UsageError("--shape: bad dimension '" + d + "' in '" + f + "'");
-        }
-      }
-      shapes[f.substr(0, eq)] = hetnet::TensorInfo::Of(dims, hetnet::DataType::Float);
-    }
+    for (const auto& [name, info] : ParseShapeFlags(shape_flags)) shapes[name] = info;
     std::cout << hetnet::MemoryReportFromShapes(net, shapes, params).ToText();
   }
   return kExitOk;

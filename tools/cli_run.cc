@@ -6,12 +6,69 @@
 #include "core/memonger.h"
 #include "core/net.h"
 #include "core/npy.h"
+#include "core/op_schema.h"
 #include "core/predictor.h"
 #include "core/profiler.h"
 #include "core/proto_io.h"
 #include "tools/cli_common.h"
 
 namespace hetnet_cli {
+
+namespace {
+// An input that replaces a blob the init net filled (a model-zoo `data` placeholder) may have
+// another shape; the predict net's shape inference must accept it. Says so on stderr, and refuses
+// (naming the input, both shapes and the operator) where shape inference finds the net cannot take it.
+void NoteReplacedInputs(const hetnet::Predictor& predictor, const hetnet::Predictor::TensorMap& feed) {
+  const auto& filled = predictor.filled_input_names();
+  std::map<std::string, hetnet::TensorInfo> known;
+  std::vector<std::string> reshaped;
+  for (const auto& name : filled) {
+    const hetnet::Tensor& weight = predictor.weights().GetBlobOrThrow(name).GetTensor();
+    auto it = feed.find(name);
+    if (it == feed.end()) {
+      known[name] = hetnet::TensorInfo::Of(weight.shape(), weight.dtype());
+      continue;
+    }
+    const hetnet::Tensor& t = it->second;
+    std::cerr << "note: input '" << name << "' replaces the blob the init net filled";
+    if (t.shape() != weight.shape() || t.dtype() != weight.dtype()) {
+      std::cerr << " (" << weight.DebugString() << " there, " << t.DebugString() << " given)";
+      reshaped.push_back(name);
+    }
+    std::cerr << "\n";
+    known[name] = hetnet::TensorInfo::Of(t.shape(), t.dtype());
+  }
+  if (reshaped.empty()) return;
+  for (const auto& [name, t] : feed) known.emplace(name, hetnet::TensorInfo::Of(t.shape(), t.dtype()));
+  const caffe2::NetDef& net = predictor.predict_net();
+  for (int i = 0; i < net.op_size(); ++i) {
+    const auto& op = net.op(i);
+    std::vector<hetnet::TensorInfo> in;
+    for (const auto& name : op.input()) {
+      auto it = known.find(name);
+      in.push_back(it == known.end() ? hetnet::TensorInfo::Unknown() : it->second);
+    }
+    std::vector<hetnet::TensorInfo> out;
+    const hetnet::OpSchema* schema = hetnet::OpSchemaRegistry::Find(op.type());
+    if (schema && schema->HasShapeInference()) {
+      try {
+        out = schema->InferShapes(op, in);
+      } catch (hetnet::Error& e) {
+        std::string names;
+        for (const auto& n : reshaped) names += (names.empty() ? "'" : ", '") + n + "'";
+        e.AddContext(hetnet::OperatorContext(net, i));
+        e.AddContext("the net's shape inference does not accept the shape given for input " + names +
+                     " (it differs from the blob the init net filled)");
+        throw;
+      }
+    }
+    for (int k = 0; k < op.output_size(); ++k) {
+      if (k < static_cast<int>(out.size()) && out[k].known) known[op.output(k)] = out[k];
+      else known.erase(op.output(k));
+    }
+  }
+}
+}  // namespace
 
 const char* const kRunHelp =
     "usage: hetnet run --predict PREDICT_NET [--init INIT_NET] [--input NAME=FILE ...]\n"
@@ -23,7 +80,9 @@ const char* const kRunHelp =
     "  --init FILE          init net (optional: a predict net may need no weights)\n"
     "  --predict FILE       predict net (required)\n"
     "  --input NAME=FILE    feed blob NAME from FILE: a .npy file or a serialized TensorProto\n"
-    "                       (detected by content); repeat for every external input\n"
+    "                       (detected by content); repeat for every external input. An input that the\n"
+    "                       init net also fills (a model-zoo `data` placeholder) replaces that blob,\n"
+    "                       with a note on stderr; its shape may differ where shape inference allows\n"
     "  --output NAME[=OUT]  print blob NAME (default: every external output), or write it to OUT as .npy;\n"
     "                       a blob that is not an external output is fetched as well\n"
     "  --iters N            run N times (default 1) and report the mean time per run\n"
@@ -91,6 +150,7 @@ int RunCommand(int argc, char** argv) {
     predict_net = planned.net;
   }
   hetnet::Predictor predictor(init_net, predict_net);
+  NoteReplacedInputs(predictor, feed);
   hetnet::Predictor::TensorMap result;
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < iters; ++i) result = predictor.Run(feed);

@@ -6,16 +6,51 @@ thread-safe and copies its inputs in and its outputs out.
 from hetnet import _C
 from hetnet._net import NetProtoForRuntime
 
+_BYTES_LIKE = (bytes, bytearray, memoryview)
+
+
+def _SerializedNet(net, which):
+    """A NetDef, a core.Net, or the serialized bytes of a NetDef (a .pb file's contents) -> bytes."""
+    if isinstance(net, _BYTES_LIKE):
+        return bytes(net)
+    if isinstance(net, str):
+        raise TypeError("Predictor: %s is a str; pass a NetDef, a core.Net or the serialized bytes "
+                        "(open(path, 'rb').read())" % which)
+    if not (hasattr(net, "Proto") or hasattr(net, "SerializeToString")):
+        raise TypeError("Predictor: %s must be a NetDef, a core.Net or serialized bytes, not %s"
+                        % (which, type(net).__name__))
+    return NetProtoForRuntime(net).SerializeToString()
+
 
 class Predictor(object):
+    """Caffe2's ``workspace.Predictor(init_net, predict_net)``.
+
+    ``init_net`` and ``predict_net`` are NetDef objects, ``core.Net`` objects, or the serialized
+    bytes of a NetDef (the tutorial's ``open('init_net.pb', 'rb').read()``).
+
+    ``run(list)`` feeds ``positional_input_names`` in order: the predict net's external inputs that
+    the init net did not fill (exactly that many arrays), or, when the init net filled every
+    external input (model-zoo init nets also fill ``data`` with a placeholder), the first
+    ``len(list)`` external inputs in ``external_input`` order, as Caffe2 did (a zoo net lists
+    ``data`` first). Caffe2 always fed the first ``len(list)`` external inputs, whatever the init
+    net filled; here, when some inputs are not filled, the list gives those, so that a net listing
+    its weights before its data still takes ``[data]``.
+
+    ``run(dict)`` feeds by name: every name in ``input_names`` must be given, and any external input
+    that the init net filled may be given too. A blob fed that the init net had filled is replaced
+    for that run only: the predictor's weights are never modified by a run.
+
+    Returns a list of arrays in ``output_names`` (external output) order.
+    """
+
     def __init__(self, init_net, predict_net, outputs_to_cpu=True):
-        self._predictor = _C.Predictor(NetProtoForRuntime(init_net).SerializeToString(),
-                                       NetProtoForRuntime(predict_net).SerializeToString(),
+        self._predictor = _C.Predictor(_SerializedNet(init_net, "init_net"),
+                                       _SerializedNet(predict_net, "predict_net"),
                                        bool(outputs_to_cpu))
 
     def run(self, inputs):
-        """inputs: a list of arrays in input_names order, or {name: array}; returns a list of
-        arrays in output_names order."""
+        """inputs: a list of arrays (see the class docstring for the order), or {name: array};
+        returns a list of arrays in output_names order."""
         from hetnet.workspace import _AsFeedableArray
         if isinstance(inputs, dict):
             inputs = {str(k): _AsFeedableArray(v) for k, v in inputs.items()}
@@ -25,7 +60,18 @@ class Predictor(object):
 
     @property
     def input_names(self):
+        """External inputs of the predict net that the init net did not fill (to be fed)."""
         return list(self._predictor.input_names)
+
+    @property
+    def filled_input_names(self):
+        """External inputs of the predict net that the init net filled (a run may replace them)."""
+        return list(self._predictor.filled_input_names)
+
+    @property
+    def positional_input_names(self):
+        """What run(list) feeds, in order."""
+        return list(self._predictor.positional_input_names)
 
     @property
     def output_names(self):

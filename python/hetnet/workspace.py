@@ -175,15 +175,57 @@ def GetPlacementOptions():
     return {"strict": strict, "soft_placement": soft}
 
 
-def PlacementReport(net, strict=None, soft_placement=None):
+def PlacementReport(net, strict=None, soft_placement=None, devices=None, init_net=None, input_shapes=None):
     """Where each op of net would run against the current workspace, and the copies inserted:
     {'net_name', 'ops': [{'index','type','device','engine','reason'}], 'copies': [...],
-    'text': the C++ report text, 'dot': Graphviz}."""
+    'text': the C++ report text, 'dot': Graphviz}.
+
+    devices: plan offline for a machine with these devices instead of this one (as
+    `hetnet inspect --placement --devices`): a list such as ['cpu', 'cuda:0', 'cuda:1'] (or the
+    string 'cpu,cuda:0'; the CPU is always there, GPUs are numbered from 0). Nothing runs and no
+    GPU is needed. External inputs' devices and shapes come from the current workspace, then from
+    init_net (planned on the same devices, not run), then from input_shapes ({blob: shape or
+    (shape, TensorProto dtype)}); copy bytes are known where shape inference knows the shape.
+    A net op on a GPU the list lacks raises hetnet.UnsupportedError naming it, unless soft
+    placement. init_net and input_shapes need devices."""
     opts = GetPlacementOptions()
     strict = opts["strict"] if strict is None else bool(strict)
     soft = opts["soft_placement"] if soft_placement is None else bool(soft_placement)
-    _, _, report = _C.place_net(_NetProtoBytes(net), strict, soft)
+    if devices is None:
+        if init_net is not None or input_shapes is not None:
+            raise ValueError("PlacementReport: init_net and input_shapes are for offline planning; "
+                             "give devices=[...] too")
+        _, _, report = _C.place_net(_NetProtoBytes(net), strict, soft)
+        return report
+    if isinstance(devices, str):
+        devices = devices.split(",")
+    names = []
+    for d in devices:
+        if isinstance(d, caffe2_pb2.DeviceOption):
+            d = "cpu" if d.device_type == caffe2_pb2.CPU else \
+                "cuda:{}".format(d.device_id) if d.device_type == caffe2_pb2.CUDA else \
+                "device_type {}:{}".format(d.device_type, d.device_id)
+        if not isinstance(d, str):
+            raise TypeError("PlacementReport: devices holds names such as 'cpu' and 'cuda:0', got {!r}"
+                            .format(d))
+        names.append(d.strip())
+    shapes = _ShapesArg(input_shapes)
+    init_bytes = b"" if init_net is None else _NetProtoBytes(init_net)
+    _, _, report = _C.plan_placement(_NetProtoBytes(net), names, strict, soft, init_bytes, shapes, True)
+    report["devices"] = names
     return report
+
+
+def _ShapesArg(input_shapes):
+    """{name: shape or (shape, TensorProto dtype)} -> {name: (shape list, dtype)}; float32 by default."""
+    shapes = {}
+    for name, value in (input_shapes or {}).items():
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], int) \
+                and isinstance(value[0], (list, tuple)):
+            shapes[str(name)] = (list(value[0]), value[1])
+        else:
+            shapes[str(name)] = (list(value), caffe2_pb2.TensorProto.FLOAT)
+    return shapes
 
 
 def FormatPlacementReport(report):
@@ -210,13 +252,7 @@ def MemoryReport(net, input_shapes=None, params=None):
     if params is None:
         params = getattr(net, "params", [])
     net = getattr(net, "net", net)  # a ModelHelper's forward net
-    shapes = {}
-    for name, value in (input_shapes or {}).items():
-        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], int) \
-                and isinstance(value[0], (list, tuple)):
-            shapes[str(name)] = (list(value[0]), value[1])
-        else:
-            shapes[str(name)] = (list(value), caffe2_pb2.TensorProto.FLOAT)
+    shapes = _ShapesArg(input_shapes)
     return _C.memory_report(_NetProtoBytes(net), shapes, [str(p) for p in params], input_shapes is None)
 
 

@@ -65,6 +65,40 @@ void InitPlacement(py::module_& m) {
     opts.soft_placement = soft_placement;
     return ResultToTuple(hetnet::PlaceNet(net, *CurrentWorkspace(), opts));
   });
+  // Offline plan for a machine with `devices` ("cpu", "cuda:N"): external inputs' devices and shapes
+  // from the current workspace (if from_workspace), then the init net planned on the same devices
+  // (not run; b"" for none), then `shapes` ({blob: (dims, TensorProto dtype)}).
+  m.def("plan_placement", [](const py::bytes& net_bytes, const std::vector<std::string>& devices, bool strict,
+                             bool soft_placement, const py::bytes& init_bytes,
+                             const std::map<std::string, std::pair<std::vector<int64_t>, int>>& shapes,
+                             bool from_workspace) {
+    auto net = ParseProto<caffe2::NetDef>(net_bytes, "NetDef");
+    hetnet::PlacementOptions opts;
+    opts.strict = strict;
+    opts.soft_placement = soft_placement;
+    std::map<std::string, hetnet::Device> input_devices;
+    std::map<std::string, hetnet::TensorInfo> input_shapes;
+    if (from_workspace) hetnet::ExternalInputsFromWorkspace(net, *CurrentWorkspace(), &input_devices, &input_shapes);
+    if (py::len(init_bytes) > 0) {
+      auto init = ParseProto<caffe2::NetDef>(init_bytes, "NetDef");
+      hetnet::CopyPassResult planned;
+      try {
+        planned = hetnet::PlanPlacement(init, devices, {}, {}, opts);
+      } catch (hetnet::Error& e) {
+        throw e.AddContext("in the init net '" + init.name() + "'");
+      }
+      for (const auto& op : init.op())
+        for (const auto& name : op.output()) {
+          auto d = planned.blob_devices.find(name);
+          if (d != planned.blob_devices.end()) input_devices[name] = d->second;
+          auto sh = planned.blob_shapes.find(name);
+          if (sh != planned.blob_shapes.end()) input_shapes[name] = sh->second;
+        }
+    }
+    for (const auto& [name, info] : shapes)
+      input_shapes[name] = hetnet::TensorInfo::Of(info.first, static_cast<hetnet::DataType>(info.second));
+    return ResultToTuple(hetnet::PlanPlacement(net, devices, input_devices, input_shapes, opts));
+  });
   m.def("get_placement_options", [] {
     const auto& o = hetnet::DefaultPlacementOptions();
     return py::make_tuple(o.strict, o.soft_placement);

@@ -23,28 +23,28 @@ std::unique_ptr<hetnet::Predictor> MakePredictor(const py::bytes& init_net, cons
   return std::make_unique<hetnet::Predictor>(init, predict, options);
 }
 
-// Inputs: a list (by position in input_names) or a dict {name: array}; outputs: list of arrays in
-// output_names order (copies).
+// Inputs: a list (by position in positional_input_names) or a dict {name: array}; outputs: list of
+// arrays in output_names order (copies).
 py::list Run(const hetnet::Predictor& predictor, const py::object& inputs) {
-  hetnet::Predictor::TensorMap named;
+  std::vector<hetnet::Tensor> outputs;
   if (py::isinstance<py::dict>(inputs)) {
+    hetnet::Predictor::TensorMap named;
     for (auto item : py::reinterpret_borrow<py::dict>(inputs))
       named[py::cast<std::string>(item.first)] = TensorFromArray(py::reinterpret_borrow<py::array>(item.second));
+    hetnet::Predictor::TensorMap out;
+    {
+      py::gil_scoped_release release;
+      out = predictor.Run(named);
+    }
+    for (const auto& name : predictor.output_names()) outputs.push_back(out.at(name));
   } else {
-    const auto& names = predictor.input_names();
-    py::list values(inputs);
-    HN_ENFORCE(values.size() == names.size(), "Predictor.run got ", values.size(), " inputs; the net takes ",
-               names.size());
-    for (size_t i = 0; i < names.size(); ++i)
-      named[names[i]] = TensorFromArray(py::reinterpret_borrow<py::array>(values[i]));
-  }
-  hetnet::Predictor::TensorMap outputs;
-  {
+    std::vector<hetnet::Tensor> values;
+    for (auto v : py::list(inputs)) values.push_back(TensorFromArray(py::reinterpret_borrow<py::array>(v)));
     py::gil_scoped_release release;
-    outputs = predictor.Run(named);
+    outputs = predictor.Run(values);  // checks the count (core/predictor.h)
   }
   py::list result;
-  for (const auto& name : predictor.output_names()) result.append(ArrayFromTensor(outputs.at(name)));
+  for (const auto& t : outputs) result.append(ArrayFromTensor(t));
   return result;
 }
 
@@ -60,6 +60,8 @@ void InitPredictor(py::module_& m) {
       .def("run", &Run, py::arg("inputs"))
       .def_property_readonly("input_names", &hetnet::Predictor::input_names)
       .def_property_readonly("output_names", &hetnet::Predictor::output_names)
+      .def_property_readonly("filled_input_names", &hetnet::Predictor::filled_input_names)
+      .def_property_readonly("positional_input_names", &hetnet::Predictor::positional_input_names)
       .def("num_instances", &hetnet::Predictor::NumInstances);
 #else
   m.attr("has_predictor") = false;
