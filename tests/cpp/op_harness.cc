@@ -161,7 +161,7 @@ std::string Compare(const std::string& what, const RefTensor& got, const RefTens
   const double t = IsFloating(want.dtype) ? tol : 0.0;
   for (int64_t k = 0; k < want.numel(); ++k) {
     const double a = got.data[k], b = want.data[k];
-    const bool ok = std::abs(a - b) <= t * std::max(1.0, std::abs(b)) || (std::isnan(a) && std::isnan(b));
+    const bool ok = std::abs(a - b) <= t * std::max(1.0, std::abs(b)) || a == b || (std::isnan(a) && std::isnan(b));  // a == b: the same infinity
     if (!ok && ++bad <= 3) ss << (bad > 1 ? "; " : "") << what << "[" << k << "] = " << a << ", expected " << b;
   }
   if (bad > 3) ss << "; ... " << bad << " of " << want.numel() << " elements differ (tol " << tol << ")";
