@@ -8,6 +8,7 @@ DynamicBatcher::DynamicBatcher(BatcherOptions options, int num_workers, Execute 
     : options_(std::move(options)), execute_(std::move(execute)), reject_(std::move(reject)) {
   std::sort(options_.preferred_batch_sizes.begin(), options_.preferred_batch_sizes.end());
   levels_.resize(std::max<size_t>(1, options_.priority_levels));
+  busy_.assign(static_cast<size_t>(std::max(1, num_workers)), 0);
   for (int w = 0; w < std::max(1, num_workers); ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
 }
 
@@ -31,6 +32,33 @@ void DynamicBatcher::Enqueue(std::unique_ptr<QueuedRequest>& request) {
     ++depth_;
   }
   cv_.notify_one();
+}
+
+bool DynamicBatcher::TryExecuteNow(std::unique_ptr<QueuedRequest>& request) {
+  int worker = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (options_.max_batch_size != 0 || depth_ != 0 || stopping_) return false;
+    for (size_t w = 0; w < busy_.size() && worker < 0; ++w)
+      if (!busy_[w]) worker = static_cast<int>(w);
+    if (worker < 0) return false;
+    busy_[worker] = 1;
+  }
+  struct Free {  // however execute_ ends
+    DynamicBatcher* self;
+    int worker;
+    ~Free() {
+      {
+        std::lock_guard<std::mutex> lock(self->mu_);
+        self->busy_[worker] = 0;
+      }
+      self->cv_.notify_all();  // the instance's worker may have work waiting for it
+    }
+  } free{this, worker};
+  Batch batch;
+  batch.push_back(std::move(request));
+  execute_(batch, worker);
+  return true;
 }
 
 size_t DynamicBatcher::Depth() const {
@@ -104,15 +132,21 @@ bool DynamicBatcher::TakeBatch(Batch* out, Clock::time_point* wake,
 void DynamicBatcher::WorkerLoop(int worker) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    if (busy_[worker]) {  // a caller runs on this instance (TryExecuteNow)
+      cv_.wait(lock);
+      continue;
+    }
     Batch batch;
     std::vector<std::unique_ptr<QueuedRequest>> expired;
     Clock::time_point wake;
     const bool got = TakeBatch(&batch, &wake, &expired);
     if (!expired.empty() || got) {
+      busy_[worker] = got;
       lock.unlock();
       for (auto& r : expired) reject_(std::move(r), Error(ErrorKind::kUnavailable, "Request timeout expired"));
       if (got) execute_(batch, worker);
       lock.lock();
+      busy_[worker] = 0;
       continue;
     }
     if (stopping_ && depth_ == 0) return;

@@ -53,6 +53,11 @@ class DynamicBatcher {
 
   // Throws kUnavailable "Exceeds maximum queue size" when full (the request is left with the caller).
   void Enqueue(std::unique_ptr<QueuedRequest>& request);
+  // Without batching (max_batch_size 0): executes `request` at once on the calling thread when
+  // nothing is queued and an instance is idle (claimed for the run, so instance counts still bound
+  // concurrency) and returns true; otherwise returns false and leaves `request` with the caller.
+  // For short models, whose run costs less than the two thread hand-offs of a queued request.
+  bool TryExecuteNow(std::unique_ptr<QueuedRequest>& request);
   size_t Depth() const;
 
  private:
@@ -69,6 +74,7 @@ class DynamicBatcher {
   std::vector<std::deque<std::unique_ptr<QueuedRequest>>> levels_;
   size_t depth_ = 0;
   bool stopping_ = false;
+  std::vector<char> busy_;  // per instance: executing (its worker, or a caller in TryExecuteNow)
   std::vector<std::thread> workers_;
 };
 

@@ -40,7 +40,8 @@ class ModelVersion {
   std::vector<std::pair<std::string, int>> OpsPerDevice() const;
 
  private:
-  void Execute(DynamicBatcher::Batch& batch, int worker);
+  void Execute(DynamicBatcher::Batch& batch, int worker);  // answers every request; never throws
+  bool ShortEnoughToRunInline() const;
   void Warmup();
   void Answer(std::unique_ptr<QueuedRequest> q, InferResult result);
 

@@ -286,4 +286,183 @@ def InjectCrossDeviceCopies(net, blob_to_device=None):
     return Net(new_proto), result
 
 
+# ---- data types ----
+
+# TensorProto's DataType enum, as Caffe2's core exposed it: core.DataType.FLOAT == 1, ...
+DataType = caffe2_pb2.TensorProto.DataType
+
+
+# ---- device inference ----
+
+def _InferredDeviceOption(op, device):
+    """Caffe2's form of an inferred blob device: the op's own device option when the blob lives
+    where the op runs, an empty DeviceOption (CPU) for CPU, else type and id set."""
+    device_type, device_id = device
+    own = op.device_option
+    own_type = own.device_type if op.HasField("device_option") else caffe2_pb2.CPU
+    own_id = own.device_id if own_type != caffe2_pb2.CPU else 0
+    if (device_type, device_id) == (own_type, own_id):
+        option = caffe2_pb2.DeviceOption()
+        option.CopyFrom(own)
+        return option
+    if device_type == caffe2_pb2.CPU:
+        return caffe2_pb2.DeviceOption()
+    return DeviceOption(device_type, device_id)
+
+
+def InferOpBlobDevices(op):
+    """([DeviceOption of each input], [DeviceOption of each output]) of an OperatorDef, from the
+    operator schema's device inference (e.g. CopyGPUToCPU's output lives on CPU); ops without a
+    schema keep every blob on the op's device."""
+    ins, outs = _C.infer_op_blob_devices(op.SerializeToString())
+    return ([_InferredDeviceOption(op, d) for d in ins], [_InferredDeviceOption(op, d) for d in outs])
+
+
+def InferOpBlobDevicesAsDict(op):
+    """As InferOpBlobDevices, keyed by blob name: ({input: DeviceOption}, {output: DeviceOption})."""
+    input_devices, output_devices = InferOpBlobDevices(op)
+    return (dict(zip(op.input, input_devices)), dict(zip(op.output, output_devices)))
+
+
+# ---- gradients ----
+
+class GradientSlice(tuple):
+    """Caffe2's sparse gradient (indices, values). hetnet's autodiff makes dense gradients only;
+    this exists so code that tests for it imports."""
+
+    def __new__(cls, indices, values):
+        return tuple.__new__(cls, (indices, values))
+
+    @property
+    def indices(self):
+        return self[0]
+
+    @property
+    def values(self):
+        return self[1]
+
+
+def _GradientName(g):
+    if g is None:
+        return None
+    if isinstance(g, GradientSlice):
+        raise TypeError("sparse gradients (GradientSlice) are not supported by hetnet's autodiff")
+    return g.decode("utf-8") if isinstance(g, bytes) else str(g)
+
+
+def _NormalizeGradient(op, result):
+    """A Python gradient function's (ops, g_input) as ([OperatorDef], [name or None])."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise TypeError("the gradient of {} must return (gradient ops, input gradients), got {!r}".format(
+            op.type, result))
+    gradient_ops, g_input = result
+    if gradient_ops is None:
+        gradient_ops = []
+    elif isinstance(gradient_ops, caffe2_pb2.OperatorDef):
+        gradient_ops = [gradient_ops]
+    else:
+        gradient_ops = list(gradient_ops)
+    g_input = [_GradientName(g) for g in (g_input or [])]
+    if len(g_input) != len(op.input):
+        raise ValueError("the gradient of {} gives {} input gradients; the op has {} inputs".format(
+            op.type, len(g_input), len(op.input)))
+    return gradient_ops, g_input
+
+
+class GradientRegistry(object):
+    """Gradient makers by operator type, as Caffe2's core.GradientRegistry.
+
+    ``@GradientRegistry.RegisterGradient('MyOp')`` registers ``f(op, g_output) -> (gradient ops,
+    g_input)``: op is the forward OperatorDef, g_output the gradient blob names of its outputs (None
+    where none flows), g_input the gradient names of its inputs (None for none). The function is
+    handed to the C++ registry that ``Net.AddGradientOperators`` / ``GetBackwardPass`` use, so it is
+    used by autodiff; it replaces a C++ gradient registered for the same type (see
+    docs/caffe2_differences.md)."""
+
+    gradient_registry_ = {}
+
+    @classmethod
+    def RegisterGradient(cls, op_type):
+        def Wrapper(func):
+            def maker(op_bytes, g_output):
+                op = caffe2_pb2.OperatorDef()
+                op.ParseFromString(op_bytes)
+                ops, g_input = _NormalizeGradient(op, func(op, list(g_output)))
+                return [o.SerializeToString() for o in ops], g_input
+            cls.gradient_registry_[op_type] = func
+            _C.register_python_gradient(op_type, maker)
+            return func
+        return Wrapper
+
+    @classmethod
+    def _GetGradientForOpCC(cls, op_def, g_output):
+        ops, g_input = _C.get_gradient_defs(op_def.SerializeToString(),
+                                            ["" if g is None else _GradientName(g) for g in g_output])
+        parsed = []
+        for b in ops:
+            grad_op = caffe2_pb2.OperatorDef()
+            grad_op.ParseFromString(b)
+            parsed.append(grad_op)
+        return parsed, [g if g else None for g in g_input]
+
+    @classmethod
+    def GetGradientForOp(cls, op, g_output):
+        """([gradient OperatorDefs], [input gradient name or None]) for one forward op."""
+        if op.type in cls.gradient_registry_:
+            return _NormalizeGradient(op, cls.gradient_registry_[op.type](op, list(g_output)))
+        return cls._GetGradientForOpCC(op, g_output)
+
+    @classmethod
+    def GetBackwardPass(cls, operators, ys, ys_generate_gradient=False):
+        """The backward pass of a list of forward OperatorDefs (hetnet::GetBackwardPass).
+
+        ys: a list of loss blobs (each seeded with ConstantFill 1.0) or a dict {blob: given
+        gradient blob or None}. Returns ([gradient OperatorDefs], {blob: gradient blob name})."""
+        if isinstance(ys, dict):
+            pairs = [(str(k), "" if v is None else _GradientName(v)) for k, v in ys.items()]
+        else:
+            pairs = [(str(y), "") for y in _ToStringList(ys)]
+        proto = caffe2_pb2.NetDef()
+        proto.op.extend(operators)
+        op_bytes, grad_map = _C.get_backward_pass(proto.SerializeToString(), pairs)
+        gradient_ops = []
+        for b in op_bytes:
+            grad_op = caffe2_pb2.OperatorDef()
+            grad_op.ParseFromString(b)
+            gradient_ops.append(grad_op)
+        return gradient_ops, dict(grad_map)
+
+
+def get_ssa(net, blob_versions=None):
+    """Caffe2's SSA view of a net: ([([(input, version)], [(output, version)]) per op],
+    {blob: last version}); external inputs are version 0, each write adds one."""
+    if isinstance(net, list):
+        blob_versions = {} if blob_versions is None else blob_versions
+        return [get_ssa(n, blob_versions)[0] for n in net], blob_versions
+    proto = net.Proto() if isinstance(net, Net) else net
+    assert isinstance(proto, caffe2_pb2.NetDef)
+    if blob_versions is None:
+        blob_versions = {}
+    for i in proto.external_input:
+        blob_versions.setdefault(str(i), 0)
+    ssa = []
+    for op in proto.op:
+        if not proto.external_input:
+            for i in op.input:
+                blob_versions.setdefault(str(i), 0)
+        inputs = [(str(i), blob_versions.get(str(i), 0)) for i in op.input]
+        for o in op.output:
+            blob_versions[str(o)] = blob_versions.get(str(o), 0) + 1
+        outputs = [(str(o), blob_versions[str(o)]) for o in op.output]
+        ssa.append((inputs, outputs))
+    return ssa, blob_versions
+
+
+def CopyDeviceOption(op, src_op):
+    """Copies src_op's device option into op (when src_op has one); returns op."""
+    if src_op.HasField("device_option"):
+        op.device_option.CopyFrom(src_op.device_option)
+    return op
+
+
 from hetnet._net import Net, NetProtoForRuntime  # noqa: E402,F401

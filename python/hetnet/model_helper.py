@@ -7,10 +7,7 @@ from hetnet import core, scope
 log = logging.getLogger(__name__)
 
 
-class ParameterTags(object):
-    BIAS = "BIAS"
-    WEIGHT = "WEIGHT"
-    COMPUTED_PARAM = "COMPUTED_PARAM"
+from hetnet.modeling.parameter_info import ParameterInfo, ParameterTags  # noqa: E402,F401
 
 
 class Initializer(object):
@@ -40,18 +37,6 @@ def update_initializer(initializer_class, operator_name_and_kwargs, default):
         return initializer_class
     name, kwargs = operator_name_and_kwargs if operator_name_and_kwargs is not None else default
     return Initializer(name, **kwargs)
-
-
-class ParameterInfo(object):
-    def __init__(self, param_id, param, key, shape, tags):
-        self.param_id = param_id
-        self.name = str(param)
-        self.blob = param
-        self.key = key
-        self.shape = shape
-        self.tags = list(tags)
-        self.grad = None
-        self.optimizer = None
 
 
 class ModelHelper(object):
@@ -101,9 +86,15 @@ class ModelHelper(object):
             initializer = Initializer(initializer[0], **initializer[1])
         if not self.init_params:
             initializer = ExternalInitializer()
-        blob = initializer.create_param(core.BlobReference(param_name), self.param_init_net, shape)
+        created = initializer.create_param(core.BlobReference(param_name), self.param_init_net, shape)
         tags = [tags] if isinstance(tags, str) else list(tags or [])
-        info = ParameterInfo(len(self._parameters_info), blob, param_name, shape, tags)
+        if isinstance(created, ParameterInfo):  # a Caffe2-style initializer returns ParameterInfo
+            info, blob = created, created.blob
+            info.param_id = len(self._parameters_info)
+            info.key = param_name
+        else:
+            blob = created
+            info = ParameterInfo(len(self._parameters_info), blob, key=param_name, shape=shape)
         self._parameters_info[param_name] = info
         self.AddParameter(blob, tags)
         return blob
@@ -148,7 +139,7 @@ class ModelHelper(object):
         for param, grad in self.param_to_grad.items():
             info = self.get_param_info(param)
             if info is None:
-                info = ParameterInfo(len(self._parameters_info), param, str(param), None, [])
+                info = ParameterInfo(len(self._parameters_info), core.BlobReference(str(param)), key=str(param))
                 self._parameters_info[str(param)] = info
             info.grad = grad
         return self.grad_map
@@ -169,7 +160,7 @@ class ModelHelper(object):
             if str(p) in self.param_to_grad:
                 info = self.get_param_info(p)
                 if info is None:
-                    info = ParameterInfo(len(self._parameters_info), p, str(p), None, [])
+                    info = ParameterInfo(len(self._parameters_info), core.BlobReference(str(p)), key=str(p))
                     self._parameters_info[str(p)] = info
                 info.grad = self.param_to_grad[str(p)]
                 infos.append(info)

@@ -9,6 +9,7 @@ as UTF-8); fetched string tensors are object arrays of bytes, as in Caffe2.
 """
 import collections
 import time
+import types
 
 import numpy as np
 
@@ -16,18 +17,94 @@ from hetnet import _C, core, scope
 from hetnet.proto import caffe2_pb2
 from hetnet._net import NetProtoForRuntime
 
+# As Caffe2 (PyTorch 1.x): GPU support is a CUDA build *and* at least one CUDA device; a CUDA build
+# on a machine without a GPU or driver reports False, so GPU tests skip. GpuDeviceType is CUDA
+# either way (scripts build GPU nets on CPU-only machines).
 GpuDeviceType = caffe2_pb2.CUDA
-has_cuda_support = bool(_C.has_cuda_support())
+has_cuda_support = bool(_C.has_cuda_support()) and _C.num_cuda_devices() > 0
 has_gpu_support = has_cuda_support
 has_hip_support = False
+is_asan = False
+has_mkldnn = False
+use_mkldnn = False
 
 
 def NumCudaDevices():
-    return _C.num_cuda_devices()
+    return _C.num_cuda_devices() if has_cuda_support else 0
 
 
 def NumGpuDevices():
     return NumCudaDevices()
+
+
+def _no_gpu_binding(name):
+    def missing(*args, **kwargs):
+        raise NotImplementedError("workspace.{} is not provided by hetnet (no binding for it)".format(name))
+    missing.__name__ = name
+    return missing
+
+
+if has_gpu_support:
+    GetCUDAVersion = _no_gpu_binding("GetCUDAVersion")
+    GetCuDNNVersion = _no_gpu_binding("GetCuDNNVersion")
+    GetDeviceProperties = _no_gpu_binding("GetDeviceProperties")
+    GetGpuPeerAccessPattern = _no_gpu_binding("GetGpuPeerAccessPattern")
+    GetGPUMemoryInfo = _no_gpu_binding("GetGPUMemoryInfo")
+else:  # Caffe2's values without GPU support
+    def GetCUDAVersion():
+        return 0
+
+    def GetCuDNNVersion():
+        return 0
+
+    def GetDeviceProperties(device_id):
+        return None
+
+    def GetGpuPeerAccessPattern():
+        return np.array([])
+
+    def GetGPUMemoryInfo():
+        return None
+
+
+# ---- process setup ----
+
+_global_init_args = None
+
+
+def GlobalInit(args):
+    """Caffe2's process setup from a flags list such as ['caffe2', '--caffe2_log_level=0'].
+
+    The first entry is the program name. Flags are accepted in '--name=value', '--name value' and
+    '--name' forms; hetnet has no gflags, so every flag is recorded (see GlobalInitArgs) and
+    otherwise ignored without error, as Caffe2 ignored the many flags its build did not define.
+    May be called more than once."""
+    global _global_init_args
+    if isinstance(args, (str, bytes)):
+        raise TypeError("GlobalInit takes a list of strings, e.g. ['caffe2', '--caffe2_log_level=0']")
+    args = [a.decode("utf-8") if isinstance(a, bytes) else str(a) for a in args]
+    flags = collections.OrderedDict()
+    i = 1
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("-"):
+            name = arg.lstrip("-")
+            if "=" in name:
+                name, value = name.split("=", 1)
+            elif i + 1 < len(args) and not args[i + 1].startswith("-"):
+                value = args[i + 1]
+                i += 1
+            else:
+                value = "true"
+            flags[name] = value
+        i += 1
+    _global_init_args = flags
+    return True
+
+
+def GlobalInitArgs():
+    """The flags given to the last GlobalInit call ({name: value string}), or None before one."""
+    return None if _global_init_args is None else dict(_global_init_args)
 
 
 # ---- workspaces ----
@@ -290,6 +367,52 @@ def TimeRuns(name, runs=10):
     start = time.perf_counter()
     RunNet(name, runs)
     return (time.perf_counter() - start) / runs
+
+
+# ---- workspace.C: the binding module's names that Caffe2 code touches ----
+
+def _BuildCModule():
+    """A module object standing in for Caffe2's pybind11 module ``C``: the functions our binding
+    has, under Caffe2's names and argument orders (nothing here that hetnet does not do)."""
+    c = types.ModuleType("hetnet.workspace.C", "Caffe2's workspace.C: hetnet's bindings under Caffe2's names")
+    c.has_cuda_support = has_cuda_support
+    c.has_gpu_support = has_gpu_support
+    c.has_hip_support = has_hip_support
+    c.is_asan = is_asan
+    c.has_mkldnn = has_mkldnn
+    c.use_mkldnn = use_mkldnn
+    c.num_cuda_devices = NumCudaDevices
+    c.global_init = GlobalInit
+    c.registered_operators = lambda: sorted(core._KnownOperatorTypes())
+    c.nearby_opnames = lambda name: core.NearbyOperatorNames(name, 5)
+    c.workspaces = _C.workspaces
+    c.current_workspace = _C.current_workspace
+    c.switch_workspace = lambda name, create_if_missing=False: _C.switch_workspace(
+        str(name), bool(create_if_missing))
+    c.reset_workspace = lambda root_folder=None: _C.reset_workspace()
+    c.blobs = _C.blobs
+    c.has_blob = lambda name: _C.has_blob(str(name))
+    c.create_blob = lambda name: _C.create_blob(str(name))
+    c.feed_blob = lambda name, arg, device_option=None: FeedBlob(name, arg, device_option)
+    c.fetch_blob = lambda name: _C.fetch_blob(str(name))
+    c.nets = _C.nets
+    c.create_net = lambda net_bytes, overwrite=False: _C.create_net(net_bytes, bool(overwrite))
+    c.run_net = lambda name, num_iter=1, allow_fail=False: _C.run_net(str(name), int(num_iter))
+    c.run_net_once = _C.run_net_once
+    c.run_operator_once = _C.run_operator_once
+    c.delete_net = _C.delete_net
+    c.benchmark_net = _C.benchmark_net
+    c.get_gradient_defs = _C.get_gradient_defs
+
+    def infer_op_input_output_device(op_bytes):
+        ins, outs = _C.infer_op_blob_devices(op_bytes)
+        return ([core.DeviceOption(t, i).SerializeToString() for t, i in ins],
+                [core.DeviceOption(t, i).SerializeToString() for t, i in outs])
+    c.infer_op_input_output_device = infer_op_input_output_device
+    return c
+
+
+C = _BuildCModule()
 
 
 if _C.has_predictor:  # bound when core/predictor.h is in the tree

@@ -26,7 +26,9 @@ def test_device_type_aliases_and_gpu_flags():
     assert caffe2_pb2.HIP == 6
     assert workspace.GpuDeviceType == 1
     assert workspace.has_hip_support is False
-    assert workspace.has_gpu_support == workspace.has_cuda_support == bool(hetnet._C.has_cuda_support())
+    # As Caffe2: GPU support means a CUDA build *and* at least one device (False without a GPU).
+    assert workspace.has_gpu_support == workspace.has_cuda_support == \
+        (bool(hetnet._C.has_cuda_support()) and hetnet._C.num_cuda_devices() > 0)
     assert workspace.NumCudaDevices() >= 0
 
 

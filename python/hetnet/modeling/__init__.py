@@ -1,0 +1,1 @@
+"""caffe2.python.modeling: parameter bookkeeping (parameter_info) and initializers."""
