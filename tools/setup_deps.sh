@@ -21,8 +21,9 @@ PY=${PYTHON:-python3}
 # tritonclient is the real Triton client the serving tests drive the server with (its gRPC side
 # needs protobuf >= 6.30, < 7; caffe2_pb2 from protoc 3.21 runs on it; grpcio-health-checking >= 1.80
 # would pull protobuf 7).
-"$PY" -c "import hypothesis" 2>/dev/null && "$PY" - <<'PYEOF' || "$PY" -m pip install -q "hypothesis" "numpy" "pybind11>=2.10" "pytest" "protobuf>=6.30,<7" \
+"$PY" - <<'PYEOF' || "$PY" -m pip install -q "hypothesis" "numpy" "pybind11>=2.10" "pytest" "protobuf>=6.30,<7" \
     "tritonclient[http,grpc]==2.73.0" "grpcio-health-checking>=1.70,<1.80" "aiohttp"
 import numpy, pybind11, pytest, google.protobuf, tritonclient.http, tritonclient.grpc, grpc_health.v1, aiohttp
+import hypothesis
 assert tuple(int(x) for x in google.protobuf.__version__.split(".")[:2]) >= (6, 30)
 PYEOF
