@@ -13,6 +13,7 @@ namespace hetnet {
 
 struct Predictor::Instance {
   std::unique_ptr<Workspace> ws;
+  std::shared_ptr<MemoryAccount> account;  // ws's bytes (looked up once, not per run)
   NetBase* net = nullptr;
   // Device of each input when the net instance was created (placement depends on it).
   std::map<std::string, Device> input_devices;
@@ -63,6 +64,7 @@ size_t Predictor::NumInstances() const {
 std::unique_ptr<Predictor::Instance> Predictor::NewInstance() const {
   auto inst = std::make_unique<Instance>();
   inst->ws = std::make_unique<Workspace>(parent_.get());
+  inst->account = WorkspaceMemoryAccount(inst->ws.get());
   for (const auto& name : input_names_) inst->input_devices[name] = assumed_input_device_;
   // Filled inputs get a blob of the instance's own that holds the init net's tensor (shared), so a
   // run can replace it without touching the weights; the net's ops bind to these blobs.
@@ -110,7 +112,7 @@ void Predictor::RestoreFilled(Instance* inst, const std::string& name) const {
   const Tensor& weight = parent_->GetBlobOrThrow(name).GetTensor();
   Tensor* dst = inst->ws->CreateBlob(name)->GetMutable<Tensor>();
   if (written_inputs_.count(name)) {
-    WorkspaceMemoryScope charge_to(inst->ws.get());
+    WorkspaceMemoryScope charge_to(inst->account.get());
     *dst = weight.To(weight.device());  // the net writes it: the weight must not change
   } else {
     *dst = weight;  // shares storage; the net only reads it
@@ -245,7 +247,7 @@ Predictor::TensorMap Predictor::Run(const TensorMap& inputs, RunInfo* info) cons
     }
   } resetter{&returner};
   {
-    WorkspaceMemoryScope charge_to(inst->ws.get());  // copies of inputs count for the workspace
+    WorkspaceMemoryScope charge_to(inst->account.get());  // copies of inputs count for the workspace
     Feed(inst.get(), inputs);
   }
   try {

@@ -35,18 +35,12 @@ void BroadcastCompare(CompareOp op, int64_t pre, int64_t n, int64_t post, const 
 template <class Context, CompareOp Op>
 class ComparisonOp final : public Operator<Context> {
  public:
-  ComparisonOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<Context>(def, ws),
-        broadcast_(this->template GetSingleArgument<int>("broadcast", 0) != 0),
-        axis_(this->template GetSingleArgument<int>("axis", -1)) {}
+  ComparisonOp(const caffe2::OperatorDef& def, Workspace* ws) : Operator<Context>(def, ws), args_(def) {}
 
   void RunOnDevice() override {
     const Tensor& A = this->Input(0);
     const Tensor& B = this->Input(1);
-    HN_ENFORCE(A.dtype() == B.dtype(), this->type(), ": input 0 ('", this->def().input(0), "') is ",
-               DataTypeName(A.dtype()), " but input 1 ('", this->def().input(1), "') is ", DataTypeName(B.dtype()),
-               "; both inputs must have the same dtype");
-    const BroadcastPlan p = ComputeBroadcastPlan(this->def(), A.shape(), B.shape(), broadcast_, axis_);
+    const BroadcastPlan p = args_.Plan(this->def(), A, B);
     switch (A.dtype()) {
       case DataType::Float: return Compute<float>(A, B, p);
       case DataType::Double: return Compute<double>(A, B, p);
@@ -66,8 +60,7 @@ class ComparisonOp final : public Operator<Context> {
     BroadcastCompare<T, Context>(Op, p.pre, p.n, p.post, A.template data<T>(), B.template data<T>(),
                                  C->template mutable_data<bool>(), &this->context_);
   }
-  bool broadcast_;
-  int axis_;
+  LegacyBroadcast args_;
 };
 
 }  // namespace hetnet

@@ -4,6 +4,19 @@
 
 namespace hetnet {
 
+LegacyBroadcast::LegacyBroadcast(const caffe2::OperatorDef& def) {
+  ArgumentHelper a(def);
+  broadcast = a.GetSingleArgument<int>("broadcast", 0) != 0;
+  axis = a.GetSingleArgument<int>("axis", -1);
+}
+
+BroadcastPlan LegacyBroadcast::Plan(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B) const {
+  HN_ENFORCE(A.dtype() == B.dtype(), def.type(), ": input 0 ('", def.input(0), "') is ", DataTypeName(A.dtype()),
+             " but input 1 ('", def.input(1), "') is ", DataTypeName(B.dtype()),
+             "; both inputs must have the same dtype");
+  return ComputeBroadcastPlan(def, A.shape(), B.shape(), broadcast, axis);
+}
+
 BroadcastPlan ComputeBroadcastPlan(const caffe2::OperatorDef& def, const std::vector<int64_t>& a,
                                    const std::vector<int64_t>& b, bool broadcast, int axis, int ai, int bi) {
   auto numel = [](const std::vector<int64_t>& s, size_t from, size_t to) {

@@ -20,21 +20,26 @@ BroadcastPlan ComputeBroadcastPlan(const caffe2::OperatorDef& def, const std::ve
                                    const std::vector<int64_t>& b, bool broadcast, int axis,
                                    int a_index = 0, int b_index = 1);
 
+// Caffe2's legacy broadcast arguments (broadcast, axis) and the check shared by the forward binary
+// ops that use them (the arithmetic here, the comparisons in comparison_ops.h): both inputs of one
+// dtype, B planned against A.
+struct LegacyBroadcast {
+  explicit LegacyBroadcast(const caffe2::OperatorDef& def);
+  BroadcastPlan Plan(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B) const;
+  bool broadcast;
+  int axis;
+};
+
 template <class Context, math::BinaryOp Op>
 class BinaryElementwiseOp final : public Operator<Context> {
  public:
-  BinaryElementwiseOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<Context>(def, ws),
-        broadcast_(this->template GetSingleArgument<int>("broadcast", 0) != 0),
-        axis_(this->template GetSingleArgument<int>("axis", -1)) {}
+  BinaryElementwiseOp(const caffe2::OperatorDef& def, Workspace* ws) : Operator<Context>(def, ws), args_(def) {}
 
   void RunOnDevice() override {
     // Local views keep both inputs' storage alive if C replaces one of them (in place).
     const Tensor A = this->Input(0);
     const Tensor B = this->Input(1);
-    HN_ENFORCE(A.dtype() == B.dtype(), this->type(), ": input 0 ('", this->def().input(0), "') is ",
-               DataTypeName(A.dtype()), " but input 1 ('", this->def().input(1), "') is ", DataTypeName(B.dtype()));
-    const BroadcastPlan p = ComputeBroadcastPlan(this->def(), A.shape(), B.shape(), broadcast_, axis_);
+    const BroadcastPlan p = args_.Plan(this->def(), A, B);
     switch (A.dtype()) {
       case DataType::Float: return Compute<float>(A, B, p);
       case DataType::Double: return Compute<double>(A, B, p);
@@ -53,8 +58,7 @@ class BinaryElementwiseOp final : public Operator<Context> {
     math::BroadcastBinary<T, Context>(Op, p.pre, p.n, p.post, A.template data<T>(), B.template data<T>(),
                                       C->template mutable_data<T>(), &this->context_);
   }
-  bool broadcast_;
-  int axis_;
+  LegacyBroadcast args_;
 };
 
 // AddGradient / SubGradient / MulGradient / DivGradient: inputs (dC, A, B), outputs (dA, dB), float32.

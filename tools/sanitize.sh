@@ -34,6 +34,26 @@ build() {  # build DIR TARGETS...: quiet unless it fails; exit 3 past HETNET_BUI
   build_or_exit "sanitize $MODE" "${LOCK[@]}" cmake --build "$dir" -j"$JOBS" --target "$@"
 }
 
+# serving_suite WHAT VAR=VALUE...: the serving pytest suite (the normal interpreter with the normal
+# build's packages, PYTHONPATH_SERVING) against the sanitized $BUILD/bin/hetnet, with the sanitizer
+# options given; a failed test or any report in $BUILD/san-logs fails the run.
+serving_suite() {
+  local what=$1 rc=0 pyp=${PYTHONPATH_SERVING:-$PWD/build/python}
+  shift
+  if [ ! -d "$pyp/hetnet" ] || ! "$BUILD/bin/hetnet" serve --help >/dev/null 2>&1; then
+    echo "sanitize $MODE: serving suite skipped ($pyp/hetnet missing: build the normal tree first)"
+    return
+  fi
+  step "serving pytest against the $what hetnet"
+  env "$@" HETNET_BIN="$PWD/$BUILD/bin/hetnet" PYTHONPATH="$pyp" \
+    "$PY" -m pytest -q -p no:cacheprovider tests/python/serving "${NOT_UNDER_SANITIZERS[@]}" || rc=$?
+  if compgen -G "$BUILD/san-logs/*" >/dev/null; then
+    echo "---- sanitizer reports:"; head -n 120 "$BUILD/san-logs/"*
+    echo "SANITIZE FAILED: $MODE serving suite: reports in $BUILD/san-logs"; exit 1
+  fi
+  [ "$rc" -eq 0 ] || { echo "SANITIZE FAILED: $MODE serving suite exit $rc"; exit 1; }
+}
+
 case "$MODE" in
 asan)
   BUILD=${SANITIZE_BUILD_DIR:-build-asan}
@@ -73,24 +93,9 @@ asan)
       echo "SANITIZE FAILED: asan Python suite: reports in $BUILD/san-logs"; exit 1
     fi
     [ "$rc" -eq 0 ] || { echo "SANITIZE FAILED: asan Python suite exit $rc"; exit 1; }
-    PYP=${PYTHONPATH_SERVING:-$PWD/build/python}
-    if [ -d "$PYP/hetnet" ] && "$BUILD/bin/hetnet" serve --help >/dev/null 2>&1; then
-      step "serving pytest against the ASan+UBSan hetnet"
-      # The interpreter is the normal one (PYTHONPATH_SERVING: the normal build's packages); the
-      # server is the sanitized binary, leak check at exit included.
-      rc=0
-      ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$PWD/$BUILD/san-logs/asan" \
-        UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$PWD/$BUILD/san-logs/ubsan" \
-        HETNET_BIN="$PWD/$BUILD/bin/hetnet" PYTHONPATH="$PYP" \
-        "$PY" -m pytest -q -p no:cacheprovider tests/python/serving "${NOT_UNDER_SANITIZERS[@]}" || rc=$?
-      if compgen -G "$BUILD/san-logs/*" >/dev/null; then
-        echo "---- sanitizer reports:"; head -n 80 "$BUILD/san-logs/"*
-        echo "SANITIZE FAILED: asan serving suite: reports in $BUILD/san-logs"; exit 1
-      fi
-      [ "$rc" -eq 0 ] || { echo "SANITIZE FAILED: asan serving suite exit $rc"; exit 1; }
-    else
-      echo "sanitize asan: serving suite skipped ($PYP/hetnet missing: build the normal tree first)"
-    fi
+    # The server keeps its leak check at exit.
+    serving_suite "ASan+UBSan" ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$PWD/$BUILD/san-logs/asan" \
+      UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$PWD/$BUILD/san-logs/ubsan"
   fi
   step "done"
   echo "sanitize asan: passed"
@@ -125,24 +130,11 @@ tsan)
   fi
   tail -n 2 "$BUILD/san-logs/catch2.txt"
   rm -f "$BUILD/san-logs/catch2.txt"
-  if [ "${SANITIZE_SKIP_PYTHON:-0}" != 1 ] && [ -x "$BUILD/bin/hetnet" ] && "$BUILD/bin/hetnet" serve --help >/dev/null 2>&1; then
-    PYP=${PYTHONPATH_SERVING:-$PWD/build/python}
-    if [ -d "$PYP/hetnet" ]; then
-      step "serving pytest against the TSan hetnet"
-      # The server keeps running after a report (the tests check its exit codes); every report is
-      # written to san-logs/ and fails the run afterwards.
-      rc=0
-      TSAN_OPTIONS="${TSAN_OPTIONS/halt_on_error=1/halt_on_error=0}:exitcode=0:log_path=$PWD/$BUILD/san-logs/tsan" \
-        HETNET_BIN="$PWD/$BUILD/bin/hetnet" PYTHONPATH="$PYP" \
-        "$PY" -m pytest -q -p no:cacheprovider tests/python/serving "${NOT_UNDER_SANITIZERS[@]}" || rc=$?
-      if compgen -G "$BUILD/san-logs/*" >/dev/null; then
-        echo "---- TSan reports:"; head -n 120 "$BUILD/san-logs/"*
-        echo "SANITIZE FAILED: tsan serving suite: reports in $BUILD/san-logs"; exit 1
-      fi
-      [ "$rc" -eq 0 ] || { echo "SANITIZE FAILED: tsan serving suite exit $rc"; exit 1; }
-    else
-      echo "sanitize tsan: serving suite skipped ($PYP/hetnet missing: build the normal tree first)"
-    fi
+  if [ "${SANITIZE_SKIP_PYTHON:-0}" != 1 ]; then
+    # The server keeps running after a report (the tests check its exit codes); every report is
+    # written to san-logs/ and fails the run afterwards.
+    serving_suite "TSan" \
+      TSAN_OPTIONS="${TSAN_OPTIONS/halt_on_error=1/halt_on_error=0}:exitcode=0:log_path=$PWD/$BUILD/san-logs/tsan"
   fi
   step "done"
   echo "sanitize tsan: passed"
