@@ -176,9 +176,11 @@ int ServeCommand(int argc, char** argv) {
   std::unique_ptr<HttpFrontEnd> http_fe;
   std::unique_ptr<GrpcFrontEnd> grpc_fe;
   std::unique_ptr<MetricsFrontEnd> metrics_fe;
-  if (allow_http) http_fe = std::make_unique<HttpFrontEnd>(&server, http);
-  if (allow_grpc) grpc_fe = std::make_unique<GrpcFrontEnd>(&server, grpc);
+  // HTTP starts last: once /v2/health/live answers, the gRPC and metrics ports are bound too, so a
+  // client (or a probe) that waited for HTTP never meets a refused connection on the others.
   if (allow_metrics) metrics_fe = std::make_unique<MetricsFrontEnd>(&server, metrics);
+  if (allow_grpc) grpc_fe = std::make_unique<GrpcFrontEnd>(&server, grpc);
+  if (allow_http) http_fe = std::make_unique<HttpFrontEnd>(&server, http);
   std::cerr << "hetnet serve: " << (http_fe ? "HTTP on " + http.address + ":" + std::to_string(http_fe->port()) : "")
             << (grpc_fe ? ", gRPC on " + grpc.address + ":" + std::to_string(grpc_fe->port()) : "")
             << (metrics_fe ? ", metrics on " + metrics.address + ":" + std::to_string(metrics_fe->port()) : "")
