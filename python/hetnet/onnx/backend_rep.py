@@ -1,0 +1,70 @@
+"""HetnetBackendRep: an imported ONNX model, ready to run many times (onnx.backend.base.BackendRep).
+
+The rep owns a ``workspace.Predictor``: the weights live in the predictor's own workspace, so two
+reps never share or overwrite blobs, and a run never modifies the weights.
+"""
+import numpy as np
+from onnx.backend.base import BackendRep, namedtupledict
+
+from hetnet._predictor import Predictor
+from hetnet.proto import caffe2_pb2
+
+_STRING = caffe2_pb2.TensorProto.STRING
+
+
+class HetnetBackendRep(BackendRep):
+    """Runs one imported model. Attributes: ``init_net`` and ``predict_net`` (caffe2 NetDefs, as
+    Caffe2's rep had them), ``inputs`` / ``outputs`` ([(name, caffe2 dtype, dims or None)] as the
+    importer reports them; inputs without the initializers), ``opsets`` and ``ir_version``."""
+
+    def __init__(self, imported, graph_input_names, device):
+        self.init_net = caffe2_pb2.NetDef.FromString(imported["init_net"])
+        self.predict_net = caffe2_pb2.NetDef.FromString(imported["predict_net"])
+        self.inputs = [tuple(v) for v in imported["inputs"]]
+        self.outputs = [tuple(v) for v in imported["outputs"]]
+        self.opsets = dict(imported.get("opsets", {}))
+        self.ir_version = imported.get("ir_version", 0)
+        self.device = device
+        self.input_names = [v[0] for v in self.inputs]
+        self.output_names = [v[0] for v in self.outputs]
+        # Every graph input, initializers included (IR < 4 models list their weights as inputs):
+        # a positional list as long as that feeds the weights too, for that run only.
+        self._all_input_names = list(graph_input_names)
+        self._string_outputs = {v[0] for v in self.outputs if v[1] == _STRING}
+        self._predictor = Predictor(imported["init_net"], imported["predict_net"])
+
+    def _feeds(self, inputs):
+        if isinstance(inputs, dict):
+            unknown = sorted(set(inputs) - set(self._all_input_names) - set(self.input_names))
+            if unknown:
+                raise ValueError("HetnetBackendRep.run: %s not graph inputs (inputs: %s)"
+                                 % (", ".join(unknown), ", ".join(self.input_names)))
+            return {str(k): np.asarray(v) for k, v in inputs.items()}
+        if isinstance(inputs, np.ndarray):  # one input given bare, as ONNX's tests sometimes do
+            inputs = [inputs]
+        inputs = list(inputs)
+        if len(inputs) == len(self.input_names):
+            names = self.input_names
+        elif len(inputs) == len(self._all_input_names):
+            names = self._all_input_names
+        else:
+            raise ValueError("HetnetBackendRep.run: %d inputs given, the model takes %d (%s)"
+                             % (len(inputs), len(self.input_names), ", ".join(self.input_names)))
+        return {name: np.asarray(v) for name, v in zip(names, inputs)}
+
+    def run(self, inputs, **kwargs):
+        """inputs: a list/tuple in graph-input order, one array, or {name: array}. Returns the
+        outputs in graph order as a namedtupledict (index or name)."""
+        results = dict(zip(self._predictor.output_names, self._predictor.run(self._feeds(inputs))))
+        values = [self._onnx_value(name, results[name]) for name in self.output_names]
+        return namedtupledict("Outputs", self.output_names)(*values)
+
+    def _onnx_value(self, name, value):
+        # hetnet fetches string tensors as bytes; ONNX (numpy_helper) gives str.
+        if name in self._string_outputs and value.dtype == object:
+            decoded = [v.decode("utf-8") if isinstance(v, bytes) else v for v in value.ravel()]
+            return np.array(decoded, dtype=object).reshape(value.shape)
+        return value
+
+
+Caffe2Rep = HetnetBackendRep  # Caffe2's name (caffe2.python.onnx.backend_rep.Caffe2Rep)

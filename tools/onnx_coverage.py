@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""ONNX conformance coverage: runs ONNX's backend test cases over hetnet (the same pytest module
+as CI, tests/python/onnx/test_onnx_conformance.py, with the expected-failure list ignored) and
+writes docs/onnx_coverage.md: per ONNX op, cases passed / total, and the overall pass rate.
+
+    python3 tools/onnx_coverage.py [--build build] [--update-expected-failures]
+
+A case counts for every op type in its graph (top level). CPU cases only (CUDA cases skip without
+a GPU). --update-expected-failures rewrites tests/python/onnx/expected_failures.txt from the run.
+"""
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TEST_DIR = os.path.join(REPO, "tests", "python", "onnx")
+TEST_MODULE = os.path.join(TEST_DIR, "test_onnx_conformance.py")
+CATEGORIES = {"OnnxBackendNodeModelTest": "node", "OnnxBackendSimpleModelTest": "simple",
+              "OnnxBackendPyTorchConvertedModelTest": "pytorch-converted",
+              "OnnxBackendPyTorchOperatorModelTest": "pytorch-operator",
+              "OnnxBackendRealModelTest": "real"}
+# Failure causes, in the order the table shows them.
+CAUSES = ("unsupported", "values", "shape/dtype", "run error")
+
+
+def RunCases(build_dir, junit_path):
+    env = dict(os.environ, HETNET_ONNX_CONFORMANCE_RAW="1",
+               PYTHONPATH=os.pathsep.join([os.path.join(build_dir, "python"), os.environ.get("PYTHONPATH", "")]))
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_MODULE,
+               "-k", "not test_expected_failures_list_is_current", "--junitxml", junit_path]
+    start = time.time()
+    proc = subprocess.run(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seconds = time.time() - start
+    if not os.path.exists(junit_path) or not ReadResults(junit_path):
+        sys.exit("pytest ran no conformance case (exit %d):\n%s" % (proc.returncode, proc.stdout[-4000:]))
+    return seconds
+
+
+def _FirstLine(text, limit=110):
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if line:
+            return line[:limit]
+    return ""
+
+
+def Classify(message):
+    """(cause, reason) of a failure from its junit message/text."""
+    unsupported = re.search(r"UnsupportedError: (.*)", message)
+    if unsupported:
+        ops = re.findall(r"\b([A-Z][A-Za-z0-9]*)[ -]\(?(?:opset|version) ?(\d+)", unsupported.group(1))
+        if ops:
+            return "unsupported", "importer: unsupported " + ", ".join("%s-%s" % op for op in sorted(set(ops)))
+        return "unsupported", "importer: " + _FirstLine(unsupported.group(1))
+    if "Not equal to tolerance" in message or "Arrays are not equal" in message and "Mismatched" in message:
+        return "values", "numerics: values differ beyond the case's rtol/atol"
+    if "incorrect shape" in message:
+        return "shape/dtype", "wrong output shape"
+    dtype = re.search(r"ACTUAL: dtype\('(\w+)'\)\s*DESIRED: dtype\('(\w+)'\)", message)
+    if dtype:
+        return "shape/dtype", "wrong output dtype (%s, expected %s)" % dtype.groups()
+    cannot_hold = re.search(r"hetnet tensors cannot hold numpy dtype (\S+)", message)
+    if cannot_hold:
+        return "unsupported", "input dtype %s not supported by hetnet tensors" % cannot_hold.group(1)
+    error = re.search(r"(\w+(?:Error|Exception)): (.*)", message)
+    if error:
+        return "run error", "%s: %s" % (error.group(1), _FirstLine(error.group(2), 90))
+    return "run error", _FirstLine(message) or "failed"
+
+
+def ReadResults(junit_path):
+    """{test name: (category, outcome, cause, reason)}; outcome is passed / failed / skipped."""
+    results = {}
+    for case in ET.parse(junit_path).getroot().iter("testcase"):
+        category = CATEGORIES.get(case.get("classname", "").rsplit(".", 1)[-1])
+        if category is None:
+            continue
+        name = case.get("name")
+        problem = case.find("failure")
+        if problem is None:
+            problem = case.find("error")
+        if case.find("skipped") is not None:
+            results[name] = (category, "skipped", None, (case.find("skipped").get("message") or ""))
+        elif problem is not None:
+            text = (problem.get("message") or "") + "\n" + (problem.text or "")
+            cause, reason = Classify(text)
+            results[name] = (category, "failed", cause, reason)
+        else:
+            results[name] = (category, "passed", None, None)
+    return results
+
+
+def CaseOps():
+    """{case name without device suffix: sorted op types of its graph}."""
+    import onnx
+    from onnx.backend.test.loader import load_model_tests
+    ops = {}
+    for case in load_model_tests(kind="node"):
+        ops[case.name] = sorted({n.op_type for n in case.model.graph.node})
+    light = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+    for kind in ("simple", "pytorch-converted", "pytorch-operator", "real"):
+        for case in load_model_tests(kind=kind):
+            path = os.path.join(case.model_dir, "model.onnx") if case.model_dir else \
+                os.path.join(light, "light_%s.onnx" % case.model_name)
+            if os.path.exists(path):
+                model = onnx.load(path, load_external_data=False)
+                ops[case.name] = sorted({n.op_type for n in model.graph.node})
+    return ops
+
+
+def _Rate(passed, total):
+    return "%.1f%%" % (100.0 * passed / total) if total else "-"
+
+
+def WriteReport(results, ops, seconds, path):
+    cpu = {n: r for n, r in results.items() if n.endswith("_cpu")}
+    per_category = collections.defaultdict(collections.Counter)
+    per_op = collections.defaultdict(collections.Counter)
+    reasons = collections.Counter()
+    for name, (category, outcome, cause, reason) in cpu.items():
+        if outcome == "skipped":
+            per_category[category]["skipped"] += 1
+            continue
+        per_category[category]["total"] += 1
+        per_category[category][outcome] += 1
+        if outcome == "failed":
+            reasons[reason] += 1
+        for op in ops.get(name[:-len("_cpu")], ["(unknown)"]):
+            per_op[op]["total"] += 1
+            per_op[op][outcome] += 1
+            if outcome == "failed":
+                per_op[op][cause] += 1
+    total = sum(c["total"] for c in per_category.values())
+    passed = sum(c["passed"] for c in per_category.values())
+    lines = ["# ONNX conformance coverage", "",
+             "Generated by `python3 tools/onnx_coverage.py` (%s) with PyPI onnx %s: ONNX's backend test "
+             "cases (`onnx.backend.test.BackendTest`) run through `hetnet.onnx.backend` on CPU, as "
+             "`tests/python/onnx/test_onnx_conformance.py` runs them in CI (there, the failing cases are "
+             "expected failures listed in `tests/python/onnx/expected_failures.txt`). CUDA cases are not "
+             "counted (no GPU here). The run took %.0f s." % (time.strftime("%Y-%m-%d"), _OnnxVersion(), seconds), "",
+             "**Overall: %d of %d cases pass (%s).**" % (passed, total, _Rate(passed, total)), "",
+             "| suite | passed | total | rate | skipped |", "|---|---:|---:|---:|---:|"]
+    for category in CATEGORIES.values():
+        c = per_category.get(category, collections.Counter())
+        lines.append("| %s | %d | %d | %s | %d |" % (category, c["passed"], c["total"],
+                                                       _Rate(c["passed"], c["total"]), c["skipped"]))
+    lines += ["", "## Why cases fail", "",
+              "Causes: *unsupported* = the importer refuses an op (or an input dtype has no hetnet tensor "
+              "type); *values* = outputs differ beyond the case's tolerance; *shape/dtype* = an output "
+              "has the wrong shape or dtype; *run error* = the imported net fails to run.", "",
+              "| reason | cases |", "|---|---:|"]
+    for reason, count in reasons.most_common():
+        lines.append("| %s | %d |" % (reason.replace("|", "\\|"), count))
+    lines += ["", "## Per ONNX op", "",
+              "A case counts for every op type in its graph (the expanded function cases count for "
+              "the ops they expand to).", "",
+              "| op | passed | total | rate | " + " | ".join(CAUSES) + " |",
+              "|---|---:|---:|---:|" + "---:|" * len(CAUSES)]
+    for op in sorted(per_op):
+        c = per_op[op]
+        lines.append("| %s | %d | %d | %s | %s |" % (op, c["passed"], c["total"], _Rate(c["passed"], c["total"]),
+                                                    " | ".join(str(c[k] or "") for k in CAUSES)))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return passed, total
+
+
+def _OnnxVersion():
+    import onnx
+    return onnx.__version__
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default=os.path.join(REPO, "build"), help="the build directory")
+    parser.add_argument("--output", default=os.path.join(REPO, "docs", "onnx_coverage.md"))
+    parser.add_argument("--junit", help="read this junit XML instead of running the cases")
+    parser.add_argument("--update-expected-failures", action="store_true",
+                        help="rewrite tests/python/onnx/expected_failures.txt from this run")
+    args = parser.parse_args()
+    seconds = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        junit = args.junit or os.path.join(tmp, "conformance.xml")
+        if not args.junit:
+            seconds = RunCases(os.path.abspath(args.build), junit)
+        results = ReadResults(junit)
+    passed, total = WriteReport(results, CaseOps(), seconds, args.output)
+    print("%d of %d CPU cases pass; wrote %s" % (passed, total, args.output))
+    if args.update_expected_failures:
+        sys.path.insert(0, TEST_DIR)
+        import expected_failures
+        failures = {name: reason for name, (_, outcome, _, reason) in results.items() if outcome == "failed"}
+        expected_failures.Write(failures)
+        print("%d expected failures written to %s" % (len(failures), expected_failures.PATH))
+
+
+if __name__ == "__main__":
+    main()
