@@ -12,6 +12,14 @@ void CompareLoop(int64_t pre, int64_t n, int64_t post, const T* a, const T* b, b
   const int64_t total = pre * n * post;
   for (int64_t i = 0; i < total; ++i) c[i] = CompareValues<Op, T>(a[i], b[(i / post) % n]);
 }
+template <CompareOp Op, typename T>
+void NumpyCompareLoop(const math::BroadcastIndex& ix, int64_t total, const T* a, const T* b, bool* c) {
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t off[math::kMaxBroadcastInputs];
+    math::BroadcastOffsets(ix, i, off);
+    c[i] = CompareValues<Op, T>(a[off[0]], b[off[1]]);
+  }
+}
 }  // namespace
 
 #define HN_COMPARE_CPU(T)                                                                                   \
@@ -26,6 +34,18 @@ void CompareLoop(int64_t pre, int64_t n, int64_t post, const T* a, const T* b, b
       case CompareOp::LT: return CompareLoop<CompareOp::LT, T>(pre, n, post, a, b, c);                       \
       case CompareOp::LE: return CompareLoop<CompareOp::LE, T>(pre, n, post, a, b, c);                       \
     }                                                                                                       \
+  }                                                                                                         \
+  template <>                                                                                               \
+  void NumpyBroadcastCompare<T, CPUContext>(CompareOp op, const math::BroadcastIndex& ix, int64_t total,     \
+                                            const T* a, const T* b, bool* c, CPUContext*) {                 \
+    switch (op) {                                                                                           \
+      case CompareOp::EQ: return NumpyCompareLoop<CompareOp::EQ, T>(ix, total, a, b, c);                     \
+      case CompareOp::NE: return NumpyCompareLoop<CompareOp::NE, T>(ix, total, a, b, c);                     \
+      case CompareOp::GT: return NumpyCompareLoop<CompareOp::GT, T>(ix, total, a, b, c);                     \
+      case CompareOp::GE: return NumpyCompareLoop<CompareOp::GE, T>(ix, total, a, b, c);                     \
+      case CompareOp::LT: return NumpyCompareLoop<CompareOp::LT, T>(ix, total, a, b, c);                     \
+      case CompareOp::LE: return NumpyCompareLoop<CompareOp::LE, T>(ix, total, a, b, c);                     \
+    }                                                                                                       \
   }
 HN_COMPARE_CPU(float)
 HN_COMPARE_CPU(double)
@@ -35,22 +55,19 @@ HN_COMPARE_CPU(bool)
 #undef HN_COMPARE_CPU
 
 namespace {
-// Output: BOOL of A's shape, after the broadcast check the kernel does.
+// Output: BOOL of the shape the kernel gives (A's, or the numpy broadcast shape).
 std::vector<TensorInfo> ComparisonShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
-  ArgumentHelper args(def);
-  ComputeBroadcastPlan(def, in[0].dims, in[1].dims, args.GetSingleArgument<int>("broadcast", 0) != 0,
-                       args.GetSingleArgument<int>("axis", -1));
-  return {TensorInfo::Of(in[0].dims, DataType::Bool)};
+  return {TensorInfo::Of(BinaryOutputShape(def, in[0].dims, in[1].dims), DataType::Bool)};
 }
 }  // namespace
 
 #define HN_COMPARISON_OP(Name, Symbol, Words)                                                                    \
   OPERATOR_SCHEMA(Name).NumInputs(2).NumOutputs(1).TensorInference(ComparisonShape)                            \
       .SetDoc("C = (A " Symbol " B) elementwise (Caffe2's " #Name ": " Words "). Inputs A, B of one dtype: "   \
-              "float32, float64, int32, int64 or bool; output C: BOOL of A's shape. Legacy broadcast: with "    \
-              "broadcast=1, B's shape (leading and trailing 1s stripped) matches a contiguous run of A's dims " \
-              "starting at axis (default: A's trailing dims); a one-element B broadcasts everywhere; with "     \
-              "broadcast=0 (default) the shapes must be equal. IEEE: a comparison with NaN is false, except "   \
+              "float32, float64, int32, int64 or bool; output C: BOOL. Legacy broadcast: with broadcast=1, B's "   \
+              "shape (leading and trailing 1s stripped) matches a contiguous run of A's dims starting at axis " \
+              "(default: A's trailing dims), a one-element B broadcasts everywhere, C has A's shape; without "  \
+              "broadcast (or 0): equal shapes, or numpy broadcasting of both (C of the broadcast shape). IEEE: a comparison with NaN is false, except "   \
               "NE, which is true. Not in place (the output is BOOL). No gradient.");                            \
   NO_GRADIENT(Name);                                                                                           \
   REGISTER_CPU_OPERATOR(Name, ComparisonOp<CPUContext, CompareOp::Name>);

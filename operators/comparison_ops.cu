@@ -13,6 +13,18 @@ __global__ void CompareCUDA(int64_t total, int64_t n, int64_t post, const T* a, 
   HN_CUDA_KERNEL_LOOP(i, total) c[i] = CompareValues<Op, T>(a[i], b[(i / post) % n]);
 }
 template <CompareOp Op, typename T>
+__global__ void NumpyCompareCUDA(math::BroadcastIndex ix, int64_t total, const T* a, const T* b, bool* c) {
+  HN_CUDA_KERNEL_LOOP(i, total) {
+    int64_t off[math::kMaxBroadcastInputs];
+    math::BroadcastOffsets(ix, i, off);
+    c[i] = CompareValues<Op, T>(a[off[0]], b[off[1]]);
+  }
+}
+template <CompareOp Op, typename T>
+void LaunchNumpy(const math::BroadcastIndex& ix, int64_t total, const T* a, const T* b, bool* c, CUDAContext* ctx) {
+  NumpyCompareCUDA<Op, T><<<CudaBlocks(total), kCudaThreads, 0, ctx->stream()>>>(ix, total, a, b, c);
+}
+template <CompareOp Op, typename T>
 void Launch(int64_t total, int64_t n, int64_t post, const T* a, const T* b, bool* c, CUDAContext* ctx) {
   CompareCUDA<Op, T><<<CudaBlocks(total), kCudaThreads, 0, ctx->stream()>>>(total, n, post, a, b, c);
 }
@@ -31,6 +43,20 @@ void Launch(int64_t total, int64_t n, int64_t post, const T* a, const T* b, bool
       case CompareOp::GE: Launch<CompareOp::GE, T>(total, n, post, a, b, c, ctx); break;                     \
       case CompareOp::LT: Launch<CompareOp::LT, T>(total, n, post, a, b, c, ctx); break;                     \
       case CompareOp::LE: Launch<CompareOp::LE, T>(total, n, post, a, b, c, ctx); break;                     \
+    }                                                                                                       \
+    HN_CUDA_CHECK(cudaGetLastError());                                                                      \
+  }                                                                                                         \
+  template <>                                                                                               \
+  void NumpyBroadcastCompare<T, CUDAContext>(CompareOp op, const math::BroadcastIndex& ix, int64_t total,    \
+                                             const T* a, const T* b, bool* c, CUDAContext* ctx) {           \
+    if (total == 0) return;                                                                                 \
+    switch (op) {                                                                                           \
+      case CompareOp::EQ: LaunchNumpy<CompareOp::EQ, T>(ix, total, a, b, c, ctx); break;                     \
+      case CompareOp::NE: LaunchNumpy<CompareOp::NE, T>(ix, total, a, b, c, ctx); break;                     \
+      case CompareOp::GT: LaunchNumpy<CompareOp::GT, T>(ix, total, a, b, c, ctx); break;                     \
+      case CompareOp::GE: LaunchNumpy<CompareOp::GE, T>(ix, total, a, b, c, ctx); break;                     \
+      case CompareOp::LE: LaunchNumpy<CompareOp::LE, T>(ix, total, a, b, c, ctx); break;                     \
+      case CompareOp::LT: LaunchNumpy<CompareOp::LT, T>(ix, total, a, b, c, ctx); break;                     \
     }                                                                                                       \
     HN_CUDA_CHECK(cudaGetLastError());                                                                      \
   }

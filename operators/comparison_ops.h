@@ -1,6 +1,7 @@
-// Caffe2's comparison operators EQ, NE, GT, GE, LT, LE: C = A <op> B elementwise, output BOOL of
-// A's shape, with Caffe2's legacy broadcast (args broadcast, axis) through elementwise_ops.h's
-// ComputeBroadcastPlan: B viewed as [n] against A viewed as [pre, n, post]. Inputs of one dtype:
+// Caffe2's comparison operators EQ, NE, GT, GE, LT, LE: C = A <op> B elementwise, output BOOL, with
+// the arithmetic ops' broadcast rules (elementwise_ops.h's LegacyBroadcast): broadcast=1 is Caffe2's
+// legacy rule (B viewed as [n] against A viewed as [pre, n, post], C of A's shape); otherwise equal
+// shapes, or numpy broadcasting of both (C of the broadcast shape). Inputs of one dtype:
 // float32, float64, int32, int64 or bool (Caffe2 registered bool for all six). No gradient.
 //
 // NaN: IEEE comparisons, so every comparison with NaN is false except NE, which is true. The CPU
@@ -32,6 +33,11 @@ template <typename T, class Context>
 void BroadcastCompare(CompareOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, bool* c,
                       Context* ctx);
 
+// c[i] = a[off_a(i)] <op> b[off_b(i)] for i < total (numpy broadcast; ix has two inputs).
+template <typename T, class Context>
+void NumpyBroadcastCompare(CompareOp op, const math::BroadcastIndex& ix, int64_t total, const T* a, const T* b,
+                           bool* c, Context* ctx);
+
 template <class Context, CompareOp Op>
 class ComparisonOp final : public Operator<Context> {
  public:
@@ -40,13 +46,21 @@ class ComparisonOp final : public Operator<Context> {
   void RunOnDevice() override {
     const Tensor& A = this->Input(0);
     const Tensor& B = this->Input(1);
-    const BroadcastPlan p = args_.Plan(this->def(), A, B);
+    args_.CheckSameDtype(this->def(), A, B);
+    if (args_.UsesLegacy(A, B)) {
+      p_ = args_.Plan(this->def(), A, B);
+      numpy_ = false;
+    } else {
+      out_ = NumpyBroadcastOutputShape(this->def(), A.shape(), B.shape());
+      ix_ = math::MakeBroadcastIndex(out_, {A.shape(), B.shape()});
+      numpy_ = true;
+    }
     switch (A.dtype()) {
-      case DataType::Float: return Compute<float>(A, B, p);
-      case DataType::Double: return Compute<double>(A, B, p);
-      case DataType::Int32: return Compute<int32_t>(A, B, p);
-      case DataType::Int64: return Compute<int64_t>(A, B, p);
-      case DataType::Bool: return Compute<bool>(A, B, p);
+      case DataType::Float: return Compute<float>(A, B);
+      case DataType::Double: return Compute<double>(A, B);
+      case DataType::Int32: return Compute<int32_t>(A, B);
+      case DataType::Int64: return Compute<int64_t>(A, B);
+      case DataType::Bool: return Compute<bool>(A, B);
       default:
         HN_THROW(kInvalidArgument, this->type(), ": unsupported dtype ", DataTypeName(A.dtype()), " of input 0 ('",
                  this->def().input(0), "'); float32, float64, int32, int64 and bool are supported");
@@ -54,13 +68,24 @@ class ComparisonOp final : public Operator<Context> {
   }
 
  private:
+  // Not in place (the schema refuses it: C is BOOL), so C never aliases A or B.
   template <typename T>
-  void Compute(const Tensor& A, const Tensor& B, const BroadcastPlan& p) {
-    Tensor* C = this->Output(0, A.shape(), DataType::Bool);
-    BroadcastCompare<T, Context>(Op, p.pre, p.n, p.post, A.template data<T>(), B.template data<T>(),
-                                 C->template mutable_data<bool>(), &this->context_);
+  void Compute(const Tensor& A, const Tensor& B) {
+    if (!numpy_) {
+      Tensor* C = this->Output(0, A.shape(), DataType::Bool);
+      BroadcastCompare<T, Context>(Op, p_.pre, p_.n, p_.post, A.template data<T>(), B.template data<T>(),
+                                   C->template mutable_data<bool>(), &this->context_);
+    } else {
+      Tensor* C = this->Output(0, out_, DataType::Bool);
+      NumpyBroadcastCompare<T, Context>(Op, ix_, C->numel(), A.template data<T>(), B.template data<T>(),
+                                        C->template mutable_data<bool>(), &this->context_);
+    }
   }
   LegacyBroadcast args_;
+  bool numpy_ = false;
+  BroadcastPlan p_;
+  std::vector<int64_t> out_;
+  math::BroadcastIndex ix_;
 };
 
 }  // namespace hetnet

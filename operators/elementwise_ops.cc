@@ -10,11 +10,33 @@ LegacyBroadcast::LegacyBroadcast(const caffe2::OperatorDef& def) {
   axis = a.GetSingleArgument<int>("axis", -1);
 }
 
-BroadcastPlan LegacyBroadcast::Plan(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B) const {
+void LegacyBroadcast::CheckSameDtype(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B) const {
   HN_ENFORCE(A.dtype() == B.dtype(), def.type(), ": input 0 ('", def.input(0), "') is ", DataTypeName(A.dtype()),
              " but input 1 ('", def.input(1), "') is ", DataTypeName(B.dtype()),
              "; both inputs must have the same dtype");
+}
+
+BroadcastPlan LegacyBroadcast::Plan(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B) const {
   return ComputeBroadcastPlan(def, A.shape(), B.shape(), broadcast, axis);
+}
+
+std::vector<int64_t> NumpyBroadcastOutputShape(const caffe2::OperatorDef& def, const std::vector<int64_t>& a,
+                                               const std::vector<int64_t>& b, int ai, int bi) {
+  std::vector<int64_t> out;
+  HN_ENFORCE(math::NumpyBroadcastShape({a, b}, &out), def.type(), ": input ", ai, " ('", def.input(ai),
+             "') has shape ", ShapeToString(a), " and input ", bi, " ('", def.input(bi), "') has shape ",
+             ShapeToString(b), "; they do not broadcast (with broadcast=0, numpy's rule: aligned from the last dim, each pair "
+             "must be equal or contain a 1; broadcast=1 selects Caffe2's legacy rule)");
+  return out;
+}
+
+std::vector<int64_t> BinaryOutputShape(const caffe2::OperatorDef& def, const std::vector<int64_t>& a,
+                                       const std::vector<int64_t>& b) {
+  ArgumentHelper args(def);
+  const bool broadcast = args.GetSingleArgument<int>("broadcast", 0) != 0;
+  if (!broadcast && a != b) return NumpyBroadcastOutputShape(def, a, b);
+  ComputeBroadcastPlan(def, a, b, broadcast, args.GetSingleArgument<int>("axis", -1));
+  return a;
 }
 
 BroadcastPlan ComputeBroadcastPlan(const caffe2::OperatorDef& def, const std::vector<int64_t>& a,
@@ -55,10 +77,7 @@ BroadcastPlan ComputeBroadcastPlan(const caffe2::OperatorDef& def, const std::ve
 
 namespace {
 std::vector<TensorInfo> BinaryShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
-  ArgumentHelper args(def);
-  ComputeBroadcastPlan(def, in[0].dims, in[1].dims, args.GetSingleArgument<int>("broadcast", 0) != 0,
-                       args.GetSingleArgument<int>("axis", -1));
-  return {in[0]};
+  return {TensorInfo::Of(BinaryOutputShape(def, in[0].dims, in[1].dims), in[0].dtype)};
 }
 std::vector<TensorInfo> BinaryGradShape(const caffe2::OperatorDef&, const std::vector<TensorInfo>& in) {
   return {in[1], in[2]};
@@ -67,7 +86,8 @@ std::vector<TensorInfo> BinaryGradShape(const caffe2::OperatorDef&, const std::v
 
 #define HN_BINARY_OP(Name, Op)                                                                                  \
   OPERATOR_SCHEMA(Name).NumInputs(2).NumOutputs(1).AllowInplace({{0, 0}, {1, 0}}).TensorInference(BinaryShape)  \
-      .SetDoc(#Name " elementwise with Caffe2 legacy broadcast (args broadcast, axis).");                      \
+      .SetDoc(#Name " elementwise. broadcast=1: Caffe2's legacy broadcast of B over A (arg axis), C has A's "  \
+              "shape. Otherwise equal shapes, or numpy broadcasting of both (C has the broadcast shape).");      \
   OPERATOR_SCHEMA(Name##Gradient).NumInputs(3).NumOutputs(2).AllowInplace({{0, 0}}).TensorInference(BinaryGradShape); \
   REGISTER_CPU_OPERATOR(Name, BinaryElementwiseOp<CPUContext, Op>);                                             \
   REGISTER_CPU_OPERATOR(Name##Gradient, BinaryElementwiseGradientOp<CPUContext, Op>);

@@ -1,4 +1,5 @@
-// Add/Sub/Mul/Div (same shape and Caffe2 legacy broadcast with axis), Sum, Scale.
+// Add/Sub/Mul/Div (same shape, Caffe2 legacy broadcast with axis, numpy broadcast), comparisons with
+// numpy broadcast, Sum, Scale.
 #include <catch2/catch.hpp>
 
 #include "tests/cpp/op_test_util.h"
@@ -95,7 +96,9 @@ TEST_CASE("Elementwise errors name both shapes", "[ops][elementwise]") {
   Workspace ws;
   Feed<float>(ws, "A", {2, 3}, RandomVec(6, 1));
   Feed<float>(ws, "B", {3}, RandomVec(3, 2));
-  RequireThrowsWith(ws, MakeOp("Add", {"A", "B"}, {"C"}), {"'A'", "[2, 3]", "'B'", "[3]", "broadcast"});
+  // Without broadcast=1, shapes that do not broadcast numpy-style are refused naming both.
+  Feed<float>(ws, "B2", {2}, RandomVec(2, 2));
+  RequireThrowsWith(ws, MakeOp("Add", {"A", "B2"}, {"C"}), {"Add", "'A'", "[2, 3]", "'B2'", "[2]", "broadcast"});
   Feed<float>(ws, "B4", {4}, RandomVec(4, 2));
   RequireThrowsWith(ws, MakeOp("Mul", {"A", "B4"}, {"C"}, {ArgI("broadcast", 1)}), {"'B4'", "[4]", "[2, 3]"});
   RequireThrowsWith(ws, MakeOp("Sub", {"A", "B"}, {"C"}, {ArgI("broadcast", 1), ArgI("axis", 0)}), {"'B'", "axis 0"});
@@ -121,6 +124,219 @@ TEST_CASE("Add/Sub/Mul/Div gradients, same shape and broadcast", "[ops][elementw
       CheckGradient(ws, MakeOp(t, {"A", "B"}, {"C"}, {ArgI("broadcast", 1), ArgI("axis", 1)}), {0, 1}, 0, 1e-3f);
     }
   }
+}
+
+// ---- numpy broadcasting (no broadcast argument, shapes differ) ----
+namespace {
+// Independent reference: for each output index (row-major over the broadcast shape, computed here
+// dim by dim), each input's element is found by right-aligning its shape and using 0 where it has 1.
+std::vector<int64_t> RefBroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    REQUIRE((da == db || da == 1 || db == 1));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+int64_t RefOffset(const std::vector<int64_t>& idx, const std::vector<int64_t>& s) {
+  const size_t lead = idx.size() - s.size();
+  int64_t off = 0;
+  for (size_t j = 0; j < s.size(); ++j) off = off * s[j] + (s[j] == 1 ? 0 : idx[lead + j]);
+  return off;
+}
+template <typename T, typename F>
+std::vector<double> RefNumpy(const std::vector<T>& a, const std::vector<int64_t>& as, const std::vector<T>& b,
+                             const std::vector<int64_t>& bs, F f) {
+  const auto out = RefBroadcastShape(as, bs);
+  std::vector<double> c(Numel(out));
+  std::vector<int64_t> idx(out.size());
+  for (size_t k = 0; k < c.size(); ++k) {
+    int64_t r = k;
+    for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) { idx[d] = r % out[d]; r /= out[d]; }
+    c[k] = f(a[RefOffset(idx, as)], b[RefOffset(idx, bs)]);
+  }
+  return c;
+}
+struct Shapes { std::vector<int64_t> a, b; };
+const std::vector<Shapes> kNumpyShapes = {
+    {{2, 3, 4}, {4}},          {{2, 1, 4}, {3, 1}},       {{}, {2, 3}},           {{2, 3}, {}},
+    {{1}, {2, 3}},             {{2, 3}, {2, 1}},          {{3, 1, 5}, {1, 4, 1}}, {{4}, {3, 1}},
+    {{2, 1, 3, 1, 2}, {4, 1, 5, 1}}, {{0, 3}, {3}},       {{2, 3, 4}, {2, 1, 4}},
+};
+template <typename T>
+std::vector<T> IntVec(size_t n, unsigned seed, int lo, int hi) {
+  std::mt19937 g(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(d(g));
+  return v;
+}
+}  // namespace
+
+TEST_CASE("Add/Sub/Mul/Div numpy broadcast, float32", "[ops][elementwise][numpy]") {
+  for (const std::string t : {"Add", "Sub", "Mul", "Div"}) {
+    for (const auto& s : kNumpyShapes) {
+      Workspace ws;
+      auto a = RandomVec(Numel(s.a), 1, 0.5f, 2.f), b = RandomVec(Numel(s.b), 2, 0.5f, 2.f);
+      Feed<float>(ws, "A", s.a, a);
+      Feed<float>(ws, "B", s.b, b);
+      INFO(t << " A" << ShapeToString(s.a) << " B" << ShapeToString(s.b));
+      auto def = MakeOp(t, {"A", "B"}, {"C"});
+      RunOp(ws, def);
+      CHECK(Fetch(ws, "C").shape() == RefBroadcastShape(s.a, s.b));
+      CheckClose(FetchVec<float>(ws, "C"), RefNumpy(a, s.a, b, s.b, [&](double x, double y) { return Apply(t, x, y); }));
+      CheckShapeInference(ws, def);
+      // broadcast=0 given explicitly is the same rule.
+      RunOp(ws, MakeOp(t, {"A", "B"}, {"C0"}, {ArgI("broadcast", 0)}));
+      CHECK(FetchVec<float>(ws, "C0") == FetchVec<float>(ws, "C"));
+      // In place on either input: C takes the broadcast shape, the values are unchanged.
+      RunOp(ws, MakeOp(t, {"A", "B"}, {"A"}));
+      CheckClose(FetchVec<float>(ws, "A"), RefNumpy(a, s.a, b, s.b, [&](double x, double y) { return Apply(t, x, y); }));
+      Feed<float>(ws, "A", s.a, a);
+      RunOp(ws, MakeOp(t, {"A", "B"}, {"B"}));
+      CheckClose(FetchVec<float>(ws, "B"), RefNumpy(a, s.a, b, s.b, [&](double x, double y) { return Apply(t, x, y); }));
+    }
+  }
+}
+
+TEST_CASE("In place into a blob with spare capacity does not read overwritten elements", "[ops][elementwise][numpy]") {
+  // A's blob first holds 64 elements, then [3, 1]: C = A + B of shape [3, 4] fits its old storage.
+  Workspace ws;
+  Feed<float>(ws, "A", {64}, RandomVec(64, 9));
+  ws.CreateBlob("A")->GetMutableTensor(Device::CPU())->Resize({3, 1});
+  float* ap = ws.CreateBlob("A")->GetMutableTensor(Device::CPU())->mutable_data<float>();
+  const std::vector<float> a = {1, 2, 3}, b = {10, 20, 30, 40};
+  std::copy(a.begin(), a.end(), ap);
+  Feed<float>(ws, "B", {4}, b);
+  RunOp(ws, MakeOp("Add", {"A", "B"}, {"A"}));
+  CheckClose(FetchVec<float>(ws, "A"), RefNumpy(a, {3, 1}, b, {4}, [](double x, double y) { return x + y; }));
+  // The legacy rule, in place on the smaller B whose blob has spare capacity.
+  Feed<float>(ws, "X", {2, 3}, {1, 2, 3, 4, 5, 6});
+  Feed<float>(ws, "Y", {64}, RandomVec(64, 3));
+  ws.CreateBlob("Y")->GetMutableTensor(Device::CPU())->Resize({3});
+  float* yp = ws.CreateBlob("Y")->GetMutableTensor(Device::CPU())->mutable_data<float>();
+  yp[0] = 100; yp[1] = 200; yp[2] = 300;
+  RunOp(ws, MakeOp("Add", {"X", "Y"}, {"Y"}, {ArgI("broadcast", 1)}));
+  CHECK(FetchVec<float>(ws, "Y") == std::vector<float>{101, 202, 303, 104, 205, 306});
+}
+
+TEST_CASE("Numpy broadcast on int32, int64 and double", "[ops][elementwise][numpy]") {
+  for (const std::string t : {"Add", "Sub", "Mul", "Div"}) {
+    for (const auto& s : kNumpyShapes) {
+      INFO(t << " A" << ShapeToString(s.a) << " B" << ShapeToString(s.b));
+      Workspace ws;
+      auto a32 = IntVec<int32_t>(Numel(s.a), 1, -20, 20), b32 = IntVec<int32_t>(Numel(s.b), 2, -5, 5);
+      auto a64 = IntVec<int64_t>(Numel(s.a), 3, -20, 20), b64 = IntVec<int64_t>(Numel(s.b), 4, -5, 5);
+      Feed<int32_t>(ws, "A", s.a, a32);
+      Feed<int32_t>(ws, "B", s.b, b32);
+      Feed<int64_t>(ws, "A64", s.a, a64);
+      Feed<int64_t>(ws, "B64", s.b, b64);
+      // Integer division truncates toward zero and x / 0 is 0 (device/divide.h).
+      auto f = [&](double x, double y) {
+        if (t != "Div") return Apply(t, x, y);
+        return y == 0 ? 0.0 : std::trunc(x / y);
+      };
+      RunOp(ws, MakeOp(t, {"A", "B"}, {"C"}));
+      RunOp(ws, MakeOp(t, {"A64", "B64"}, {"C64"}));
+      const auto want32 = RefNumpy(a32, s.a, b32, s.b, f), want64 = RefNumpy(a64, s.a, b64, s.b, f);
+      const auto got32 = FetchVec<int32_t>(ws, "C");
+      const auto got64 = FetchVec<int64_t>(ws, "C64");
+      REQUIRE(got32.size() == want32.size());
+      REQUIRE(got64.size() == want64.size());
+      for (size_t i = 0; i < got32.size(); ++i) CHECK(got32[i] == static_cast<int32_t>(want32[i]));
+      for (size_t i = 0; i < got64.size(); ++i) CHECK(got64[i] == static_cast<int64_t>(want64[i]));
+      CHECK(Fetch(ws, "C").dtype() == DataType::Int32);
+      CHECK(Fetch(ws, "C64").dtype() == DataType::Int64);
+    }
+  }
+  Workspace ws;
+  Feed<double>(ws, "A", {2, 1}, {1.5, -2.0});
+  Feed<double>(ws, "B", {3}, {0.5, 2.0, 4.0});
+  RunOp(ws, MakeOp("Div", {"A", "B"}, {"C"}));
+  CHECK(FetchVec<double>(ws, "C") == std::vector<double>{3.0, 0.75, 0.375, -4.0, -1.0, -0.5});
+}
+
+TEST_CASE("Numpy broadcast errors name the op and both shapes", "[ops][elementwise][numpy]") {
+  Workspace ws;
+  Feed<float>(ws, "A", {2, 3}, RandomVec(6, 1));
+  Feed<float>(ws, "B", {4, 3, 2}, RandomVec(24, 2));
+  for (const std::string t : {"Add", "Sub", "Mul", "Div", "EQ", "GT"}) {
+    INFO(t);
+    RequireThrowsWith(ws, MakeOp(t, {"A", "B"}, {"C"}), {t, "'A'", "[2, 3]", "'B'", "[4, 3, 2]"});
+    const OpSchema* s = OpSchemaRegistry::Find(t);
+    REQUIRE(s);
+    CHECK_THROWS_AS(s->InferShapes(MakeOp(t, {"A", "B"}, {"C"}), {TensorInfo::Of({2, 3}, DataType::Float),
+                                                                TensorInfo::Of({4, 3, 2}, DataType::Float)}),
+                    Error);
+  }
+  // The gradient op checks dC against the broadcast shape.
+  Feed<float>(ws, "B1", {3}, RandomVec(3, 2));
+  Feed<float>(ws, "dC", {2, 2}, RandomVec(4, 2));
+  RequireThrowsWith(ws, MakeOp("AddGradient", {"dC", "A", "B1"}, {"dA", "dB"}), {"'dC'", "[2, 2]", "[2, 3]"});
+}
+
+TEST_CASE("Comparisons with numpy broadcast", "[ops][elementwise][numpy]") {
+  const std::vector<std::pair<std::string, bool (*)(double, double)>> cmps = {
+      {"EQ", [](double a, double b) { return a == b; }}, {"NE", [](double a, double b) { return a != b; }},
+      {"GT", [](double a, double b) { return a > b; }},  {"GE", [](double a, double b) { return a >= b; }},
+      {"LT", [](double a, double b) { return a < b; }},  {"LE", [](double a, double b) { return a <= b; }}};
+  for (const auto& [t, f] : cmps) {
+    for (const auto& s : kNumpyShapes) {
+      INFO(t << " A" << ShapeToString(s.a) << " B" << ShapeToString(s.b));
+      Workspace ws;
+      auto a = IntVec<int64_t>(Numel(s.a), 5, -2, 2), b = IntVec<int64_t>(Numel(s.b), 6, -2, 2);
+      auto af = IntVec<float>(Numel(s.a), 7, -2, 2), bf = IntVec<float>(Numel(s.b), 8, -2, 2);
+      Feed<int64_t>(ws, "A", s.a, a);
+      Feed<int64_t>(ws, "B", s.b, b);
+      Feed<float>(ws, "Af", s.a, af);
+      Feed<float>(ws, "Bf", s.b, bf);
+      auto def = MakeOp(t, {"A", "B"}, {"C"});
+      RunOp(ws, def);
+      RunOp(ws, MakeOp(t, {"Af", "Bf"}, {"Cf"}));
+      CheckShapeInference(ws, def);
+      const auto want = RefNumpy(a, s.a, b, s.b, [&](double x, double y) { return f(x, y) ? 1.0 : 0.0; });
+      const auto wantf = RefNumpy(af, s.a, bf, s.b, [&](double x, double y) { return f(x, y) ? 1.0 : 0.0; });
+      const Tensor c = Fetch(ws, "C"), cf = Fetch(ws, "Cf");
+      CHECK(c.dtype() == DataType::Bool);
+      CHECK(c.shape() == RefBroadcastShape(s.a, s.b));
+      REQUIRE(c.numel() == static_cast<int64_t>(want.size()));
+      REQUIRE(cf.numel() == static_cast<int64_t>(wantf.size()));
+      for (int64_t i = 0; i < c.numel(); ++i) CHECK(c.data<bool>()[i] == (want[i] != 0));
+      for (int64_t i = 0; i < cf.numel(); ++i) CHECK(cf.data<bool>()[i] == (wantf[i] != 0));
+    }
+  }
+}
+
+TEST_CASE("Add/Sub/Mul/Div gradients with numpy broadcast", "[ops][elementwise][numpy][grad]") {
+  const std::vector<Shapes> shapes = {{{2, 3, 4}, {4}}, {{2, 1, 4}, {3, 1}}, {{1}, {2, 3}}, {{}, {2, 3}},
+                                      {{3, 1, 2}, {1, 4, 1}}, {{2, 3}, {2, 1}}};
+  for (const std::string t : {"Add", "Sub", "Mul", "Div"}) {
+    for (const auto& s : shapes) {
+      INFO(t << " A" << ShapeToString(s.a) << " B" << ShapeToString(s.b));
+      Workspace ws;
+      Feed<float>(ws, "A", s.a, RandomVec(Numel(s.a), 3, 0.5f, 2.f));
+      Feed<float>(ws, "B", s.b, RandomVec(Numel(s.b), 4, 0.5f, 2.f));
+      CheckGradient(ws, MakeOp(t, {"A", "B"}, {"C"}), {0, 1}, 0, 1e-3f);
+    }
+  }
+  // In place: dA written over dC's blob (the gradient op's allowed in-place pair).
+  Workspace ws;
+  const std::vector<float> dc = RandomVec(24, 5), b = RandomVec(4, 6, 0.5f, 2.f);
+  Feed<float>(ws, "dC", {2, 3, 4}, dc);
+  Feed<float>(ws, "A", {2, 1, 4}, RandomVec(8, 7));
+  Feed<float>(ws, "B", {3, 1}, RandomVec(3, 8));
+  RunOp(ws, MakeOp("AddGradient", {"dC", "A", "B"}, {"dC", "dB"}));
+  const auto da = FetchVec<float>(ws, "dC");
+  REQUIRE(da.size() == 8);
+  for (int i = 0; i < 2; ++i)
+    for (int k = 0; k < 4; ++k) {
+      double want = 0;
+      for (int j = 0; j < 3; ++j) want += dc[(i * 3 + j) * 4 + k];
+      CHECK(std::abs(da[i * 4 + k] - want) <= 1e-5 * std::max(1.0, std::abs(want)));
+    }
 }
 
 TEST_CASE("Sum of n inputs, in place with input 0", "[ops][sum]") {

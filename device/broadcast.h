@@ -1,0 +1,102 @@
+// Numpy-style (multidirectional) broadcasting: the plan that maps an output element to each
+// input's element, computed once per run on the host and passed by value to the CPU loops and the
+// CUDA kernels, which share the per-element index math below (HN_BROADCAST_HD).
+//
+// Shapes are right-aligned; a dim of 1 (or a missing leading dim) stretches to the other size.
+// The plan drops output dims of size 1 and merges neighbouring dims that every input treats alike
+// (all stretched or all walked), so [2,3,4]+[4] is two dims and same-rank cases stay small.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device/divide.h"
+#include "device/math.h"
+
+#if defined(__CUDACC__)
+#define HN_BROADCAST_HD __host__ __device__
+#else
+#define HN_BROADCAST_HD
+#endif
+
+namespace hetnet::math {
+
+constexpr int kMaxBroadcastDims = 8;    // after merging; more is refused with a clear error
+constexpr int kMaxBroadcastInputs = 3;  // Where(C, X, Y)
+
+struct BroadcastIndex {
+  int ndim = 0;
+  int num_inputs = 0;
+  int64_t dims[kMaxBroadcastDims] = {};                         // output dims, outermost first
+  int64_t strides[kMaxBroadcastInputs][kMaxBroadcastDims] = {};  // element strides, 0 where stretched
+};
+
+// The output shape of numpy broadcasting `shapes`; false when two dims differ and neither is 1.
+bool NumpyBroadcastShape(const std::vector<std::vector<int64_t>>& shapes, std::vector<int64_t>* out);
+// "A [2, 3] and B [4]"-style text for errors: the names with their shapes.
+std::string DescribeShapes(const std::vector<std::string>& names, const std::vector<std::vector<int64_t>>& shapes);
+// The plan for inputs that broadcast to `out` (checked by the caller with NumpyBroadcastShape).
+BroadcastIndex MakeBroadcastIndex(const std::vector<int64_t>& out, const std::vector<std::vector<int64_t>>& inputs);
+
+// off[k] = the element of input k that output element i reads.
+HN_BROADCAST_HD inline void BroadcastOffsets(const BroadcastIndex& ix, int64_t i, int64_t* off) {
+  for (int k = 0; k < ix.num_inputs; ++k) off[k] = 0;
+  for (int d = ix.ndim - 1; d >= 0; --d) {
+    const int64_t q = i / ix.dims[d], r = i - q * ix.dims[d];
+    i = q;
+    for (int k = 0; k < ix.num_inputs; ++k) off[k] += r * ix.strides[k][d];
+  }
+}
+
+template <BinaryOp Op, typename T>
+HN_BROADCAST_HD inline T ApplyBinary(T x, T y) {
+  if constexpr (Op == BinaryOp::Add) return x + y;
+  else if constexpr (Op == BinaryOp::Sub) return x - y;
+  else if constexpr (Op == BinaryOp::Mul) return x * y;
+  else return Divide(x, y);
+}
+
+// The reverse of a broadcast, for gradients: y (an input's shape) = x (the output's shape) summed
+// over the dims the input stretched. y element j sums x over `reduced` dims at base(j).
+struct ReduceToShapeIndex {
+  int kept_ndim = 0, reduced_ndim = 0;
+  int64_t kept_dims[kMaxBroadcastDims] = {}, kept_strides[kMaxBroadcastDims] = {};  // strides in x
+  int64_t reduced_dims[kMaxBroadcastDims] = {}, reduced_strides[kMaxBroadcastDims] = {};
+  int64_t reduced_count = 1;
+};
+ReduceToShapeIndex MakeReduceToShapeIndex(const std::vector<int64_t>& out, const std::vector<int64_t>& in);
+
+HN_BROADCAST_HD inline float ReducedSum(const ReduceToShapeIndex& r, const float* x, int64_t j) {
+  int64_t base = 0;
+  for (int d = r.kept_ndim - 1; d >= 0; --d) {
+    const int64_t q = j / r.kept_dims[d];
+    base += (j - q * r.kept_dims[d]) * r.kept_strides[d];
+    j = q;
+  }
+  float s = 0.f;
+  for (int64_t t = 0; t < r.reduced_count; ++t) {
+    int64_t off = base, u = t;
+    for (int d = r.reduced_ndim - 1; d >= 0; --d) {
+      const int64_t q = u / r.reduced_dims[d];
+      off += (u - q * r.reduced_dims[d]) * r.reduced_strides[d];
+      u = q;
+    }
+    s += x[off];
+  }
+  return s;
+}
+
+// c[i] = a[off_a(i)] op b[off_b(i)] for i < total (ix has two inputs). c must not alias a or b
+// unless that input has the output's shape. Instantiated for HN_FOR_EACH_BINARY_MATH_TYPE.
+template <typename T, class Context>
+void NumpyBroadcastBinary(BinaryOp op, const BroadcastIndex& ix, int64_t total, const T* a, const T* b, T* c,
+                          Context* ctx);
+// y[j] = ReducedSum(r, x, j) for j < y_numel.
+template <class Context>
+void ReduceSumToShape(const ReduceToShapeIndex& r, int64_t y_numel, const float* x, float* y, Context* ctx);
+// y[i] = x[off(i)] for i < total (ix has one input): a broadcast copy of any element size.
+template <class Context>
+void BroadcastCopy(const BroadcastIndex& ix, int64_t total, size_t itemsize, const void* x, void* y, Context* ctx);
+
+}  // namespace hetnet::math
