@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "tools/cli_common.h"
 
+namespace hetnet_cli { int ExportOnnxCommand(int argc, char** argv); }  // tools/cli_export_onnx.cc
+
 namespace {
 
 const char* const kMainHelp =
@@ -18,6 +20,7 @@ const char* const kMainHelp =
     "  run       run an init net and a predict net on inputs from .npy / TensorProto files\n"
     "  inspect   print a NetDef: operators, devices, engines, inputs and outputs\n"
     "  serve     serve a Triton-style model repository over KServe v2 HTTP and gRPC\n"
+    "  export-onnx  write an init + predict net pair as an ONNX model\n"
     "\n"
     "`hetnet <command> --help` describes a command.\n"
     "exit codes: 0 ok, 1 runtime error, 2 bad usage\n";
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "run") return RunCommand(argc - 1, argv + 1);
     if (cmd == "inspect") return InspectCommand(argc - 1, argv + 1);
+    if (cmd == "export-onnx") return ExportOnnxCommand(argc - 1, argv + 1);
 #ifdef HETNET_WITH_SERVING
     if (cmd == "serve") return ServeCommand(argc - 1, argv + 1);
 #else

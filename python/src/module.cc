@@ -2,6 +2,8 @@
 // registries, placement, predictor).
 #include "bindings.h"
 
+namespace hetnet_python { void InitOnnxExport(py::module_& m); }  // onnx_export_bindings.cc
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "hetnet C++ runtime bindings (use the hetnet.* Python modules instead of this one)";
   hetnet_python::InitErrors(m);
@@ -11,4 +13,5 @@ PYBIND11_MODULE(_C, m) {
   hetnet_python::InitPlacement(m);
   hetnet_python::InitPredictor(m);
   hetnet_python::InitAutodiff(m);
+  hetnet_python::InitOnnxExport(m);
 }
