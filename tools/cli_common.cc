@@ -11,6 +11,9 @@
 #include "core/npy.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
+#ifdef HETNET_WITH_ONNX
+#include "onnx/onnx_import.h"
+#endif
 
 namespace hetnet_cli {
 
@@ -63,6 +66,51 @@ std::pair<std::string, std::string> SplitNameValue(const std::string& spec, cons
   if (name.empty()) throw UsageError(flag + " '" + spec + "': the blob name is empty");
   if (value_required && value.empty()) throw UsageError(flag + " '" + spec + "': expected NAME=FILE");
   return {name, value};
+}
+
+const char* const kOnnxHelp =
+    "ONNX models (MODEL ending in .onnx, imported into an init and a predict net; no --init):\n"
+    "  --device DEV         device of the imported operators: cpu (default), cuda, cuda:N\n";
+
+namespace {
+caffe2::DeviceOption ParseDeviceFlag(const std::string& text) {
+  caffe2::DeviceOption d;
+  if (text.empty() || text == "cpu") return d;
+  if (text == "cuda" || text.rfind("cuda:", 0) == 0) {
+    d.set_device_type(1);
+    if (text.size() > 5) {
+      char* end = nullptr;
+      const long id = std::strtol(text.c_str() + 5, &end, 10);
+      if (*end || id < 0 || id > 1024) throw UsageError("--device '" + text + "': expected cpu, cuda or cuda:N");
+      d.set_device_id(static_cast<int>(id));
+    }
+    return d;
+  }
+  throw UsageError("--device '" + text + "': expected cpu, cuda or cuda:N");
+}
+}  // namespace
+
+ModelNets LoadModelNets(const std::string& model_path, const std::string& init_path, const std::string& onnx_device) {
+  ModelNets nets;
+#ifdef HETNET_WITH_ONNX
+  if (hetnet::onnxio::IsOnnxPath(model_path)) {
+    if (!init_path.empty()) throw UsageError("--init is not used with an ONNX model (its weights are in the file)");
+    hetnet::onnxio::OnnxImportOptions options;
+    options.device = ParseDeviceFlag(onnx_device);
+    hetnet::onnxio::ImportedOnnxModel m = hetnet::onnxio::ImportOnnxFile(model_path, options);
+    nets.init = std::move(m.init_net);
+    nets.predict = std::move(m.predict_net);
+    nets.has_init = nets.onnx = true;
+    return nets;
+  }
+#endif
+  if (!onnx_device.empty()) throw UsageError("--device applies to ONNX models (*.onnx) only");
+  nets.predict = hetnet::ReadNetDef(model_path);
+  if (!init_path.empty()) {
+    nets.init = hetnet::ReadNetDef(init_path);
+    nets.has_init = true;
+  }
+  return nets;
 }
 
 Tensor LoadTensorFile(const std::string& path) {

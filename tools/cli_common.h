@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "proto/caffe2.pb.h"
 
 namespace hetnet_cli {
 
@@ -44,6 +45,17 @@ extern const char* const kPlacementHelp;
 // Splits "name=path" (path may be empty when optional).
 std::pair<std::string, std::string> SplitNameValue(const std::string& spec, const std::string& flag,
                                                    bool value_required);
+
+// A model's nets for run / inspect: MODEL is an ONNX file (*.onnx, imported; the import makes the
+// init net; operators on `onnx_device`: "cpu" (default), "cuda", "cuda:N") or a predict NetDef file
+// with an optional init NetDef file. Errors name the file.
+struct ModelNets {
+  caffe2::NetDef init, predict;
+  bool has_init = false;
+  bool onnx = false;
+};
+ModelNets LoadModelNets(const std::string& model_path, const std::string& init_path, const std::string& onnx_device);
+extern const char* const kOnnxHelp;  // the ONNX lines of run's and inspect's help
 
 // A tensor from a file: .npy when it starts with the npy magic, else a serialized TensorProto
 // (binary or text). Errors name the file.

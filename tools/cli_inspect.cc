@@ -20,7 +20,8 @@ const char* const kInspectHelp =
     "                      [--shape NAME=D0,D1,...]...\n"
     "\n"
     "Prints NET's name, type, one line per operator (index, type, device, engine, inputs -> outputs)\n"
-    "and its external inputs and outputs. NET is a NetDef file, binary or text format.\n"
+    "and its external inputs and outputs. NET is a NetDef file, binary or text format, or an ONNX\n"
+    "model (*.onnx), imported: its init net stands for --init.\n"
     "  --init FILE    run this init net first so weights' devices and shapes are known (with\n"
     "                 --devices it is planned on those devices instead, not run)\n"
     "  --placement    also print where each operator runs and the cross-device copies hetnet inserts\n"
@@ -109,21 +110,20 @@ std::map<std::string, hetnet::TensorInfo> ParseShapeFlags(const std::vector<std:
 
 // Offline plan: the init net (if any) is planned on the same devices, not run; its outputs' planned
 // devices and inferred shapes, then --shape, describe the net's external inputs.
-hetnet::CopyPassResult PlanOffline(const caffe2::NetDef& net, const std::string& init_path,
+hetnet::CopyPassResult PlanOffline(const caffe2::NetDef& net, const caffe2::NetDef* init,
                                    const std::vector<std::string>& devices,
                                    const std::map<std::string, hetnet::TensorInfo>& flag_shapes) {
   std::map<std::string, hetnet::Device> input_devices;
   std::map<std::string, hetnet::TensorInfo> input_shapes;
   const hetnet::PlacementOptions& opts = hetnet::DefaultPlacementOptions();
-  if (!init_path.empty()) {
-    const caffe2::NetDef init = hetnet::ReadNetDef(init_path);
+  if (init) {
     hetnet::CopyPassResult planned;
     try {
-      planned = hetnet::PlanPlacement(init, devices, {}, {}, opts);
+      planned = hetnet::PlanPlacement(*init, devices, {}, {}, opts);
     } catch (hetnet::Error& e) {
-      throw e.AddContext("in the init net " + init_path);
+      throw e.AddContext("in the init net '" + init->name() + "'");
     }
-    for (const auto& op : init.op())
+    for (const auto& op : init->op())
       for (const auto& name : op.output()) {
         auto d = planned.blob_devices.find(name);
         if (d != planned.blob_devices.end()) input_devices[name] = d->second;
@@ -156,7 +156,7 @@ std::string DescribeNet(const caffe2::NetDef& net) {
 
 int InspectCommand(int argc, char** argv) {
   ArgReader args(argc, argv, 1);
-  std::string net_path, init_path;
+  std::string net_path, init_path, onnx_device;
   bool placement = false, dot = false, memory = false;
   std::string svg_path, devices_flag;
   bool have_devices = false;
@@ -164,7 +164,7 @@ int InspectCommand(int argc, char** argv) {
   std::string shape_flag;
   while (!args.Done()) {
     if (args.Switch("--help") || args.Switch("-h")) {
-      std::cout << kInspectHelp << kPlacementHelp;
+      std::cout << kInspectHelp << kPlacementHelp << kOnnxHelp;
       return kExitOk;
     } else if (PlacementSwitch(args)) {
     } else if (args.Flag("--svg", &svg_path)) {
@@ -176,7 +176,7 @@ int InspectCommand(int argc, char** argv) {
       dot = true;
     } else if (args.Switch("--memory")) {
       memory = true;
-    } else if (args.Flag("--init", &init_path)) {
+    } else if (args.Flag("--init", &init_path) || args.Flag("--device", &onnx_device)) {
     } else if (args.Flag("--shape", &shape_flag)) {
       shape_flags.push_back(shape_flag);
     } else if (args.Peek().rfind("-", 0) == 0) {
@@ -198,7 +198,9 @@ int InspectCommand(int argc, char** argv) {
     }
     if (!dot && svg_path.empty()) placement = true;
   }
-  const caffe2::NetDef net = hetnet::ReadNetDef(net_path);
+  const ModelNets nets = LoadModelNets(net_path, init_path, onnx_device);
+  const caffe2::NetDef& net = nets.predict;
+  const caffe2::NetDef* init = nets.has_init ? &nets.init : nullptr;
   if (!dot) std::cout << DescribeNet(net);
   if (placement || dot || !svg_path.empty()) {
     hetnet::CopyPassResult placed;
@@ -207,13 +209,13 @@ int InspectCommand(int argc, char** argv) {
       if (gpus > 0 && !hetnet::HasCudaSupport())
         std::cerr << "note: this hetnet was built without CUDA, so it cannot tell which operator types have CUDA "
                      "kernels; the plan assumes every type has one\n";
-      placed = PlanOffline(net, init_path, devices, ParseShapeFlags(shape_flags));
+      placed = PlanOffline(net, init, devices, ParseShapeFlags(shape_flags));
       std::string list = "cpu";
       for (int i = 0; i < gpus; ++i) list += ", cuda:" + std::to_string(i);
       if (!dot) std::cout << "Offline plan for a machine with " << list << " (nothing was run)\n";
     } else {
       hetnet::Workspace ws;
-      if (!init_path.empty()) ws.RunNetOnce(hetnet::ReadNetDef(init_path));
+      if (init) ws.RunNetOnce(*init);
       try {
         placed = hetnet::PlaceNet(net, ws, hetnet::DefaultPlacementOptions());
       } catch (hetnet::Error& e) {
@@ -237,10 +239,9 @@ int InspectCommand(int argc, char** argv) {
     std::map<std::string, hetnet::TensorInfo> shapes;
     std::set<std::string> params;
     hetnet::Workspace ws;
-    if (!init_path.empty()) {
-      const caffe2::NetDef init = hetnet::ReadNetDef(init_path);
-      ws.RunNetOnce(init);
-      for (const auto& op : init.op())
+    if (init) {
+      ws.RunNetOnce(*init);
+      for (const auto& op : init->op())
         for (const auto& o : op.output()) params.insert(o);
       for (const auto& name : params) {
         const hetnet::Blob* b = ws.GetBlob(name);

@@ -72,13 +72,14 @@ void NoteReplacedInputs(const hetnet::Predictor& predictor, const hetnet::Predic
 
 const char* const kRunHelp =
     "usage: hetnet run --predict PREDICT_NET [--init INIT_NET] [--input NAME=FILE ...]\n"
+    "       hetnet run MODEL.onnx [--device DEV] [--input NAME=FILE ...] [other options as above]\n"
     "                  [--output NAME[=OUT.npy] ...] [--iters N] [--profile] [--trace FILE] [--memonger]\n"
     "                  [--strict] [--soft-placement]\n"
     "\n"
     "Runs INIT_NET once (weights), then PREDICT_NET on the inputs, like Caffe2's Predictor.\n"
-    "Nets are NetDef files, binary or text format.\n"
+    "Nets are NetDef files, binary or text format; an ONNX model is imported into the two nets.\n"
     "  --init FILE          init net (optional: a predict net may need no weights)\n"
-    "  --predict FILE       predict net (required)\n"
+    "  --predict FILE       predict net (required; or MODEL.onnx as the first argument)\n"
     "  --input NAME=FILE    feed blob NAME from FILE: a .npy file or a serialized TensorProto\n"
     "                       (detected by content); repeat for every external input. An input that the\n"
     "                       init net also fills (a model-zoo `data` placeholder) replaces that blob,\n"
@@ -94,14 +95,14 @@ const char* const kRunHelp =
 
 int RunCommand(int argc, char** argv) {
   ArgReader args(argc, argv, 1);
-  std::string init_path, predict_path, value;
+  std::string init_path, predict_path, value, onnx_device;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   long iters = 1;
   bool profile = false, memonger = false;
   std::string trace_path;
   while (!args.Done()) {
     if (args.Switch("--help") || args.Switch("-h")) {
-      std::cout << kRunHelp << kPlacementHelp;
+      std::cout << kRunHelp << kPlacementHelp << kOnnxHelp;
       return kExitOk;
     } else if (PlacementSwitch(args)) {
     } else if (args.Flag("--init", &init_path) || args.Flag("--predict", &predict_path)) {
@@ -113,7 +114,9 @@ int RunCommand(int argc, char** argv) {
       profile = true;
     } else if (args.Switch("--memonger")) {
       memonger = true;
-    } else if (args.Flag("--trace", &trace_path)) {
+    } else if (args.Flag("--trace", &trace_path) || args.Flag("--device", &onnx_device)) {
+    } else if (args.Peek().rfind("-", 0) != 0 && predict_path.empty()) {
+      predict_path = args.Next();  // MODEL (an ONNX file, or a predict net)
     } else if (args.Flag("--iters", &value)) {
       char* end = nullptr;
       iters = std::strtol(value.c_str(), &end, 10);
@@ -122,10 +125,10 @@ int RunCommand(int argc, char** argv) {
       throw UsageError("unknown option '" + args.Peek() + "' for run");
     }
   }
-  if (predict_path.empty()) throw UsageError("run needs --predict PREDICT_NET");
+  if (predict_path.empty()) throw UsageError("run needs --predict PREDICT_NET (or MODEL.onnx)");
 
-  caffe2::NetDef init_net, predict_net = hetnet::ReadNetDef(predict_path);
-  if (!init_path.empty()) init_net = hetnet::ReadNetDef(init_path);
+  ModelNets nets = LoadModelNets(predict_path, init_path, onnx_device);
+  caffe2::NetDef init_net = std::move(nets.init), predict_net = std::move(nets.predict);
   // Requested blobs that the net does not export are exported for this run.
   for (const auto& [name, file] : outputs) {
     bool listed = false;

@@ -53,5 +53,6 @@ void InitRegistry(py::module_& m);
 void InitPlacement(py::module_& m);
 void InitPredictor(py::module_& m);
 void InitAutodiff(py::module_& m);  // autodiff_bindings.cc
+void InitOnnx(py::module_& m);      // onnx_bindings.cc (hetnet._C.onnx_import)
 
 }  // namespace hetnet_python

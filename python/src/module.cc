@@ -13,5 +13,6 @@ PYBIND11_MODULE(_C, m) {
   hetnet_python::InitPlacement(m);
   hetnet_python::InitPredictor(m);
   hetnet_python::InitAutodiff(m);
+  hetnet_python::InitOnnx(m);
   hetnet_python::InitOnnxExport(m);
 }

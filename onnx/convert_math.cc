@@ -1,0 +1,183 @@
+// Converters of the elementwise families: arithmetic, comparisons, unary math, activations, Sum /
+// Mean, Clip, Pow, Cast. Binary ops are emitted without Caffe2's legacy `broadcast` argument: ONNX's
+// numpy-style broadcasting is the operators' own business (same shapes always work).
+#include <cmath>
+#include <limits>
+
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+// Rank (and dims where known) of a numpy broadcast of a and b.
+void BroadcastDims(ConvertContext& c, const std::string& out, const std::string& a, const std::string& b) {
+  const auto* da = c.Dims(a);
+  const auto* db = c.Dims(b);
+  if (!da || !db) return;
+  const size_t n = std::max(da->size(), db->size());
+  std::vector<int64_t> d(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t x = i < n - da->size() ? 1 : (*da)[i - (n - da->size())];
+    const int64_t y = i < n - db->size() ? 1 : (*db)[i - (n - db->size())];
+    d[i] = x == 1 ? y : y == 1 ? x : (x == y ? x : -1);
+  }
+  c.SetDims(out, d);
+}
+
+// Before opset 7, Add/Sub/Mul/Div/comparisons had Caffe2-style `broadcast` / `axis` attributes.
+void RefuseLegacyBroadcast(ConvertContext& c) {
+  if (c.opset() < 7 && c.Int("broadcast", 0) != 0)
+    c.Refuse("the legacy broadcast attribute (opset < 7) is not supported; update the model's opset");
+}
+
+// A float scalar constant operand that Mul / Div can take as Scale's argument (same rank result).
+const ConstTensor* ScalarOperand(ConvertContext& c, int i, int other) {
+  const ConstTensor* k = c.Const(c.in(i));
+  if (!k || k->dtype != caffe2::TensorProto::FLOAT || k->numel() != 1) return nullptr;
+  const int rank = c.Rank(c.in(other));
+  if (!k->dims.empty() && (rank < 0 || static_cast<int>(k->dims.size()) > rank)) return nullptr;
+  return k;
+}
+
+void Binary(ConverterRegistry& r, const std::string& onnx, const std::string& ours) {
+  r.Add(onnx, [ours](ConvertContext& c) {
+    RefuseLegacyBroadcast(c);
+    const bool mul = ours == "Mul", div = ours == "Div";
+    if (mul || div) {
+      for (int i : {1, 0}) {
+        if (div && i == 0) break;
+        if (const ConstTensor* k = ScalarOperand(c, i, 1 - i)) {
+          const double v = k->real[0];
+          auto& op = c.Emit("Scale", {c.in(1 - i)}, {c.out(0)});
+          AddArgF(op, "scale", static_cast<float>(div ? 1.0 / v : v));
+          c.SameDims(c.out(0), c.in(1 - i));
+          return;
+        }
+      }
+    }
+    c.Emit(ours, {c.in(0), c.in(1)}, {c.out(0)});
+    BroadcastDims(c, c.out(0), c.in(0), c.in(1));
+  });
+}
+
+void Unary(ConverterRegistry& r, const std::string& onnx, const std::string& ours) {
+  r.Add(onnx, [ours](ConvertContext& c) {
+    c.Emit(ours, {c.in(0)}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+  });
+}
+
+// Clip's bound from an attribute (opset < 11) or an optional constant input (opset >= 11).
+float ClipBound(ConvertContext& c, const char* name, int input, float def) {
+  if (c.opset() < 11) return c.Float(name, def);
+  if (!c.has_in(input)) return def;
+  const ConstTensor& k = c.RequireConst(input, std::string("Clip's ") + name);
+  if (k.numel() != 1) HN_THROW(kInvalidArgument, "Clip: ", name, " must be a scalar, got ", k.numel(), " values");
+  return static_cast<float>(k.Reals()[0]);
+}
+
+void Prelu(ConvertContext& c) {
+  const ConstTensor& slope = c.RequireConst(1, "PRelu's slope");
+  std::string slope_blob = c.in(1);
+  if (slope.numel() != 1) {
+    // ONNX broadcasts the slope to X (right-aligned); ours is per channel (axis 1): the slope's only
+    // non-1 dim must land on X's axis 1.
+    const int rank = c.Rank(c.in(0));
+    if (rank < 0) c.Refuse("a per-channel slope needs X's rank, which the model does not declare");
+    const int offset = rank - static_cast<int>(slope.dims.size());
+    int64_t channels = 1;
+    for (size_t j = 0; j < slope.dims.size(); ++j) {
+      if (slope.dims[j] == 1) continue;
+      if (static_cast<int>(j) + offset != 1)
+        c.Refuse("the slope varies along an axis other than the channel axis 1");
+      channels = slope.dims[j];
+    }
+    if (slope.dims.size() != 1 || offset != 1) {
+      ConstTensor flat = slope;
+      flat.dims = {channels};
+      slope_blob = c.AddConst(c.in(1) + "_per_channel", std::move(flat));
+    }
+  }
+  c.Emit("PRelu", {c.in(0), slope_blob}, {c.out(0)});
+  c.SameDims(c.out(0), c.in(0));
+}
+
+void Cast(ConvertContext& c) {
+  int32_t to = 0;
+  const auto* a = c.Attr("to");
+  if (!a) HN_THROW(kInvalidArgument, "Cast: attribute 'to' is required");
+  if (a->type() == onnx::AttributeProto::STRING) {  // opset 1 named the type
+    onnx::TensorProto::DataType t;
+    if (!onnx::TensorProto::DataType_Parse(a->s(), &t)) c.Refuse("unknown target type '" + a->s() + "'");
+    to = t;
+  } else {
+    to = static_cast<int32_t>(c.Int("to", 0));
+  }
+  const auto ours = DtypeFromOnnx(to);
+  if (ours == caffe2::TensorProto::UNDEFINED || ours == caffe2::TensorProto::STRING)
+    c.Refuse(std::string("cast to ") + OnnxTypeName(to) + " is not supported");
+  auto& op = c.Emit("Cast", {c.in(0)}, {c.out(0)});
+  AddArg(op, "to", static_cast<int64_t>(ours));
+  c.SameDims(c.out(0), c.in(0));
+}
+
+}  // namespace
+
+void RegisterMathConverters(ConverterRegistry& r) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) Binary(r, op, op);
+  Binary(r, "Equal", "EQ");
+  Binary(r, "Greater", "GT");
+  Binary(r, "Less", "LT");
+  Binary(r, "GreaterOrEqual", "GE");
+  Binary(r, "LessOrEqual", "LE");
+
+  const std::pair<const char*, const char*> unary[] = {
+      {"Relu", "Relu"}, {"Sigmoid", "Sigmoid"}, {"Tanh", "Tanh"}, {"Exp", "Exp"},   {"Log", "Log"},
+      {"Abs", "Abs"},   {"Neg", "Negative"},    {"Sqrt", "Sqrt"}, {"Sign", "Sign"}, {"Identity", "StopGradient"}};
+  for (const auto& [onnx, ours] : unary) Unary(r, onnx, ours);
+
+  r.Add("Reciprocal", [](ConvertContext& c) {
+    AddArgF(c.Emit("Pow", {c.in(0)}, {c.out(0)}), "exponent", -1.f);
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("LeakyRelu", [](ConvertContext& c) {
+    AddArgF(c.Emit("LeakyRelu", {c.in(0)}, {c.out(0)}), "alpha", c.Float("alpha", 0.01f));
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("PRelu", Prelu);
+  r.Add("Pow", [](ConvertContext& c) {
+    const ConstTensor* e = c.Const(c.in(1));
+    if (e && e->numel() == 1 && (e->dims.empty() || static_cast<int>(e->dims.size()) <= c.Rank(c.in(0)))) {
+      AddArgF(c.Emit("Pow", {c.in(0)}, {c.out(0)}), "exponent", static_cast<float>(e->Reals()[0]));
+      c.SameDims(c.out(0), c.in(0));
+      return;
+    }
+    c.Emit("Pow", {c.in(0), c.in(1)}, {c.out(0)});
+    BroadcastDims(c, c.out(0), c.in(0), c.in(1));
+  });
+  // Sum / Mean of same-shape inputs (ONNX broadcasts them since opset 8: left to the operator).
+  auto sum = [](ConvertContext& c, bool mean) {
+    std::vector<std::string> ins;
+    for (int i = 0; i < c.num_inputs(); ++i)
+      if (c.has_in(i)) ins.push_back(c.in(i));
+    if (ins.empty()) HN_THROW(kInvalidArgument, c.op_type(), " needs at least one input");
+    const std::string total = mean && ins.size() > 1 ? c.Fresh(c.out(0) + "_sum") : c.out(0);
+    if (ins.size() == 1) c.Emit("StopGradient", ins, {total});
+    else c.Emit("Sum", ins, {total});
+    if (mean && ins.size() > 1)
+      AddArgF(c.Emit("Scale", {total}, {c.out(0)}), "scale", 1.f / static_cast<float>(ins.size()));
+    c.SameDims(c.out(0), ins[0]);
+  };
+  r.Add("Sum", [sum](ConvertContext& c) { sum(c, false); });
+  r.Add("Mean", [sum](ConvertContext& c) { sum(c, true); });
+  r.Add("Clip", [](ConvertContext& c) {
+    auto& op = c.Emit("Clip", {c.in(0)}, {c.out(0)});
+    AddArgF(op, "min", ClipBound(c, "min", 1, std::numeric_limits<float>::lowest()));
+    AddArgF(op, "max", ClipBound(c, "max", 2, std::numeric_limits<float>::max()));
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Cast", Cast);
+}
+
+}  // namespace hetnet::onnxio

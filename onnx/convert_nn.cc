@@ -1,0 +1,255 @@
+// Converters of the neural-network family: Gemm, MatMul, BatchNormalization, Conv, ConvTranspose,
+// pooling, LRN, Dropout, Softmax / LogSoftmax. Our convolution and pooling operators are 2-D NCHW:
+// other spatial ranks are refused with the reason.
+#include <cmath>
+
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+using C2 = caffe2::TensorProto;
+
+ConstTensor Transposed2D(const ConstTensor& m) {
+  ConstTensor t = m;
+  const int64_t r = m.dims[0], c = m.dims[1];
+  t.dims = {c, r};
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) t.real[j * r + i] = m.real[i * c + j];
+  return t;
+}
+
+// Gemm: Y = alpha * A' * B' + beta * C. With B (and C) constant it is FC (W = B' transposed to [N, K],
+// alpha folded into W, beta * C broadcast to the bias [N]); otherwise MatMul + Scale + Add.
+void Gemm(ConvertContext& c) {
+  const bool ta = c.Int("transA", 0) != 0, tb = c.Int("transB", 0) != 0;
+  const float alpha = c.Float("alpha", 1.f), beta = c.Float("beta", 1.f);
+  const ConstTensor* b = c.Const(c.in(1));
+  const ConstTensor* cc = c.has_in(2) ? c.Const(c.in(2)) : nullptr;
+  std::string a = c.in(0);
+  c.SetRank(c.out(0), 2);
+  if (b && b->dtype == C2::FLOAT && b->dims.size() == 2 && (!c.has_in(2) || (cc && cc->dtype == C2::FLOAT))) {
+    const int64_t n = tb ? b->dims[0] : b->dims[1];
+    // beta * C as a bias [N], if C broadcasts along M (dims [], [1], [N], [1, N], [1, 1]).
+    std::vector<double> bias(n, 0.0);
+    bool fits = true;
+    if (cc) {
+      const int64_t cn = cc->numel();
+      fits = cc->dims.size() <= 2 && (cc->dims.size() < 2 || cc->dims[0] == 1) && (cn == 1 || cn == n);
+      for (int64_t j = 0; fits && j < n; ++j) bias[j] = beta * cc->real[cn == 1 ? 0 : j];
+    }
+    if (fits) {
+      ConstTensor w = tb ? *b : Transposed2D(*b);
+      if (alpha != 1.f)
+        for (double& v : w.real) v *= alpha;
+      const std::string w_blob = (tb && alpha == 1.f) ? c.in(1) : c.AddConst(c.in(1) + "_fc_w", std::move(w));
+      const bool bias_is_c = cc && beta == 1.f && cc->dims.size() == 1 && cc->dims[0] == n;
+      const std::string b_blob = bias_is_c ? c.in(2) : c.AddConst(c.out(0) + "_fc_b", ConstTensor::Float({n}, bias));
+      if (ta) {
+        a = c.Fresh(c.in(0) + "_t");
+        AddArg(c.Emit("Transpose", {c.in(0)}, {a}), "axes", std::vector<int64_t>{1, 0});
+      }
+      c.Emit("FC", {a, w_blob, b_blob}, {c.out(0)});
+      return;
+    }
+  }
+  const bool scaled = alpha != 1.f, add = c.has_in(2) && beta != 0.f;
+  const std::string prod = (scaled || add) ? c.Fresh(c.out(0) + "_ab") : c.out(0);
+  auto& mm = c.Emit("MatMul", {c.in(0), c.in(1)}, {prod});
+  AddArg(mm, "trans_a", static_cast<int64_t>(ta));
+  AddArg(mm, "trans_b", static_cast<int64_t>(tb));
+  std::string y = prod;
+  if (scaled) {
+    y = add ? c.Fresh(c.out(0) + "_alpha_ab") : c.out(0);
+    AddArgF(c.Emit("Scale", {prod}, {y}), "scale", alpha);
+  }
+  if (add) {
+    std::string bias = c.in(2);
+    if (beta != 1.f) {
+      bias = c.Fresh(c.in(2) + "_beta");
+      AddArgF(c.Emit("Scale", {c.in(2)}, {bias}), "scale", beta);
+    }
+    c.Emit("Add", {y, bias}, {c.out(0)});
+  }
+}
+
+void MatMul(ConvertContext& c) {
+  const auto* da = c.Dims(c.in(0));
+  const auto* db = c.Dims(c.in(1));
+  if (da && db && da->size() == 2 && db->size() == 2) {
+    c.Emit("MatMul", {c.in(0), c.in(1)}, {c.out(0)});
+    c.SetDims(c.out(0), {(*da)[0], (*db)[1]});
+    return;
+  }
+  AddArg(c.Emit("BatchMatMul", {c.in(0), c.in(1)}, {c.out(0)}), "broadcast", int64_t{1});
+  if (da && db && da->size() >= 2 && db->size() >= 2) c.SetRank(c.out(0), static_cast<int>(std::max(da->size(), db->size())));
+}
+
+void BatchNorm(ConvertContext& c) {
+  if (c.opset() < 9 && c.Int("spatial", 1) == 0) c.Refuse("spatial=0 (per-activation statistics) is not supported");
+  if (c.Int("training_mode", 0) != 0) c.Refuse("training_mode=1 is not supported (inference only)");
+  for (int i = 1; i < c.num_outputs(); ++i)
+    if (c.has_out(i)) c.Refuse("the training outputs (running or saved mean/var) are not supported");
+  auto& op = c.Emit("SpatialBN", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)}, {c.out(0)});
+  AddArg(op, "is_test", int64_t{1});
+  AddArgF(op, "epsilon", c.Float("epsilon", 1e-5f));
+  c.SameDims(c.out(0), c.in(0));
+}
+
+// Spatial rank of a Conv / pool node: from kernel_shape, else the weight's rank - 2.
+int SpatialRank(ConvertContext& c, bool weight) {
+  if (c.Has("kernel_shape")) return static_cast<int>(c.Ints("kernel_shape").size());
+  if (weight && c.Rank(c.in(1)) >= 0) return c.Rank(c.in(1)) - 2;
+  if (c.Rank(c.in(0)) >= 0) return c.Rank(c.in(0)) - 2;
+  return -1;
+}
+
+// kernel_shape, strides, dilations, pads, auto_pad onto a Conv / ConvTranspose / pool op.
+void ConvPoolArgs(ConvertContext& c, caffe2::OperatorDef& op, bool weight, bool transpose) {
+  const int rank = SpatialRank(c, weight);
+  if (rank != 2)
+    c.Refuse(rank < 0 ? std::string("the spatial rank is unknown (give kernel_shape)")
+                      : std::to_string(rank) + "-D (only 2-D NCHW is supported)");
+  if (c.Has("kernel_shape")) {
+    AddArg(op, "kernels", c.Ints("kernel_shape"));
+  } else if (weight) {  // from the weight's dims (ConvTranspose needs them given)
+    const auto* w = c.Dims(c.in(1));
+    if (w && w->size() == 4 && (*w)[2] > 0 && (*w)[3] > 0) AddArg(op, "kernels", std::vector<int64_t>{(*w)[2], (*w)[3]});
+    else if (transpose) c.Refuse("the kernel size is unknown (give kernel_shape or a constant weight)");
+  }
+  if (c.Has("strides")) AddArg(op, "strides", c.Ints("strides"));
+  const auto dil = c.Ints("dilations");
+  for (int64_t d : dil)
+    if (d != 1 && op.type() != "Conv") c.Refuse("dilations other than 1 are not supported by " + op.type());
+  if (!dil.empty()) AddArg(op, "dilations", dil);
+  const std::string auto_pad = c.Str("auto_pad", "NOTSET");
+  if (auto_pad == "VALID") {
+    AddArg(op, "legacy_pad", int64_t{1});
+  } else if (auto_pad == "SAME_UPPER" && !transpose) {
+    for (int64_t d : dil)
+      if (d != 1) c.Refuse("auto_pad SAME_UPPER with dilations is not supported");
+    AddArg(op, "legacy_pad", int64_t{2});
+  } else if (auto_pad == "NOTSET") {
+    if (c.Has("pads")) {
+      const auto p = c.Ints("pads");
+      if (p.size() != 4) HN_THROW(kInvalidArgument, c.op_type(), ": pads has ", p.size(), " values, 2-D needs 4");
+      AddArg(op, "pads", p);
+    }
+  } else {
+    c.Refuse("auto_pad " + auto_pad + " is not supported" + (transpose ? " by ConvTranspose" : ""));
+  }
+  c.SetRank(c.out(0), 4);
+}
+
+void Conv(ConvertContext& c, bool transpose) {
+  std::vector<std::string> ins = {c.in(0), c.in(1)};
+  if (c.has_in(2)) ins.push_back(c.in(2));
+  auto& op = c.Emit(transpose ? "ConvTranspose" : "Conv", ins, {c.out(0)});
+  if (!c.has_in(2)) AddArg(op, "no_bias", int64_t{1});
+  ConvPoolArgs(c, op, true, transpose);
+  const int64_t group = c.Int("group", 1);
+  if (group != 1) AddArg(op, "group", group);
+  if (transpose) {
+    if (c.Has("output_shape")) c.Refuse("output_shape is not supported (give pads and output_padding)");
+    if (c.Has("output_padding")) AddArg(op, "adjs", c.Ints("output_padding"));
+  }
+}
+
+void Pool(ConvertContext& c, const std::string& type) {
+  if (c.has_out(1)) c.Refuse("the Indices output is not supported");
+  auto& op = c.Emit(type, {c.in(0)}, {c.out(0)});
+  ConvPoolArgs(c, op, false, false);
+  const bool include_pad = c.Int("count_include_pad", 0) != 0;
+  if (type == "AveragePool" && include_pad) AddArg(op, "count_include_pad", int64_t{1});
+  if (c.Int("ceil_mode", 0) != 0) {
+    // Caffe's ceil mode (legacy_pad 3) equals ONNX's for symmetric pads and kernel >= stride.
+    if (c.Str("auto_pad", "NOTSET") != "NOTSET") c.Refuse("ceil_mode=1 with auto_pad is not supported");
+    if (include_pad) c.Refuse("ceil_mode=1 with count_include_pad=1 is not supported");
+    auto p = c.Ints("pads");
+    if (p.empty()) p = {0, 0, 0, 0};
+    if (p.size() != 4 || p[0] != p[2] || p[1] != p[3]) c.Refuse("ceil_mode=1 with asymmetric pads is not supported");
+    const auto k = c.Ints("kernel_shape"), s = c.Ints("strides");
+    for (size_t i = 0; i < s.size() && i < k.size(); ++i)
+      if (k[i] < s[i]) c.Refuse("ceil_mode=1 with a kernel smaller than the stride is not supported");
+    for (auto& a : *op.mutable_arg())
+      if (a.name() == "pads") a.clear_ints(), a.add_ints(p[0]), a.add_ints(p[1]), a.add_ints(p[0]), a.add_ints(p[1]);
+    AddArg(op, "legacy_pad", int64_t{3});
+  }
+}
+
+void GlobalPool(ConvertContext& c, const std::string& type) {
+  const int rank = c.Rank(c.in(0));
+  if (rank >= 0 && rank != 4) c.Refuse("input rank " + std::to_string(rank) + " (only 4-D NCHW is supported)");
+  AddArg(c.Emit(type, {c.in(0)}, {c.out(0)}), "global_pooling", int64_t{1});
+  c.SetRank(c.out(0), 4);
+}
+
+void Dropout(ConvertContext& c) {
+  if (c.opset() >= 12 && c.has_in(2)) {
+    const ConstTensor& t = c.RequireConst(2, "training_mode");
+    if (t.numel() == 1 && t.Ints("training_mode")[0] != 0) c.Refuse("training_mode=true is not supported");
+  }
+  if (c.has_out(1)) c.Refuse("the mask output is not supported");
+  c.Emit("StopGradient", {c.in(0)}, {c.out(0)});  // inference: the identity
+  c.SameDims(c.out(0), c.in(0));
+}
+
+// Softmax / LogSoftmax. Before opset 13: the input coerced to 2-D at `axis` (default 1), which is
+// Caffe2's Softmax. From opset 13: along one axis (default -1): our Softmax at the last axis, with
+// the axis swapped to the end and back when it is not the last.
+void Softmax(ConvertContext& c, bool log) {
+  const int rank = c.Rank(c.in(0));
+  const std::string y = log ? c.Fresh(c.out(0) + "_softmax") : c.out(0);
+  if (c.opset() < 13) {
+    AddArg(c.Emit("Softmax", {c.in(0)}, {y}), "axis", c.Int("axis", 1));
+  } else {
+    int64_t axis = c.Int("axis", -1);
+    if (axis != -1 && !(rank >= 0 && axis == rank - 1)) {
+      if (rank < 0) c.Refuse("axis " + std::to_string(axis) + " is not the last and the input's rank is unknown");
+      axis = c.Axis(axis, rank, "axis");
+      std::vector<int64_t> perm(rank);
+      for (int i = 0; i < rank; ++i) perm[i] = i;
+      std::swap(perm[axis], perm[rank - 1]);
+      const std::string xt = c.Fresh(c.in(0) + "_t"), yt = c.Fresh(c.out(0) + "_t");
+      AddArg(c.Emit("Transpose", {c.in(0)}, {xt}), "axes", perm);
+      AddArg(c.Emit("Softmax", {xt}, {yt}), "axis", int64_t{-1});
+      AddArg(c.Emit("Transpose", {yt}, {y}), "axes", perm);
+    } else {
+      AddArg(c.Emit("Softmax", {c.in(0)}, {y}), "axis", int64_t{-1});
+    }
+  }
+  if (log) c.Emit("Log", {y}, {c.out(0)});
+  c.SameDims(c.out(0), c.in(0));
+}
+
+}  // namespace
+
+void RegisterNnConverters(ConverterRegistry& r) {
+  r.Add("Gemm", Gemm);
+  r.Add("MatMul", MatMul);
+  r.Add("BatchNormalization", BatchNorm);
+  r.Add("Conv", [](ConvertContext& c) { Conv(c, false); });
+  r.Add("ConvTranspose", [](ConvertContext& c) { Conv(c, true); });
+  r.Add("MaxPool", [](ConvertContext& c) {
+    if (c.Int("storage_order", 0) != 0) c.Refuse("storage_order=1 is not supported");
+    Pool(c, "MaxPool");
+  });
+  r.Add("AveragePool", [](ConvertContext& c) { Pool(c, "AveragePool"); });
+  r.Add("GlobalAveragePool", [](ConvertContext& c) { GlobalPool(c, "AveragePool"); });
+  r.Add("GlobalMaxPool", [](ConvertContext& c) { GlobalPool(c, "MaxPool"); });
+  r.Add("LRN", [](ConvertContext& c) {
+    if (!c.Has("size")) HN_THROW(kInvalidArgument, "LRN: attribute 'size' is required");
+    auto& op = c.Emit("LRN", {c.in(0)}, {c.out(0)});
+    AddArg(op, "size", c.Int("size", 1));
+    AddArgF(op, "alpha", c.Float("alpha", 1e-4f));
+    AddArgF(op, "beta", c.Float("beta", 0.75f));
+    AddArgF(op, "bias", c.Float("bias", 1.f));
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Dropout", Dropout);
+  r.Add("Softmax", [](ConvertContext& c) { Softmax(c, false); });
+  r.Add("LogSoftmax", [](ConvertContext& c) { Softmax(c, true); });
+}
+
+}  // namespace hetnet::onnxio

@@ -1,0 +1,193 @@
+// Converters of the tensor-layout family: Constant, Reshape, Flatten, Concat, Split, Squeeze,
+// Unsqueeze, Transpose, ReduceMean / ReduceSum. Axes given as inputs (newer opsets) must be
+// constants; negative axes need the input's rank (from the model's value infos or earlier nodes).
+#include <algorithm>
+#include <set>
+
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+void Constant(ConvertContext& c) {
+  ConstTensor v;
+  if (const auto* a = c.Attr("value")) {
+    v = ConstFromOnnx(a->t(), "", c.out(0));
+  } else if (c.Has("value_float")) {
+    v = ConstTensor::Float({}, {c.Float("value_float", 0.f)});
+  } else if (c.Has("value_floats")) {
+    const auto f = c.Floats("value_floats");
+    v = ConstTensor::Float({static_cast<int64_t>(f.size())}, std::vector<double>(f.begin(), f.end()));
+  } else if (c.Has("value_int") || c.Has("value_ints")) {
+    v.dtype = caffe2::TensorProto::INT64;
+    v.integer = c.Has("value_int") ? std::vector<int64_t>{c.Int("value_int", 0)} : c.Ints("value_ints");
+    if (c.Has("value_ints")) v.dims = {static_cast<int64_t>(v.integer.size())};
+  } else if (c.Has("value_string")) {
+    v.dtype = caffe2::TensorProto::STRING;
+    v.text = {c.Str("value_string", "")};
+  } else {
+    c.Refuse(c.Has("sparse_value") ? "sparse_value is not supported" : "no supported value attribute");
+  }
+  c.DefineConst(c.out(0), std::move(v));
+}
+
+// Axes from the attribute (before `input_opset`) or from optional constant input 1.
+std::vector<int64_t> AxesOf(ConvertContext& c, int64_t input_opset, bool* given) {
+  if (c.opset() < input_opset) {
+    *given = c.Has("axes");
+    return c.Ints("axes");
+  }
+  *given = c.has_in(1);
+  return *given ? c.RequireConst(1, "axes").Ints("axes") : std::vector<int64_t>{};
+}
+
+std::vector<int64_t> Canonical(ConvertContext& c, std::vector<int64_t> axes, int rank) {
+  for (auto& a : axes) a = c.Axis(a, rank, "axis");
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    HN_THROW(kInvalidArgument, c.op_type(), ": repeated axis");
+  return axes;
+}
+
+void Reshape(ConvertContext& c) {
+  const std::string old_shape = c.Fresh(c.out(0) + "_old_shape");
+  const bool allowzero = c.Int("allowzero", 0) != 0;
+  std::vector<int64_t> shape;
+  if (c.opset() < 5) {
+    shape = c.Ints("shape");
+  } else if (const ConstTensor* s = c.Const(c.in(1))) {
+    shape = s->Ints("the shape");
+  } else {
+    if (allowzero) c.Refuse("allowzero=1 with a shape computed at run time is not supported");
+    c.Emit("Reshape", {c.in(0), c.in(1)}, {c.out(0), old_shape});
+    return;
+  }
+  if (allowzero && std::count(shape.begin(), shape.end(), 0))
+    c.Refuse("allowzero=1 with a 0 in the shape (an empty dim) is not supported");
+  AddArg(c.Emit("Reshape", {c.in(0)}, {c.out(0), old_shape}), "shape", shape);
+  const auto* in = c.Dims(c.in(0));
+  std::vector<int64_t> d(shape.size(), -1);
+  for (size_t i = 0; i < shape.size(); ++i)
+    d[i] = shape[i] > 0 ? shape[i] : (shape[i] == 0 && in && i < in->size() ? (*in)[i] : -1);
+  c.SetDims(c.out(0), d);
+}
+
+void Flatten(ConvertContext& c) {
+  const int rank = c.Rank(c.in(0));
+  int64_t axis = c.Int("axis", 1);
+  if (axis < 0) axis = c.Axis(axis, rank, "axis");
+  AddArg(c.Emit("Flatten", {c.in(0)}, {c.out(0)}), "axis", axis);
+  c.SetRank(c.out(0), 2);
+}
+
+void Concat(ConvertContext& c) {
+  std::vector<std::string> ins;
+  for (int i = 0; i < c.num_inputs(); ++i)
+    if (c.has_in(i)) ins.push_back(c.in(i));
+  AddArg(c.Emit("Concat", ins, {c.out(0), c.Fresh(c.out(0) + "_split_info")}), "axis", c.Int("axis", 1));
+  c.SetRank(c.out(0), ins.empty() ? -1 : c.Rank(ins[0]));
+}
+
+void Split(ConvertContext& c) {
+  std::vector<std::string> outs;
+  for (int i = 0; i < c.num_outputs(); ++i) outs.push_back(c.has_out(i) ? c.out(i) : c.Fresh("split_unused"));
+  std::vector<int64_t> split;
+  if (c.opset() < 13) split = c.Ints("split");
+  else if (c.has_in(1)) split = c.RequireConst(1, "split").Ints("split");
+  if (!split.empty() && split.size() != outs.size())
+    HN_THROW(kInvalidArgument, "Split: ", split.size(), " sizes for ", outs.size(), " outputs");
+  auto& op = c.Emit("Split", {c.in(0)}, outs);
+  AddArg(op, "axis", c.Int("axis", 0));
+  if (!split.empty()) AddArg(op, "split", split);
+  for (const auto& o : outs) c.SetRank(o, c.Rank(c.in(0)));
+}
+
+void Squeeze(ConvertContext& c) {
+  bool given = false;
+  std::vector<int64_t> axes = AxesOf(c, 13, &given);
+  const auto* d = c.Dims(c.in(0));
+  const int rank = d ? static_cast<int>(d->size()) : -1;
+  if (!given || axes.empty()) {  // every size-1 dim: needs the static shape
+    if (!d || std::count(d->begin(), d->end(), -1))
+      c.Refuse("without axes, the input's full shape must be known at import time");
+    axes.clear();
+    for (int i = 0; i < rank; ++i)
+      if ((*d)[i] == 1) axes.push_back(i);
+  }
+  axes = Canonical(c, axes, rank);
+  AddArg(c.Emit("Squeeze", {c.in(0)}, {c.out(0)}), "dims", axes);
+  if (d) {
+    std::vector<int64_t> out;
+    for (int i = 0; i < rank; ++i)
+      if (!std::binary_search(axes.begin(), axes.end(), i)) out.push_back((*d)[i]);
+    c.SetDims(c.out(0), out);
+  }
+}
+
+void Unsqueeze(ConvertContext& c) {
+  bool given = false;
+  std::vector<int64_t> axes = AxesOf(c, 13, &given);
+  if (!given) HN_THROW(kInvalidArgument, "Unsqueeze: axes are required");
+  const int in_rank = c.Rank(c.in(0));
+  const int rank = in_rank < 0 ? -1 : in_rank + static_cast<int>(axes.size());
+  axes = Canonical(c, axes, rank);
+  AddArg(c.Emit("ExpandDims", {c.in(0)}, {c.out(0)}), "dims", axes);
+  if (const auto* d = c.Dims(c.in(0))) {
+    std::vector<int64_t> out;
+    size_t k = 0;
+    for (int i = 0; i < rank; ++i) out.push_back(std::binary_search(axes.begin(), axes.end(), i) ? 1 : (*d)[k++]);
+    c.SetDims(c.out(0), out);
+  }
+}
+
+void Transpose(ConvertContext& c) {
+  auto& op = c.Emit("Transpose", {c.in(0)}, {c.out(0)});
+  const auto* d = c.Dims(c.in(0));
+  std::vector<int64_t> perm = c.Ints("perm");
+  if (c.Has("perm")) AddArg(op, "axes", perm);
+  else if (d) for (int i = static_cast<int>(d->size()) - 1; i >= 0; --i) perm.push_back(i);
+  if (d && perm.size() == d->size()) {
+    std::vector<int64_t> out;
+    for (int64_t p : perm) out.push_back(p >= 0 && p < static_cast<int64_t>(d->size()) ? (*d)[p] : -1);
+    c.SetDims(c.out(0), out);
+  }
+}
+
+// ReduceMean / ReduceSum: axes from the attribute before `input_opset`, then from input 1.
+void Reduce(ConvertContext& c, const std::string& type, int64_t input_opset) {
+  bool given = false;
+  const std::vector<int64_t> axes = AxesOf(c, input_opset, &given);
+  const bool keepdims = c.Int("keepdims", 1) != 0;
+  if (axes.empty() && c.opset() >= input_opset && c.Int("noop_with_empty_axes", 0) != 0) {
+    c.Emit("StopGradient", {c.in(0)}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+    return;
+  }
+  auto& op = c.Emit(type, {c.in(0)}, {c.out(0)});
+  if (!axes.empty()) AddArg(op, "axes", axes);
+  AddArg(op, "keepdims", static_cast<int64_t>(keepdims));
+  const int rank = c.Rank(c.in(0));
+  if (rank >= 0) {
+    std::set<int64_t> red;
+    for (int64_t a : axes) red.insert(a < 0 ? a + rank : a);
+    c.SetRank(c.out(0), keepdims ? rank : axes.empty() ? 0 : rank - static_cast<int>(red.size()));
+  }
+}
+
+}  // namespace
+
+void RegisterTensorConverters(ConverterRegistry& r) {
+  r.Add("Constant", Constant);
+  r.Add("Reshape", Reshape);
+  r.Add("Flatten", Flatten);
+  r.Add("Concat", Concat);
+  r.Add("Split", Split);
+  r.Add("Squeeze", Squeeze);
+  r.Add("Unsqueeze", Unsqueeze);
+  r.Add("Transpose", Transpose);
+  r.Add("ReduceMean", [](ConvertContext& c) { Reduce(c, "ReduceMean", 18); });
+  r.Add("ReduceSum", [](ConvertContext& c) { Reduce(c, "ReduceSum", 13); });
+}
+
+}  // namespace hetnet::onnxio

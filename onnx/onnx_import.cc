@@ -1,0 +1,187 @@
+// ONNX ModelProto -> init NetDef + predict NetDef (onnx_import.h). The model is parsed with Debian's
+// libonnx proto (ONNX 1.12: fields newer models add are kept as unknown fields); every node goes
+// through the converter registry (onnx_context.h), and every node that cannot be imported is
+// collected into one kUnsupported error.
+#include "onnx/onnx_import.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+#include "core/proto_io.h"
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+OnnxValueInfo ValueInfoOf(const onnx::ValueInfoProto& v) {
+  OnnxValueInfo info;
+  info.name = v.name();
+  if (!v.type().has_tensor_type()) {
+    info.known_rank = false;
+    return info;
+  }
+  const auto& t = v.type().tensor_type();
+  info.dtype = DtypeFromOnnx(t.elem_type());
+  if (!t.has_shape()) {
+    info.known_rank = false;
+    return info;
+  }
+  for (const auto& d : t.shape().dim()) info.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+  return info;
+}
+
+bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+// "Foo (opset 13)" or "Foo (opset 13): reason"; ops listed once each.
+struct Refusals {
+  std::vector<std::string> lines;
+  std::set<std::string> seen;
+  void Add(const std::string& line) {
+    if (seen.insert(line).second) lines.push_back(line);
+  }
+};
+
+}  // namespace
+
+bool IsOnnxPath(const std::string& path) {
+  if (path.size() < 5) return false;
+  std::string ext = path.substr(path.size() - 5);
+  for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ext == ".onnx";
+}
+
+ImportedOnnxModel ImportOnnxModel(const std::string& model_bytes, const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  HN_CHECK_KIND(kInvalidArgument, !model_bytes.empty(), "ONNX model: the data is empty");
+  if (!model.ParseFromString(model_bytes))
+    HN_THROW(kInvalidArgument, "ONNX model: the data is not a serialized ONNX ModelProto (", model_bytes.size(), " bytes)");
+  HN_CHECK_KIND(kInvalidArgument, model.has_graph(), "ONNX model: no graph (is this an ONNX file?)");
+  const onnx::GraphProto& graph = model.graph();
+
+  ImportedOnnxModel out;
+  out.ir_version = model.ir_version();
+  out.producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
+  for (const auto& o : model.opset_import()) out.opsets[IsDefaultDomain(o.domain()) ? "" : o.domain()] = o.version();
+  // Before IR version 3 there was no opset_import: opset 1.
+  const int64_t opset = out.opsets.count("") ? out.opsets[""] : 1;
+  const std::string net_name =
+      !options.net_name.empty() ? options.net_name : !graph.name().empty() ? graph.name() : "onnx_model";
+  out.predict_net.set_name(net_name);
+  out.init_net.set_name(net_name + "_init");
+
+  ImportState st;
+  st.init_net = &out.init_net;
+  st.predict_net = &out.predict_net;
+  st.base_dir = options.base_dir;
+  const std::string where = "ONNX model '" + net_name + "'";
+
+  // Initializers are weights: known at import time.
+  std::set<std::string> initializers;
+  for (const auto& t : graph.initializer()) {
+    HN_CHECK_KIND(kInvalidArgument, !t.name().empty(), where, ": an initializer has no name");
+    try {
+      ConstTensor c = ConstFromOnnx(t, options.base_dir, t.name());
+      st.dims[t.name()] = c.dims;
+      st.consts[t.name()] = std::move(c);
+    } catch (Error& e) {
+      throw e.AddContext("in initializer '" + t.name() + "' of " + where);
+    }
+    initializers.insert(t.name());
+    st.names.insert(t.name());
+    st.const_order.emplace_back(t.name(), options.device);
+  }
+  HN_CHECK_KIND(kUnsupported, graph.sparse_initializer_size() == 0, where, ": sparse initializers are not supported");
+  for (const auto& v : graph.input()) {
+    st.names.insert(v.name());
+    if (initializers.count(v.name())) continue;
+    OnnxValueInfo info = ValueInfoOf(v);
+    if (info.known_rank) st.dims[v.name()] = info.dims;
+    out.inputs.push_back(std::move(info));
+  }
+  for (const auto& v : graph.value_info()) {
+    OnnxValueInfo info = ValueInfoOf(v);
+    if (info.known_rank && !st.dims.count(v.name())) st.dims[v.name()] = info.dims;
+  }
+  for (const auto& v : graph.output()) {
+    OnnxValueInfo info = ValueInfoOf(v);
+    if (info.known_rank && !st.dims.count(v.name())) st.dims[v.name()] = info.dims;
+    out.outputs.push_back(std::move(info));
+  }
+  for (const auto& n : graph.node())
+    for (const auto& o : n.output()) st.names.insert(o);
+
+  Refusals refused;
+  const ConverterRegistry& registry = Converters();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (!IsDefaultDomain(node.domain())) {
+      const auto v = out.opsets.find(node.domain());
+      refused.Add(node.domain() + "::" + node.op_type() + " (opset " +
+                  (v == out.opsets.end() ? std::string("?") : std::to_string(v->second)) +
+                  "): only the default ONNX domain (ai.onnx) is supported");
+      continue;
+    }
+    const std::string label = node.op_type() + " (opset " + std::to_string(opset) + ")";
+    const Converter* convert = registry.Find(node.op_type(), opset);
+    if (!convert) {
+      refused.Add(label);
+      continue;
+    }
+    caffe2::DeviceOption device = options.device;
+    const std::string key = !node.name().empty() ? node.name() : node.output_size() ? node.output(0) : "";
+    auto d = options.node_devices.find(key);
+    if (d != options.node_devices.end()) device = d->second;
+    ConvertContext ctx(st, node, opset, device);
+    try {
+      (*convert)(ctx);
+      ctx.Commit();
+    } catch (Error& e) {
+      if (e.kind() == ErrorKind::kUnsupported && e.context().empty()) {
+        refused.Add(label + ": " + e.message());
+        continue;
+      }
+      throw e.AddContext("in ONNX node #" + std::to_string(i) + " (" + node.op_type() +
+                         (node.name().empty() ? "" : " '" + node.name() + "'") + ") of " + where);
+    }
+  }
+  if (!refused.lines.empty()) {
+    std::string msg = where + " cannot be imported: " + std::to_string(refused.lines.size()) +
+                      " unsupported operator(s):";
+    for (const auto& l : refused.lines) msg += "\n  - " + l;
+    HN_THROW(kUnsupported, msg);
+  }
+
+  // The weights: constants the predict net reads or the graph outputs, filled by the init net.
+  std::set<std::string> used;
+  for (const auto& op : out.predict_net.op())
+    for (const auto& in : op.input()) used.insert(in);
+  for (const auto& v : graph.output()) used.insert(v.name());
+  for (const auto& v : out.inputs) out.predict_net.add_external_input(v.name);
+  std::set<std::string> filled;
+  for (const auto& [name, device] : st.const_order) {
+    if (!used.count(name) || !filled.insert(name).second) continue;
+    AppendFill(&out.init_net, name, st.consts.at(name), device);
+    out.init_net.add_external_output(name);
+    out.predict_net.add_external_input(name);
+  }
+  for (const auto& v : graph.output()) out.predict_net.add_external_output(v.name());
+  return out;
+}
+
+ImportedOnnxModel ImportOnnxFile(const std::string& path, OnnxImportOptions options) {
+  if (options.base_dir.empty()) {
+    options.base_dir = std::filesystem::path(path).parent_path().string();
+    if (options.base_dir.empty()) options.base_dir = ".";
+  }
+  const std::string bytes = ReadFileBytes(path);
+  try {
+    return ImportOnnxModel(bytes, options);
+  } catch (Error& e) {
+    throw e.AddContext("in ONNX file " + path);
+  }
+}
+
+}  // namespace hetnet::onnxio
