@@ -62,7 +62,6 @@ struct OpExport {
   std::vector<std::string> in, out;       // ONNX value names of the inputs and outputs
   std::vector<BlobFacts> in_facts, out_facts;  // from the reference run
   std::vector<bool> out_used;             // read later or a graph output
-  std::vector<const Tensor*> weights;     // per input: its value when the init net fills it, else null
 
   int64_t opset() const { return g.opset(); }
   int in_rank(int i) const { return static_cast<int>(in_facts.at(i).shape.size()); }

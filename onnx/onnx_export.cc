@@ -80,7 +80,7 @@ void SetValueInfo(onnx::ValueInfoProto* vi, const std::string& name, const BlobF
   for (int64_t d : f.shape) shape->add_dim()->set_dim_value(d);
 }
 
-// Per operator: its blobs' facts from the reference run; weights_ holds the init net's values.
+// Per operator: its blobs' facts from the reference run; weights: the init net's values the predict net reads.
 struct ReferenceRun {
   std::vector<std::vector<BlobFacts>> in, out;  // for the operators that ran
   std::unique_ptr<Error> failure;               // why the next operator could not run, if one failed
@@ -262,11 +262,7 @@ std::string ExportOnnxModel(const caffe2::NetDef& predict_net, const caffe2::Net
     const auto& def = predict_net.op(i);
     auto fn = table.find(def.type());
     if (fn == table.end()) continue;  // listed above
-    OpExport op{def, ArgumentHelper(def), g, nm.in[i], nm.out[i], ref.in[i], ref.out[i], nm.out_used[i], {}};
-    for (const auto& b : def.input()) {
-      auto w = ref.weights.find(b);
-      op.weights.push_back(w == ref.weights.end() || nm.in[i][op.weights.size()] != b ? nullptr : &w->second);
-    }
+    OpExport op{def, ArgumentHelper(def), g, nm.in[i], nm.out[i], ref.in[i], ref.out[i], nm.out_used[i]};
     const int first_node = graph->node_size();
     try {
       fn->second(op);

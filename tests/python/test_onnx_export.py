@@ -283,7 +283,9 @@ def _subprocess_env():
 
 
 def _hetnet_bin():
-    path = os.environ.get("HETNET_BIN") or os.path.join(REPO_ROOT, "build", "bin", "hetnet")
+    import hetnet
+    build_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(hetnet.__file__))))
+    path = os.environ.get("HETNET_BIN") or os.path.join(build_dir, "bin", "hetnet")  # <build>/python/hetnet
     if not os.path.exists(path):
         pytest.fail("the hetnet command is not built at " + path)
     return path
