@@ -5,8 +5,8 @@ writes docs/onnx_coverage.md: per ONNX op, cases passed / total, and the overall
 
     python3 tools/onnx_coverage.py [--build build] [--update-expected-failures]
 
-A case counts for every op type in its graph (top level). CPU cases only (CUDA cases skip without
-a GPU). --update-expected-failures rewrites tests/python/onnx/expected_failures.txt from the run.
+A node case counts for the op it tests; model cases are listed by suite. CPU cases only (CUDA
+cases skip without a GPU). --update-expected-failures rewrites tests/python/onnx/expected_failures.txt from the run.
 """
 import argparse
 import collections
@@ -52,12 +52,14 @@ def _FirstLine(text, limit=110):
 
 def Classify(message):
     """(cause, reason) of a failure from its junit message/text."""
-    unsupported = re.search(r"UnsupportedError: (.*)", message)
-    if unsupported:
-        ops = re.findall(r"\b([A-Z][A-Za-z0-9]*)[ -]\(?(?:opset|version) ?(\d+)", unsupported.group(1))
-        if ops:
-            return "unsupported", "importer: unsupported " + ", ".join("%s-%s" % op for op in sorted(set(ops)))
-        return "unsupported", "importer: " + _FirstLine(unsupported.group(1))
+    if "UnsupportedError" in message:
+        # The importer lists every refused node as "- Op (opset N)" or "- Op (opset N): form".
+        refused = re.findall(r"- ([\w:.]+) \(opset (\w+|\?)\)(?:: ([^\n]*))?", message)
+        if refused:
+            parts = sorted({"%s-%s%s" % (op, opset, " (%s)" % form.strip()[:70] if form else "")
+                            for op, opset, form in refused})
+            return "unsupported", "importer refuses " + "; ".join(parts)
+        return "unsupported", "UnsupportedError: " + _FirstLine(message.split("UnsupportedError:", 1)[1])
     if "Not equal to tolerance" in message or "Arrays are not equal" in message and "Mismatched" in message:
         return "values", "numerics: values differ beyond the case's rtol/atol"
     if "incorrect shape" in message:
@@ -96,13 +98,29 @@ def ReadResults(junit_path):
     return results
 
 
+def _OpUnderTest(model):
+    """The op a one-op node case tests: its node, ignoring the Constant nodes that feed it."""
+    ops = sorted({n.op_type for n in model.graph.node})
+    if len(ops) > 1 and "Constant" in ops:
+        ops.remove("Constant")
+    return ops[0] if len(ops) == 1 else "+".join(ops)
+
+
 def CaseOps():
-    """{case name without device suffix: sorted op types of its graph}."""
+    """({node case: (op under test, expanded?)}, {model case: sorted op types}); names without the
+    device suffix. An expanded case (a function op written out in primitive ops) counts for the
+    function op: its base case's op."""
     import onnx
     from onnx.backend.test.loader import load_model_tests
-    ops = {}
-    for case in load_model_tests(kind="node"):
-        ops[case.name] = sorted({n.op_type for n in case.model.graph.node})
+    node_cases = {case.name: case for case in load_model_tests(kind="node")}
+    node_ops = {}
+    for name, case in node_cases.items():
+        base = name.split("_expanded")[0]
+        if base != name and base in node_cases:
+            node_ops[name] = (_OpUnderTest(node_cases[base].model), True)
+        else:
+            node_ops[name] = (_OpUnderTest(case.model), False)
+    model_ops = {}
     light = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
     for kind in ("simple", "pytorch-converted", "pytorch-operator", "real"):
         for case in load_model_tests(kind=kind):
@@ -110,20 +128,26 @@ def CaseOps():
                 os.path.join(light, "light_%s.onnx" % case.model_name)
             if os.path.exists(path):
                 model = onnx.load(path, load_external_data=False)
-                ops[case.name] = sorted({n.op_type for n in model.graph.node})
-    return ops
+                model_ops[case.name] = sorted({n.op_type for n in model.graph.node})
+    return node_ops, model_ops
 
 
 def _Rate(passed, total):
     return "%.1f%%" % (100.0 * passed / total) if total else "-"
 
 
-def WriteReport(results, ops, seconds, path):
-    cpu = {n: r for n, r in results.items() if n.endswith("_cpu")}
+def _Cell(text):
+    return str(text).replace("|", "\\|")
+
+
+def WriteReport(results, case_ops, seconds, path):
+    node_ops, model_ops = case_ops
+    cpu = {n[:-len("_cpu")]: r for n, r in results.items() if n.endswith("_cpu")}
     per_category = collections.defaultdict(collections.Counter)
     per_op = collections.defaultdict(collections.Counter)
     reasons = collections.Counter()
-    for name, (category, outcome, cause, reason) in cpu.items():
+    model_failures = []
+    for name, (category, outcome, cause, reason) in sorted(cpu.items()):
         if outcome == "skipped":
             per_category[category]["skipped"] += 1
             continue
@@ -131,41 +155,55 @@ def WriteReport(results, ops, seconds, path):
         per_category[category][outcome] += 1
         if outcome == "failed":
             reasons[reason] += 1
-        for op in ops.get(name[:-len("_cpu")], ["(unknown)"]):
-            per_op[op]["total"] += 1
-            per_op[op][outcome] += 1
+        if category != "node":
             if outcome == "failed":
-                per_op[op][cause] += 1
+                model_failures.append((category, name, reason))
+            continue
+        op, expanded = node_ops.get(name, ("(unknown)", False))
+        prefix = "expanded " if expanded else ""
+        per_op[op][prefix + "total"] += 1
+        per_op[op][prefix + outcome] += 1
+        if outcome == "failed" and not expanded:
+            per_op[op][cause] += 1
     total = sum(c["total"] for c in per_category.values())
     passed = sum(c["passed"] for c in per_category.values())
+    node = per_category["node"]
     lines = ["# ONNX conformance coverage", "",
              "Generated by `python3 tools/onnx_coverage.py` (%s) with PyPI onnx %s: ONNX's backend test "
              "cases (`onnx.backend.test.BackendTest`) run through `hetnet.onnx.backend` on CPU, as "
              "`tests/python/onnx/test_onnx_conformance.py` runs them in CI (there, the failing cases are "
              "expected failures listed in `tests/python/onnx/expected_failures.txt`). CUDA cases are not "
              "counted (no GPU here). The run took %.0f s." % (time.strftime("%Y-%m-%d"), _OnnxVersion(), seconds), "",
-             "**Overall: %d of %d cases pass (%s).**" % (passed, total, _Rate(passed, total)), "",
-             "| suite | passed | total | rate | skipped |", "|---|---:|---:|---:|---:|"]
+             "**Overall: %d of %d cases pass (%s); node cases: %d of %d (%s).**"
+             % (passed, total, _Rate(passed, total), node["passed"], node["total"], _Rate(node["passed"], node["total"])),
+             "", "| suite | passed | total | rate | skipped |", "|---|---:|---:|---:|---:|"]
     for category in CATEGORIES.values():
         c = per_category.get(category, collections.Counter())
         lines.append("| %s | %d | %d | %s | %d |" % (category, c["passed"], c["total"],
                                                        _Rate(c["passed"], c["total"]), c["skipped"]))
-    lines += ["", "## Why cases fail", "",
-              "Causes: *unsupported* = the importer refuses an op (or an input dtype has no hetnet tensor "
-              "type); *values* = outputs differ beyond the case's tolerance; *shape/dtype* = an output "
-              "has the wrong shape or dtype; *run error* = the imported net fails to run.", "",
-              "| reason | cases |", "|---|---:|"]
-    for reason, count in reasons.most_common():
-        lines.append("| %s | %d |" % (reason.replace("|", "\\|"), count))
-    lines += ["", "## Per ONNX op", "",
-              "A case counts for every op type in its graph (the expanded function cases count for "
-              "the ops they expand to).", "",
-              "| op | passed | total | rate | " + " | ".join(CAUSES) + " |",
-              "|---|---:|---:|---:|" + "---:|" * len(CAUSES)]
+    failing_ops = sorted(per_op.items(), key=lambda kv: (-(kv[1]["total"] - kv[1]["passed"]), kv[0]))
+    lines += ["", "Ops with the most failing node cases: " + ", ".join(
+        "%s (%d)" % (op, c["total"] - c["passed"]) for op, c in failing_ops[:20] if c["total"] > c["passed"]) + ".",
+        "", "## Per ONNX op (node cases)", "",
+        "Each node case counts for the op it tests. *expanded* cases are function ops written out in "
+        "primitive ops (they test those primitives, not a converter for the op). Failure causes of the "
+        "direct cases: *unsupported* = the importer refuses the op or a form of it (or an input dtype has "
+        "no hetnet tensor type); *values* = outputs differ beyond the case's tolerance; *shape/dtype* = "
+        "an output has the wrong shape or dtype; *run error* = the imported net fails to run.", "",
+        "| op | passed | total | rate | expanded passed / total | " + " | ".join(CAUSES) + " |",
+        "|---|---:|---:|---:|---:|" + "---:|" * len(CAUSES)]
     for op in sorted(per_op):
         c = per_op[op]
-        lines.append("| %s | %d | %d | %s | %s |" % (op, c["passed"], c["total"], _Rate(c["passed"], c["total"]),
-                                                    " | ".join(str(c[k] or "") for k in CAUSES)))
+        expanded = "%d / %d" % (c["expanded passed"], c["expanded total"]) if c["expanded total"] else ""
+        lines.append("| %s | %d | %d | %s | %s | %s |" % (
+            op, c["passed"], c["total"], _Rate(c["passed"], c["total"]), expanded,
+            " | ".join(str(c[k] or "") for k in CAUSES)))
+    lines += ["", "## Failing model cases", "", "| suite | case | ops | reason |", "|---|---|---|---|"]
+    for category, name, reason in model_failures:
+        lines.append("| %s | %s | %s | %s |" % (category, name, ", ".join(model_ops.get(name, [])), _Cell(reason)))
+    lines += ["", "## Failure reasons (all suites)", "", "| reason | cases |", "|---|---:|"]
+    for reason, count in reasons.most_common():
+        lines.append("| %s | %d |" % (_Cell(reason), count))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return passed, total
@@ -180,14 +218,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(REPO, "build"), help="the build directory")
     parser.add_argument("--output", default=os.path.join(REPO, "docs", "onnx_coverage.md"))
-    parser.add_argument("--junit", help="read this junit XML instead of running the cases")
+    parser.add_argument("--junit", help="junit XML of an earlier run to reuse; if absent, run and keep it there")
     parser.add_argument("--update-expected-failures", action="store_true",
                         help="rewrite tests/python/onnx/expected_failures.txt from this run")
     args = parser.parse_args()
     seconds = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         junit = args.junit or os.path.join(tmp, "conformance.xml")
-        if not args.junit:
+        if not os.path.exists(junit):
             seconds = RunCases(os.path.abspath(args.build), junit)
         results = ReadResults(junit)
     passed, total = WriteReport(results, CaseOps(), seconds, args.output)

@@ -9,8 +9,6 @@ from onnx.backend.base import BackendRep, namedtupledict
 from hetnet._predictor import Predictor
 from hetnet.proto import caffe2_pb2
 
-_STRING = caffe2_pb2.TensorProto.STRING
-
 
 class HetnetBackendRep(BackendRep):
     """Runs one imported model. Attributes: ``init_net`` and ``predict_net`` (caffe2 NetDefs, as
@@ -30,7 +28,6 @@ class HetnetBackendRep(BackendRep):
         # Every graph input, initializers included (IR < 4 models list their weights as inputs):
         # a positional list as long as that feeds the weights too, for that run only.
         self._all_input_names = list(graph_input_names)
-        self._string_outputs = {v[0] for v in self.outputs if v[1] == _STRING}
         self._predictor = Predictor(imported["init_net"], imported["predict_net"])
 
     def _feeds(self, inputs):
@@ -56,15 +53,16 @@ class HetnetBackendRep(BackendRep):
         """inputs: a list/tuple in graph-input order, one array, or {name: array}. Returns the
         outputs in graph order as a namedtupledict (index or name)."""
         results = dict(zip(self._predictor.output_names, self._predictor.run(self._feeds(inputs))))
-        values = [self._onnx_value(name, results[name]) for name in self.output_names]
+        values = [_OnnxValue(results[name]) for name in self.output_names]
         return namedtupledict("Outputs", self.output_names)(*values)
 
-    def _onnx_value(self, name, value):
-        # hetnet fetches string tensors as bytes; ONNX (numpy_helper) gives str.
-        if name in self._string_outputs and value.dtype == object:
-            decoded = [v.decode("utf-8") if isinstance(v, bytes) else v for v in value.ravel()]
-            return np.array(decoded, dtype=object).reshape(value.shape)
+
+def _OnnxValue(value):
+    """hetnet fetches string tensors as object arrays of bytes; ONNX strings are UTF-8 str."""
+    if value.dtype != object:
         return value
+    decoded = [v.decode("utf-8") if isinstance(v, bytes) else v for v in value.ravel()]
+    return np.array(decoded, dtype=object).reshape(value.shape)
 
 
 Caffe2Rep = HetnetBackendRep  # Caffe2's name (caffe2.python.onnx.backend_rep.Caffe2Rep)

@@ -80,6 +80,7 @@ def test_run_matches_onnxruntime():
                           [oh.make_tensor_value_info("r", TensorProto.FLOAT, None)],
                           initializer=[numpy_helper.from_array(w, "w")])
     model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 13)])
+    model.ir_version = 8  # onnxruntime 1.30 reads IR <= 13; onnx 1.23 writes 14
     x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
     ours = backend.run_model(model, [x])[0]
     session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -250,3 +251,12 @@ def test_caffe2_names():
     assert c2backend.supports_device("CPU")
     init, predict = c2backend.Caffe2Backend.onnx_graph_to_caffe2_net(_Mlp(w, b))
     assert isinstance(predict, caffe2_pb2.NetDef) and list(predict.external_output) == ["y"]
+
+
+def test_string_tensors_come_back_as_str():
+    """ONNX strings are UTF-8 str (numpy_helper); hetnet fetches bytes: the rep decodes them."""
+    graph = oh.make_graph([], "passthrough", [oh.make_tensor_value_info("s", TensorProto.STRING, [3])],
+                          [oh.make_tensor_value_info("s", TensorProto.STRING, [3])])
+    words = np.array(["a", "é", ""], dtype=object)
+    out = backend.run_model(oh.make_model(graph), [words])[0]
+    assert out.dtype == object and list(out) == list(words) and all(isinstance(v, str) for v in out)
