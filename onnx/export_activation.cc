@@ -7,8 +7,11 @@ namespace hetnet::onnxio::exporter {
 
 namespace {
 
-ExportFn Same(const std::string& onnx_type) {
-  return [onnx_type](OpExport& op) { op.g.Node(onnx_type, {op.in[0]}, {op.out[0]}); };
+ExportFn Same(const std::string& onnx_type, int64_t since_opset = 1) {
+  return [onnx_type, since_opset](OpExport& op) {
+    if (op.opset() < since_opset) op.Unsupported(onnx_type + " needs opset " + std::to_string(since_opset));
+    op.g.Node(onnx_type, {op.in[0]}, {op.out[0]});
+  };
 }
 
 void ExportLeakyRelu(OpExport& op) {
@@ -86,7 +89,7 @@ void AddActivationExporters(ExporterTable& t) {
   t["Abs"] = Same("Abs");
   t["Sqrt"] = Same("Sqrt");
   t["Negative"] = Same("Neg");
-  t["Sign"] = Same("Sign");
+  t["Sign"] = Same("Sign", 9);
   t["Copy"] = Same("Identity");
   t["StopGradient"] = Same("Identity");
   t["LeakyRelu"] = ExportLeakyRelu;

@@ -34,6 +34,12 @@ std::string NumpyBroadcastB(OpExport& op) {
 
 ExportFn Binary(const std::string& onnx_type, bool negate = false) {
   return [onnx_type, negate](OpExport& op) {
+    // Equal takes floats from opset 11, Greater / Less integers from opset 9.
+    const DataType dt = op.in_facts[0].dtype;
+    const bool is_float = dt == DataType::Float || dt == DataType::Double || dt == DataType::Float16;
+    if (onnx_type == "Equal" && is_float && op.opset() < 11) op.Unsupported("floating-point Equal needs opset 11");
+    if ((onnx_type == "Greater" || onnx_type == "Less") && !is_float && op.opset() < 9)
+      op.Unsupported("integer " + onnx_type + " needs opset 9");
     const std::string b = NumpyBroadcastB(op);
     if (!negate) {
       op.g.Node(onnx_type, {op.in[0], b}, {op.out[0]});

@@ -254,6 +254,8 @@ std::string ExportOnnxModel(const caffe2::NetDef& predict_net, const caffe2::Net
   }
   for (const auto& [name, t] : ref.weights) {
     g.AddInitializer(name, t);
+    // IR version 3 (opsets 7, 8) wants every initializer listed among the graph inputs too.
+    if (model.ir_version() < 4) SetValueInfo(graph->add_input(), name, {t.shape(), t.dtype()});
     defined.insert(name);
   }
 

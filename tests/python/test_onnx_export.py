@@ -123,12 +123,14 @@ def _lenet(model, channels=1):
     return brew.softmax(model, pred, "softmax")
 
 
-def test_lenet_cnn_random_weights(ws):
+@pytest.mark.parametrize("opset", [7, 9, 11, 13, 17])
+def test_lenet_cnn_random_weights(ws, opset):
     from hetnet import model_helper
     model = model_helper.ModelHelper(name="lenet")
     _lenet(model)
     model.net.AddExternalOutput("softmax")
-    m = export_and_compare(model.net.Proto(), model.param_init_net.Proto(), {"data": _rand(3, 1, 28, 28)})
+    m = export_and_compare(model.net.Proto(), model.param_init_net.Proto(), {"data": _rand(3, 1, 28, 28)},
+                           opset=opset)
     assert _op_types(m).count("Conv") == 2 and _op_types(m).count("MaxPool") == 2
 
 
@@ -153,7 +155,7 @@ def test_bn_concat_reshape_transpose_broadcast_add(ws):
     assert "BatchNormalization" in _op_types(m) and "Unsqueeze" in _op_types(m)
 
 
-@pytest.mark.parametrize("opset", [11, 13, 17])
+@pytest.mark.parametrize("opset", [9, 11, 13, 17])
 def test_softmax_axes_and_opsets(ws, opset):
     ops = [core.CreateOperator("Softmax", ["x"], ["s1"]),  # axis 1 of 4-D: coerced to 2-D
            core.CreateOperator("Softmax", ["x"], ["s2"], axis=3),
@@ -215,8 +217,14 @@ def test_activations_and_math(ws):
     outs = [o for op in ops for o in op.output if o not in ("mask", "ax")]
     predict = _net("math", ops, ["x"] + list(params), outs)
     x = _rand(2, 3, 4, 5, high=2) * 3
-    for opset in (11, 17):
+    for opset in (11, 12, 13, 17):
         export_and_compare(predict, _init(params), {"x": x}, opset=opset)
+    # Below opset 11 ONNX has no floating-point Equal (NE) and below 9 no Sign: refused, both named.
+    from hetnet.onnx import frontend
+    with pytest.raises(Exception) as e:
+        frontend.caffe2_net_to_onnx_model(predict, _init(params), {"x": (FLOAT, x.shape)}, opset=8)
+    assert "NE (floating-point Equal needs opset 11)" in str(e.value)
+    assert "Sign (Sign needs opset 9)" in str(e.value)
 
 
 def test_matmul_fc_axis_split_and_legacy_broadcast(ws):
@@ -236,7 +244,8 @@ def test_matmul_fc_axis_split_and_legacy_broadcast(ws):
     ]
     predict = _net("matmul", ops, ["a", "x"] + list(params), ["ab", "abT", "fc", "scaled_rows", "minus_cols", "div",
                                                               "s1", "s2", "bmm"])
-    export_and_compare(predict, _init(params), {"a": _rand(5, 4), "x": _rand(2, 4, 3, 2, seed=4)})
+    for opset in (9, 13, 17):  # Split's sizes: an attribute before 13, an input from 13
+        export_and_compare(predict, _init(params), {"a": _rand(5, 4), "x": _rand(2, 4, 3, 2, seed=4)}, opset=opset)
 
 
 def test_in_place_rewrites_get_single_assignment_names(ws):
