@@ -142,6 +142,14 @@ void CopyLoop(const BroadcastIndex& ix, int64_t total, const U* x, U* y) {
     y[i] = x[off[0]];
   }
 }
+template <typename U>
+void ScatterLoop(const BroadcastIndex& ix, int64_t total, const U* x, U* y) {
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t off[kMaxBroadcastInputs];
+    BroadcastOffsets(ix, i, off);
+    y[off[0]] = x[i];
+  }
+}
 }  // namespace
 
 template <typename T, class Context>
@@ -175,6 +183,18 @@ void BroadcastCopy<CPUContext>(const BroadcastIndex& ix, int64_t total, size_t i
     case 4: return CopyLoop(ix, total, static_cast<const uint32_t*>(x), static_cast<uint32_t*>(y));
     case 8: return CopyLoop(ix, total, static_cast<const uint64_t*>(x), static_cast<uint64_t*>(y));
     default: HN_THROW(kUnsupported, "broadcast copy of ", itemsize, "-byte elements is not supported");
+  }
+}
+
+template <>
+void ScatterCopy<CPUContext>(const BroadcastIndex& ix, int64_t total, size_t itemsize, const void* x, void* y,
+                             CPUContext*) {
+  switch (itemsize) {
+    case 1: return ScatterLoop(ix, total, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y));
+    case 2: return ScatterLoop(ix, total, static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y));
+    case 4: return ScatterLoop(ix, total, static_cast<const uint32_t*>(x), static_cast<uint32_t*>(y));
+    case 8: return ScatterLoop(ix, total, static_cast<const uint64_t*>(x), static_cast<uint64_t*>(y));
+    default: HN_THROW(kUnsupported, "scatter copy of ", itemsize, "-byte elements is not supported");
   }
 }
 

@@ -95,8 +95,12 @@ void NumpyBroadcastBinary(BinaryOp op, const BroadcastIndex& ix, int64_t total, 
 // y[j] = ReducedSum(r, x, j) for j < y_numel.
 template <class Context>
 void ReduceSumToShape(const ReduceToShapeIndex& r, int64_t y_numel, const float* x, float* y, Context* ctx);
-// y[i] = x[off(i)] for i < total (ix has one input): a broadcast copy of any element size.
+// y[i] = x[off(i)] for i < total (ix has one input; a broadcast, or any strided view such as a
+// slice), elements of `itemsize` bytes (1, 2, 4 or 8).
 template <class Context>
 void BroadcastCopy(const BroadcastIndex& ix, int64_t total, size_t itemsize, const void* x, void* y, Context* ctx);
+// The reverse for a view without stretched dims: y[off(i)] = x[i] (a slice's gradient).
+template <class Context>
+void ScatterCopy(const BroadcastIndex& ix, int64_t total, size_t itemsize, const void* x, void* y, Context* ctx);
 
 }  // namespace hetnet::math

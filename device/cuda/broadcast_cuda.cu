@@ -27,6 +27,19 @@ __global__ void BroadcastCopyKernel(BroadcastIndex ix, int64_t total, const U* x
     y[i] = x[off[0]];
   }
 }
+template <typename U>
+__global__ void ScatterCopyKernel(BroadcastIndex ix, int64_t total, const U* x, U* y) {
+  HN_CUDA_KERNEL_LOOP(i, total) {
+    int64_t off[kMaxBroadcastInputs];
+    BroadcastOffsets(ix, i, off);
+    y[off[0]] = x[i];
+  }
+}
+template <typename U>
+void LaunchScatter(const BroadcastIndex& ix, int64_t total, const void* x, void* y, CUDAContext* ctx) {
+  ScatterCopyKernel<U><<<CudaBlocks(total), kCudaThreads, 0, ctx->stream()>>>(
+      ix, total, static_cast<const U*>(x), static_cast<U*>(y));
+}
 template <BinaryOp Op, typename T>
 void LaunchBinary(const BroadcastIndex& ix, int64_t total, const T* a, const T* b, T* c, CUDAContext* ctx) {
   NumpyBinaryKernel<Op, T><<<CudaBlocks(total), kCudaThreads, 0, ctx->stream()>>>(ix, total, a, b, c);
@@ -74,6 +87,20 @@ void BroadcastCopy<CUDAContext>(const BroadcastIndex& ix, int64_t total, size_t 
     case 4: LaunchCopy<uint32_t>(ix, total, x, y, ctx); break;
     case 8: LaunchCopy<uint64_t>(ix, total, x, y, ctx); break;
     default: HN_THROW(kUnsupported, "broadcast copy of ", itemsize, "-byte elements is not supported");
+  }
+  HN_CUDA_CHECK(cudaGetLastError());
+}
+
+template <>
+void ScatterCopy<CUDAContext>(const BroadcastIndex& ix, int64_t total, size_t itemsize, const void* x, void* y,
+                              CUDAContext* ctx) {
+  if (total == 0) return;
+  switch (itemsize) {
+    case 1: LaunchScatter<uint8_t>(ix, total, x, y, ctx); break;
+    case 2: LaunchScatter<uint16_t>(ix, total, x, y, ctx); break;
+    case 4: LaunchScatter<uint32_t>(ix, total, x, y, ctx); break;
+    case 8: LaunchScatter<uint64_t>(ix, total, x, y, ctx); break;
+    default: HN_THROW(kUnsupported, "scatter copy of ", itemsize, "-byte elements is not supported");
   }
   HN_CUDA_CHECK(cudaGetLastError());
 }
