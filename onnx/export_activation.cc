@@ -1,5 +1,6 @@
 // Exporters of the activations and the one-input math: Relu, Sigmoid, Tanh, LeakyRelu, PRelu,
-// Softmax, Exp, Log, Abs, Sqr, Sqrt, Negative, Sign, Pow, Scale, Copy, StopGradient.
+// Softmax, Exp, Log, Abs, Sqr, Sqrt, Negative, Sign, Pow, Scale, Copy (and the cross-device copies),
+// StopGradient.
 #include "core/error.h"
 #include "onnx/export_context.h"
 
@@ -92,6 +93,8 @@ void AddActivationExporters(ExporterTable& t) {
   t["Sign"] = Same("Sign", 9);
   t["Copy"] = Same("Identity");
   t["StopGradient"] = Same("Identity");
+  t["CopyCPUToGPU"] = Same("Identity");  // devices are the runtime's business, not the model's
+  t["CopyGPUToCPU"] = Same("Identity");
   t["LeakyRelu"] = ExportLeakyRelu;
   t["PRelu"] = ExportPRelu;
   t["Softmax"] = ExportSoftmax;

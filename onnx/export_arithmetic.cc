@@ -1,5 +1,6 @@
 // Exporters of the arithmetic and matrix operators: Add, Sub, Mul, Div and the comparisons EQ, NE,
-// GT, GE, LT, LE (Caffe2 legacy broadcast), Sum, Clip, Cast, MatMul, BatchMatMul, ReduceSum, ReduceMean.
+// GT, GE, LT, LE (Caffe2 legacy broadcast), Sum, WeightedSum, Clip, Cast (FloatToHalf, HalfToFloat),
+// MatMul, BatchMatMul, ReduceSum, ReduceMean.
 #include <limits>
 
 #include "core/error.h"
@@ -59,6 +60,17 @@ ExportFn OrEqual(const std::string& onnx_type, const std::string& negated_strict
 }
 
 void ExportSum(OpExport& op) { op.g.Node("Sum", op.in, {op.out[0]}); }
+
+// WeightedSum(X0, w0, X1, w1, ...) = sum of Xi * wi (each w one element): Mul per pair, then Sum.
+void ExportWeightedSum(OpExport& op) {
+  if (op.in.size() % 2 != 0) op.Unsupported("odd number of inputs");
+  std::vector<std::string> terms;
+  for (size_t i = 0; i < op.in.size(); i += 2) {
+    terms.push_back(op.Temp("term"));
+    op.g.Node("Mul", {op.in[i], op.in[i + 1]}, {terms.back()});
+  }
+  op.g.Node("Sum", terms, {op.out[0]});
+}
 
 void ExportClip(OpExport& op) {
   const bool has_min = op.args.HasArgument("min"), has_max = op.args.HasArgument("max");
@@ -157,6 +169,9 @@ void AddArithmeticExporters(ExporterTable& t) {
   t["Sum"] = ExportSum;
   t["Clip"] = ExportClip;
   t["Cast"] = ExportCast;
+  t["FloatToHalf"] = ExportCast;  // the output dtype comes from the reference run
+  t["HalfToFloat"] = ExportCast;
+  t["WeightedSum"] = ExportWeightedSum;
   t["MatMul"] = ExportMatMul;
   t["BatchMatMul"] = ExportBatchMatMul;
   t["ReduceSum"] = [](OpExport& op) { ExportReduce(op, "ReduceSum", true); };

@@ -1,4 +1,5 @@
-// Exporters of the shape operators: Concat, Split, Reshape, Flatten, Transpose, Squeeze, ExpandDims.
+// Exporters of the shape operators: Concat, Split, Reshape, Flatten, Transpose, Squeeze, ExpandDims,
+// ChannelShuffle, ResizeLike.
 #include "core/error.h"
 #include "onnx/export_context.h"
 
@@ -84,9 +85,39 @@ ExportFn WithDims(const std::string& onnx_type) {
   };
 }
 
+// Channels viewed as [group, C / group] and transposed: Reshape, Transpose of those two dims, Reshape back.
+void ExportChannelShuffle(OpExport& op) {
+  const std::string order = op.args.GetSingleArgument<std::string>("order", "NCHW");
+  const auto& x = op.in_facts[0].shape;
+  const int64_t group = op.args.GetSingleArgument<int>("group", 1);
+  const size_t c = order == "NCHW" ? 1 : x.size() - 1;
+  HN_ENFORCE(x.size() > c && group > 0 && x[c] % group == 0, "ChannelShuffle: input ", ShapeToString(x),
+             " does not split into ", group, " groups (order ", order, ")");
+  std::vector<int64_t> split(x.begin(), x.begin() + c);
+  split.push_back(group);
+  split.push_back(x[c] / group);
+  split.insert(split.end(), x.begin() + c + 1, x.end());
+  std::vector<int64_t> perm(split.size());
+  for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+  std::swap(perm[c], perm[c + 1]);
+  const std::string grouped = op.Temp("grouped"), swapped = op.Temp("swapped");
+  op.ReshapeTo(op.in[0], grouped, split);
+  SetAttr(op.g.Node("Transpose", {grouped}, {swapped}), "perm", perm);
+  op.ReshapeTo(swapped, op.out[0], x);
+}
+
+// ResizeLike(X, like): X's elements in like's shape.
+void ExportResizeLike(OpExport& op) {
+  const std::string shape = op.Temp("like_shape");
+  op.g.Node("Shape", {op.in[1]}, {shape});
+  op.g.Node("Reshape", {op.in[0], shape}, {op.out[0]});
+}
+
 }  // namespace
 
 void AddShapeExporters(ExporterTable& t) {
+  t["ChannelShuffle"] = ExportChannelShuffle;
+  t["ResizeLike"] = ExportResizeLike;
   t["Concat"] = ExportConcat;
   t["Split"] = ExportSplit;
   t["Reshape"] = ExportReshape;

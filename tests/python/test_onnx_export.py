@@ -248,6 +248,22 @@ def test_matmul_fc_axis_split_and_legacy_broadcast(ws):
         export_and_compare(predict, _init(params), {"a": _rand(5, 4), "x": _rand(2, 4, 3, 2, seed=4)}, opset=opset)
 
 
+def test_channel_shuffle_resize_like_half_casts_weighted_sum_copies(ws):
+    params = {"w0": np.array([0.5], np.float32), "w1": np.array([-2.0], np.float32)}
+    ops = [core.CreateOperator("ChannelShuffle", ["x"], ["shuffled"], group=3),
+           core.CreateOperator("ChannelShuffle", ["x"], ["shuffled_nhwc"], group=2, order="NHWC"),
+           core.CreateOperator("Reshape", ["x"], ["flat", "_old"], shape=[-1]),
+           core.CreateOperator("ResizeLike", ["flat", "x"], ["resized"]),
+           core.CreateOperator("FloatToHalf", ["x"], ["half"]),
+           core.CreateOperator("HalfToFloat", ["half"], ["back"]),
+           core.CreateOperator("WeightedSum", ["x", "w0", "shuffled", "w1"], ["wsum"]),
+           core.CreateOperator("CopyCPUToGPU", ["wsum"], ["on_gpu"]),
+           core.CreateOperator("CopyGPUToCPU", ["on_gpu"], ["copied"])]
+    predict = _net("misc", ops, ["x"] + list(params), ["shuffled", "shuffled_nhwc", "resized", "half", "back",
+                                                         "copied"])
+    export_and_compare(predict, _init(params), {"x": _rand(2, 6, 3, 4)})
+
+
 def test_in_place_rewrites_get_single_assignment_names(ws):
     ops = [core.CreateOperator("Relu", ["x"], ["y"]),
            core.CreateOperator("Sigmoid", ["y"], ["y"]),
@@ -265,16 +281,18 @@ def test_unsupported_operators_are_listed_in_one_error(ws):
     params = {"w": _rand(2, 3, 3, 3)}
     ops = [core.CreateOperator("Conv", ["x", "w"], ["c"], kernel=3, legacy_pad=3),
            core.CreateOperator("Dropout", ["c"], ["d", "mask"], ratio=0.5),  # training mode
-           core.CreateOperator("ChannelShuffle", ["d"], ["s"], group=2),
-           core.CreateOperator("Concat", ["s", "s"], ["cat", "info"], axis=1),
+           core.CreateOperator("SumSqrElements", ["d"], ["s"]),
+           core.CreateOperator("Concat", ["d", "d"], ["cat", "info"], axis=1),
            core.CreateOperator("Relu", ["info"], ["info_relu"])]
-    predict = _net("bad", ops, ["x", "w"], ["cat", "info_relu"])
+    predict = _net("bad", ops, ["x", "w"], ["s", "cat", "info_relu"])
     with pytest.raises(Exception) as e:
         frontend.caffe2_net_to_onnx_model(predict, _init(params), {"x": (FLOAT, (1, 3, 8, 8))})
     assert getattr(e.value, "kind", None) == "unsupported"
     text = str(e.value)
-    for part in ("ChannelShuffle (no exporter)", "legacy_pad CAFFE_LEGACY_POOLING", "is_test=0", "split_info"):
+    for part in ("SumSqrElements (no exporter)", "legacy_pad CAFFE_LEGACY_POOLING", "is_test=0", "split_info"):
         assert part in text, text
+    # Relu of the int32 split_info cannot run: later operators are named as unchecked.
+    assert "operator #4 on were not checked" in text, text
 
 
 def test_missing_value_info_is_an_error(ws):

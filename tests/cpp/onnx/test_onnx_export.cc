@@ -130,8 +130,8 @@ TEST_CASE("ONNX export refuses with one error listing every unsupported form", "
   const caffe2::NetDef predict =
       Net("bad",
           {MakeOp("Conv", {"data", "w"}, {"c"}, {ArgI("kernel", 3), ArgI("legacy_pad", 3)}),
-           MakeOp("Dropout", {"c"}, {"d", "mask"}), MakeOp("ChannelShuffle", {"d"}, {"s"}, {ArgI("group", 2)}),
-           MakeOp("ChannelShuffle", {"s"}, {"s2"}, {ArgI("group", 2)})},
+           MakeOp("Dropout", {"c"}, {"d", "mask"}), MakeOp("SumSqrElements", {"d"}, {"s"}),
+           MakeOp("SumSqrElements", {"s"}, {"s2"})},
           {"data", "w"}, {"s2"});
   try {
     onnxio::ExportOnnxModel(predict, init, {{"data", OnnxExportValueInfo{1, {1, 3, 8, 8}}}});
@@ -139,7 +139,7 @@ TEST_CASE("ONNX export refuses with one error listing every unsupported form", "
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::kUnsupported);
     const std::string m = e.what();
-    CHECK(m.find("ChannelShuffle (no exporter) (operator #2, #3)") != std::string::npos);
+    CHECK(m.find("SumSqrElements (no exporter) (operator #2, #3)") != std::string::npos);
     CHECK(m.find("Conv (legacy_pad CAFFE_LEGACY_POOLING)") != std::string::npos);
     CHECK(m.find("Dropout (is_test=0, training mode)") != std::string::npos);
   }
