@@ -117,9 +117,10 @@ ReferenceRun RunReference(const caffe2::NetDef& predict, const caffe2::NetDef& i
     void* p = t->raw_mutable_data(dt);
     if (dt != DataType::String && t->nbytes() > 0) std::memset(p, 0, t->nbytes());
   }
+  // External inputs no operator reads (a deploy net's leftover "label") need no value_info.
   for (const auto& name : predict.external_input())
-    HN_CHECK_KIND(kInvalidArgument, value_info.count(name) || ws.HasBlob(name), net_name, ": external input '", name,
-                  "' is neither in value_info nor filled by init net '", init.name(), "'");
+    HN_CHECK_KIND(kInvalidArgument, !read.count(name) || value_info.count(name) || ws.HasBlob(name), net_name,
+                  ": external input '", name, "' is neither in value_info nor filled by init net '", init.name(), "'");
   const caffe2::NetDef cpu = OnCpu(predict);
   for (int i = 0; i < cpu.op_size(); ++i) {
     const auto& op = cpu.op(i);
@@ -296,7 +297,8 @@ std::string ExportOnnxModel(const caffe2::NetDef& predict_net, const caffe2::Net
       for (int j = 0; j < predict_net.op(i).output_size(); ++j)
         if (predict_net.op(i).output(j) == name) f = ref.out[i][j];
     HN_CHECK_KIND(kInvalidArgument, f.dtype != DataType::Undefined, "predict net '", predict_net.name(),
-                  "': external output '", name, "' is not a tensor after the reference run");
+                  "': external output '", name, "' is not written by any operator (or not as a tensor); an "
+                  "ONNX graph output must be computed by a node");
     SetValueInfo(graph->add_output(), name, f);
   }
   std::string bytes;

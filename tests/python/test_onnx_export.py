@@ -300,6 +300,13 @@ def test_missing_value_info_is_an_error(ws):
     predict = _net("n", [core.CreateOperator("Relu", ["x"], ["y"])], ["x"], ["y"])
     with pytest.raises(Exception, match="neither in value_info nor filled"):
         frontend.caffe2_net_to_onnx_model(predict, None, {})
+    # An external input no operator reads (a deploy net's "label") needs no value_info.
+    predict.external_input.append("label")
+    m = frontend.caffe2_net_to_onnx_model(predict, None, {"x": (FLOAT, [2])})
+    assert [i.name for i in m.graph.input] == ["x"]
+    passthrough = _net("p", [core.CreateOperator("Relu", ["x"], ["y"])], ["x"], ["y", "x"])
+    with pytest.raises(Exception, match="'x' is not written by any operator"):
+        frontend.caffe2_net_to_onnx_model(passthrough, None, {"x": (FLOAT, [2])})
 
 
 # ---- examples, the command line, Caffe2's module name ----
