@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/proto_io.h"
 #include "serving/inference_server.h"
+#include "serving/onnx_model_reader.h"
 #include "serving/proto_json.h"
 #include "serving/tensor_codec.h"
 
@@ -98,13 +99,42 @@ void CheckHonoured(const pb::Message& m, const std::string& prefix) {
   }
 }
 
-// Inputs: the predict net's external inputs that the init net does not fill; outputs: its
-// external outputs (Triton's auto-complete, for models without config.pbtxt).
+// Triton's auto-complete for models without config.pbtxt (or without inputs/outputs in it). ONNX
+// graphs declare types and shapes: those are used, less the batch dimension when the model batches.
+// NetDefs declare none: inputs are the predict net's external inputs that the init net does not
+// fill, outputs its external outputs, FP32 of any shape.
+void CompleteTensors(const std::vector<DeclaredTensor>& declared, bool batched,
+                     pb::RepeatedPtrField<inference::ModelInput>* inputs,
+                     pb::RepeatedPtrField<inference::ModelOutput>* outputs, bool* any_rank) {
+  for (const auto& d : declared) {
+    const char* protocol = IsKnownDataType(d.dtype) ? ProtocolDataType(static_cast<DataType>(d.dtype)) : "";
+    const int type = ConfigTypeOfProtocolName(protocol);
+    std::vector<int64_t> dims = d.dims;
+    if (!d.known_rank) {
+      dims = {-1};
+      *any_rank = true;
+    } else if (batched && !dims.empty()) {
+      dims.erase(dims.begin());
+    }
+    auto fill = [&](auto* t) {
+      t->set_name(d.name);
+      t->set_data_type(static_cast<inference::DataType>(type ? type : inference::TYPE_FP32));
+      for (int64_t v : dims) t->add_dims(v < 0 ? -1 : v);
+    };
+    if (inputs) fill(inputs->Add());
+    if (outputs) fill(outputs->Add());
+  }
+}
+
 void CompleteFromNets(inference::ModelConfig* config, const ModelNets& nets) {
-  std::set<std::string> filled;
-  for (const auto& op : nets.init_net.op())
-    for (const auto& o : op.output()) filled.insert(o);
-  if (config->input_size() == 0) {
+  const bool batched = config->max_batch_size() > 0;
+  bool any_rank = false;
+  if (config->input_size() == 0 && !nets.declared_inputs.empty()) {
+    CompleteTensors(nets.declared_inputs, batched, config->mutable_input(), nullptr, &any_rank);
+  } else if (config->input_size() == 0) {
+    std::set<std::string> filled;
+    for (const auto& op : nets.init_net.op())
+      for (const auto& o : op.output()) filled.insert(o);
     for (const auto& in : nets.predict_net.external_input()) {
       if (filled.count(in)) continue;
       auto* t = config->add_input();
@@ -112,10 +142,13 @@ void CompleteFromNets(inference::ModelConfig* config, const ModelNets& nets) {
       t->set_data_type(inference::TYPE_FP32);
       t->add_dims(-1);
     }
-    // The NetDef says nothing about ranks: an auto-completed input accepts any shape.
-    (*config->mutable_parameters())["hetnet_any_input_rank"].set_string_value("true");
+    any_rank = true;  // the NetDef says nothing about ranks: an auto-completed input accepts any shape
   }
-  if (config->output_size() == 0) {
+  if (any_rank) (*config->mutable_parameters())["hetnet_any_input_rank"].set_string_value("true");
+  if (config->output_size() == 0 && !nets.declared_outputs.empty()) {
+    bool unused = false;
+    CompleteTensors(nets.declared_outputs, batched, nullptr, config->mutable_output(), &unused);
+  } else if (config->output_size() == 0) {
     for (const auto& out : nets.predict_net.external_output()) {
       auto* t = config->add_output();
       t->set_name(out);
@@ -215,6 +248,7 @@ std::vector<int64_t> SelectVersions(const inference::ModelConfig& config, const 
 
 ModelNets ReadModelNets(const std::string& repo_root, const std::string& version_dir,
                         const inference::ModelConfig& config) {
+  if (IsOnnxModelConfig(config)) return ReadOnnxModelNets(repo_root, version_dir, config);
   std::string predict_name = config.default_model_filename().empty() ? "model.netdef" : config.default_model_filename();
   if (predict_name.find('/') != std::string::npos)
     HN_THROW(kInvalidArgument, "model '", config.name(), "': default_model_filename must be a file name");
@@ -274,12 +308,21 @@ inference::ModelConfig ReadModelConfig(const std::string& repo_root, const std::
              "', which differs from its directory name");
   config.set_name(name);
   CheckHonoured(config, "");
-  if (!config.platform().empty() && config.platform() != "caffe2_netdef")
-    HN_THROW(kInvalidArgument, "model '", name, "': unsupported platform '", config.platform(),
-             "' (hetnet serves platform \"caffe2_netdef\")");
-  if (!config.backend().empty() && config.backend() != "hetnet")
+  const std::string& platform = config.platform();
+  if (!platform.empty() && platform != "caffe2_netdef" && platform != "onnxruntime_onnx")
+    HN_THROW(kInvalidArgument, "model '", name, "': unsupported platform '", platform,
+             "' (hetnet serves platforms \"caffe2_netdef\" and \"onnxruntime_onnx\")");
+  if (!config.backend().empty() && config.backend() != "hetnet" && config.backend() != "onnxruntime")
     HN_THROW(kInvalidArgument, "model '", name, "': unsupported backend '", config.backend(),
-             "' (hetnet serves backend \"hetnet\" / platform \"caffe2_netdef\")");
+             "' (hetnet serves backends \"hetnet\" (NetDef) and \"onnxruntime\" (ONNX))");
+  if (IsOnnxModelConfig(config) && !OnnxModelsSupported())
+    HN_THROW(kUnsupported, "model '", name, "': this hetnet was built without ONNX support");
+  // Like Triton, a model without platform or backend whose version holds model.onnx is an ONNX model.
+  if (platform.empty() && config.backend().empty()) {
+    const auto present = ListVersions(model_dir);
+    if (!present.empty() && VersionHoldsOnnxModel((fs::path(model_dir) / std::to_string(present.back())).string(), config))
+      config.set_platform("onnxruntime_onnx");
+  }
   if (config.max_batch_size() > options.max_batch_size)
     HN_THROW(kInvalidArgument, "model '", name, "': max_batch_size ", config.max_batch_size(),
              " exceeds the server's limit of ", options.max_batch_size, " (--max-batch-size)");

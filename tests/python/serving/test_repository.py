@@ -42,7 +42,10 @@ def test_bad_models_fail_alone_with_clear_reasons(tmp_path):
     su.write_simple_model(repo)
     su.write_simple_model(repo, "seqmodel", config=su.SIMPLE_CONFIG + "\nsequence_batching { }\n")
     su.write_simple_model(repo, "wrongname", config=su.SIMPLE_CONFIG.replace('name: "simple"', 'name: "other"'))
-    su.write_simple_model(repo, "badplatform", config=su.SIMPLE_CONFIG.replace("caffe2_netdef", "onnxruntime_onnx"))
+    su.write_simple_model(repo, "badplatform", config=su.SIMPLE_CONFIG.replace("caffe2_netdef", "tensorflow_graphdef"))
+    # An ONNX model whose file is not ONNX.
+    su.write_simple_model(repo, "badonnx", config=su.SIMPLE_CONFIG.replace("caffe2_netdef", "onnxruntime_onnx"))
+    (repo / "badonnx" / "1" / "model.onnx").write_bytes(b"\x0a\xff\xff\xff\xff\x0fnot onnx")
     su.write_simple_model(repo, "badinput", config=su.SIMPLE_CONFIG.replace('"INPUT1"', '"NOPE"'))
     su.write_simple_model(repo, "unparsable", config="max_batch_size: [[[")
     # A model whose version folder is a symbolic link out of the repository.
@@ -63,7 +66,8 @@ def test_bad_models_fail_alone_with_clear_reasons(tmp_path):
         assert all(models[n]["state"] == "UNAVAILABLE" for n in reasons), models
         assert "unsupported model config field 'sequence_batching'" in reasons["seqmodel"]
         assert "differs from its directory name" in reasons["wrongname"]
-        assert "unsupported platform 'onnxruntime_onnx'" in reasons["badplatform"]
+        assert "unsupported platform 'tensorflow_graphdef'" in reasons["badplatform"]
+        assert "model.onnx" in reasons["badonnx"] and "badonnx" in reasons["badonnx"]
         assert "input 'NOPE' is not an external input" in reasons["badinput"]
         assert "does not parse" in reasons["unparsable"]
         assert "outside the model repository" in reasons["escape"]
