@@ -1,26 +1,29 @@
 // NOT VERIFIED ON A GPU
 // Gather and GatherGradient on CUDA: one thread per output element (Gather) or per dOUTPUT element
-// with atomicAdd (GatherGradient: repeated indices accumulate; float sums in any order). An invalid
-// index is recorded (the smallest position, atomicMin) and reported after the kernel: one small
-// device-to-host copy per run. Compiled here with nvcc, never run: the machine had no GPU.
+// with atomicAdd (GatherGradient: repeated indices accumulate; float sums in any order). Indices are
+// checked by their own kernel (the smallest invalid position, atomicMin) and reported after the
+// copy: one small device-to-host copy and a stream sync per run. Compiled here with nvcc, never run: the machine had no GPU.
 #include "device/cuda/cuda_context.h"
 #include "operators/gather_op.h"
 
 namespace hetnet {
 
 namespace {
+// Every index is checked (also when the output is empty, as on CPU); the copy skips invalid ones.
+template <typename I>
+__global__ void CheckIndicesKernel(int64_t k, int64_t n, const I* indices, unsigned long long* first_bad) {
+  HN_CUDA_KERNEL_LOOP(j, k) {
+    int64_t i = 0;
+    if (!WrapGatherIndex(indices[j], n, &i)) atomicMin(first_bad, static_cast<unsigned long long>(j));
+  }
+}
 template <typename U, typename I>
-__global__ void GatherKernel(GatherGeom g, const U* data, const I* indices, U* out,
-                             unsigned long long* first_bad) {
+__global__ void GatherKernel(GatherGeom g, const U* data, const I* indices, U* out) {
   const int64_t total = g.outer * g.k * g.inner;
   HN_CUDA_KERNEL_LOOP(t, total) {
     const int64_t q = t % g.inner, j = (t / g.inner) % g.k, o = t / (g.inner * g.k);
     int64_t i = 0;
-    if (WrapGatherIndex(indices[j], g.n, &i)) {
-      out[t] = data[(o * g.n + i) * g.inner + q];
-    } else {
-      atomicMin(first_bad, static_cast<unsigned long long>(j));
-    }
+    if (WrapGatherIndex(indices[j], g.n, &i)) out[t] = data[(o * g.n + i) * g.inner + q];
   }
 }
 template <typename I>
@@ -33,28 +36,28 @@ __global__ void GatherGradKernel(GatherGeom g, const float* dout, const I* indic
   }
 }
 template <typename U, typename I>
-void Launch(const GatherGeom& g, const void* data, const I* indices, void* out, unsigned long long* bad,
-            CUDAContext* ctx) {
+void Launch(const GatherGeom& g, const void* data, const I* indices, void* out, CUDAContext* ctx) {
   const int64_t total = g.outer * g.k * g.inner;
+  if (total == 0) return;
   GatherKernel<U, I><<<CudaBlocks(total), kCudaThreads, 0, ctx->stream()>>>(
-      g, static_cast<const U*>(data), indices, static_cast<U*>(out), bad);
+      g, static_cast<const U*>(data), indices, static_cast<U*>(out));
 }
 }  // namespace
 
 template <typename I, class Context>
 int64_t GatherRows(const GatherGeom& g, size_t itemsize, const void* data, const I* indices, void* out,
                    Context* ctx) {
-  const int64_t total = g.outer * g.k * g.inner;
-  if (total == 0) return -1;
+  if (g.k == 0) return -1;
   Tensor flag({1}, DataType::Int64, ctx->device());
   unsigned long long* bad = reinterpret_cast<unsigned long long*>(flag.mutable_data<int64_t>());
   const unsigned long long none = ~0ull;
   ctx->CopyBytes(sizeof(none), &none, Device::CPU(), bad, ctx->device());
+  CheckIndicesKernel<I><<<CudaBlocks(g.k), kCudaThreads, 0, ctx->stream()>>>(g.k, g.n, indices, bad);
   switch (itemsize) {
-    case 1: Launch<uint8_t>(g, data, indices, out, bad, ctx); break;
-    case 2: Launch<uint16_t>(g, data, indices, out, bad, ctx); break;
-    case 4: Launch<uint32_t>(g, data, indices, out, bad, ctx); break;
-    case 8: Launch<uint64_t>(g, data, indices, out, bad, ctx); break;
+    case 1: Launch<uint8_t>(g, data, indices, out, ctx); break;
+    case 2: Launch<uint16_t>(g, data, indices, out, ctx); break;
+    case 4: Launch<uint32_t>(g, data, indices, out, ctx); break;
+    case 8: Launch<uint64_t>(g, data, indices, out, ctx); break;
     default: HN_THROW(kUnsupported, "Gather: ", itemsize, "-byte elements are not supported");
   }
   HN_CUDA_CHECK(cudaGetLastError());
