@@ -86,5 +86,6 @@ void AddNnExporters(ExporterTable& table);           // export_nn.cc: FC, Conv, 
 void AddActivationExporters(ExporterTable& table);   // export_activation.cc: Relu, Softmax, unary math
 void AddArithmeticExporters(ExporterTable& table);   // export_arithmetic.cc: Add..Div, comparisons, Sum, Clip, Cast, MatMul
 void AddShapeExporters(ExporterTable& table);        // export_shape.cc: Concat, Reshape, Flatten, Transpose, Squeeze
+void AddLossExporters(ExporterTable& table);         // export_loss.cc: SoftmaxWithLoss
 
 }  // namespace hetnet::onnxio::exporter

@@ -32,6 +32,7 @@ const ExporterTable& Exporters() {
     AddActivationExporters(t);
     AddArithmeticExporters(t);
     AddShapeExporters(t);
+    AddLossExporters(t);
     return t;
   }();
   return table;

@@ -264,6 +264,43 @@ def test_channel_shuffle_resize_like_half_casts_weighted_sum_copies(ws):
     export_and_compare(predict, _init(params), {"x": _rand(2, 6, 3, 4)})
 
 
+def test_softmax_with_loss_forms(ws):
+    rs = np.random.RandomState(5)
+    probs = rs.uniform(0, 1, (6, 4)).astype(np.float32)
+    params = {"label": rs.randint(0, 4, size=(6,)).astype(np.int32), "w": rs.uniform(0.5, 2, 6).astype(np.float32),
+              "probs": probs / probs.sum(axis=1, keepdims=True)}
+    init = _net("init", [core.CreateOperator("GivenTensorIntFill", [], ["label"], shape=[6],
+                                             values=params["label"].tolist()),
+                         _given("w", params["w"]), _given("probs", params["probs"])], [], list(params))
+    ops = [core.CreateOperator("SoftmaxWithLoss", ["x", "label"], ["p1", "loss1"]),
+           core.CreateOperator("SoftmaxWithLoss", ["x", "label", "w"], ["p2", "loss2"], scale=0.5),
+           core.CreateOperator("SoftmaxWithLoss", ["x", "probs"], ["p3", "loss3"], label_prob=1),
+           core.CreateOperator("SoftmaxWithLoss", ["x4", "label"], ["p4", "loss4"], axis=1)]
+    predict = _net("losses", ops, ["x", "x4"] + list(params), ["p1", "loss1", "loss2", "p3", "loss3", "p4", "loss4"])
+    for opset in (11, 17):
+        export_and_compare(predict, init, {"x": _rand(6, 4) * 4, "x4": _rand(6, 2, 2, seed=3) * 4}, opset=opset)
+
+
+def test_mixed_devices_example_net(ws):
+    """python/examples/mixed_devices_run.py's net (FC on CPU, the rest on a GPU, soft placement here):
+    the exporter runs every operator on CPU and drops the devices."""
+    from caffe2.python import model_helper
+    m = model_helper.ModelHelper(name="mixed devices run")
+    with core.DeviceScope(core.DeviceOption(1, 0)):
+        with core.DeviceScope(core.DeviceOption(caffe2_pb2.CPU, -1)):
+            m.param_init_net.XavierFill([], "fc_w", shape=[10, 100])
+            m.param_init_net.ConstantFill([], "fc_b", shape=[10, ])
+            fc_1 = m.net.FC(["data", "fc_w", "fc_b"], "fc1")
+        pred = m.net.Sigmoid(fc_1, "pred")
+        m.net.SoftmaxWithLoss([pred, "label"], ["softmax", "loss"])
+    m.net.AddExternalOutput("softmax")
+    m.net.AddExternalOutput("loss")
+    m.net.Proto().arg.add(name="soft_placement", i=1)
+    feeds = {"data": _rand(16, 100), "label": np.random.RandomState(0).randint(0, 10, size=(16,)).astype(np.int32)}
+    model = export_and_compare(m.net.Proto(), m.param_init_net.Proto(), feeds)
+    assert model.graph.input[1].type.tensor_type.elem_type == 6  # INT32 label
+
+
 def test_in_place_rewrites_get_single_assignment_names(ws):
     ops = [core.CreateOperator("Relu", ["x"], ["y"]),
            core.CreateOperator("Sigmoid", ["y"], ["y"]),
