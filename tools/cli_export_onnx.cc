@@ -118,6 +118,7 @@ int Run(int argc, char** argv) {
             << predict_net.op_size() << " operators)\n";
   return kExitOk;
 #else
+  (void)opset;
   throw hetnet::Error(hetnet::ErrorKind::kUnsupported, "this build has no ONNX support (libonnx-dev not found)");
 #endif
 }
