@@ -25,11 +25,9 @@ void BroadcastDims(ConvertContext& c, const std::string& out, const std::string&
   c.SetDims(out, d);
 }
 
-// Before opset 7, Add/Sub/Mul/Div/comparisons had Caffe2-style `broadcast` / `axis` attributes.
-void RefuseLegacyBroadcast(ConvertContext& c) {
-  if (c.opset() < 7 && c.Int("broadcast", 0) != 0)
-    c.Refuse("the legacy broadcast attribute (opset < 7) is not supported; update the model's opset");
-}
+// Before opset 7, Add/Sub/Mul/Div/comparisons had Caffe2's own `broadcast` / `axis` attributes (B's
+// dims a contiguous run of A's, at `axis` or at the end): passed on as they are.
+bool LegacyBroadcast(ConvertContext& c) { return c.opset() < 7 && c.Int("broadcast", 0) != 0; }
 
 // A float scalar constant operand that Mul / Div can take as Scale's argument (same rank result).
 const ConstTensor* ScalarOperand(ConvertContext& c, int i, int other) {
@@ -42,7 +40,6 @@ const ConstTensor* ScalarOperand(ConvertContext& c, int i, int other) {
 
 void Binary(ConverterRegistry& r, const std::string& onnx, const std::string& ours) {
   r.Add(onnx, [ours](ConvertContext& c) {
-    RefuseLegacyBroadcast(c);
     const bool mul = ours == "Mul", div = ours == "Div";
     if (mul || div) {
       for (int i : {1, 0}) {
@@ -56,7 +53,13 @@ void Binary(ConverterRegistry& r, const std::string& onnx, const std::string& ou
         }
       }
     }
-    c.Emit(ours, {c.in(0), c.in(1)}, {c.out(0)});
+    auto& op = c.Emit(ours, {c.in(0), c.in(1)}, {c.out(0)});
+    if (LegacyBroadcast(c)) {
+      AddArg(op, "broadcast", int64_t{1});
+      if (c.Has("axis")) AddArg(op, "axis", c.Int("axis", -1));
+      c.SameDims(c.out(0), c.in(0));
+      return;
+    }
     BroadcastDims(c, c.out(0), c.in(0), c.in(1));
   });
 }
@@ -153,8 +156,7 @@ void RegisterMathConverters(ConverterRegistry& r) {
       c.SameDims(c.out(0), c.in(0));
       return;
     }
-    c.Emit("Pow", {c.in(0), c.in(1)}, {c.out(0)});
-    BroadcastDims(c, c.out(0), c.in(0), c.in(1));
+    c.Refuse("the exponent must be a one-element constant (our Pow takes it as an argument)");
   });
   // Sum / Mean of same-shape inputs (ONNX broadcasts them since opset 8: left to the operator).
   auto sum = [](ConvertContext& c, bool mean) {

@@ -82,8 +82,25 @@ void MatMul(ConvertContext& c) {
     c.SetDims(c.out(0), {(*da)[0], (*db)[1]});
     return;
   }
-  AddArg(c.Emit("BatchMatMul", {c.in(0), c.in(1)}, {c.out(0)}), "broadcast", int64_t{1});
-  if (da && db && da->size() >= 2 && db->size() >= 2) c.SetRank(c.out(0), static_cast<int>(std::max(da->size(), db->size())));
+  // BatchMatMul broadcast=1: 1-D operands as numpy's; the shorter operand's batch dims must equal the
+  // longer's trailing ones (numpy's size-1 stretching between them is not supported).
+  if (da && db && da->size() > 2 && db->size() > 2) {
+    const auto& lo = da->size() < db->size() ? *da : *db;
+    const auto& hi = da->size() < db->size() ? *db : *da;
+    for (size_t i = 0; i + 2 < lo.size(); ++i) {
+      const int64_t x = lo[i], y = hi[hi.size() - lo.size() + i];
+      if (x >= 0 && y >= 0 && x != y) c.Refuse("batch dims that broadcast by stretching size-1 dims are not supported");
+    }
+  }
+  const bool scalar = da && db && da->size() == 1 && db->size() == 1;  // numpy: a 0-D result
+  const std::string y = scalar ? c.Fresh(c.out(0) + "_1") : c.out(0);
+  AddArg(c.Emit("BatchMatMul", {c.in(0), c.in(1)}, {y}), "broadcast", int64_t{1});
+  if (scalar) {
+    AddArg(c.Emit("Reshape", {y}, {c.out(0), c.Fresh(c.out(0) + "_old_shape")}), "shape", std::vector<int64_t>{});
+    c.SetDims(c.out(0), {});
+  } else if (da && db) {
+    c.SetRank(c.out(0), static_cast<int>(std::max(da->size(), db->size())) - (da->size() == 1 || db->size() == 1));
+  }
 }
 
 void BatchNorm(ConvertContext& c) {
@@ -190,9 +207,14 @@ void Dropout(ConvertContext& c) {
     const ConstTensor& t = c.RequireConst(2, "training_mode");
     if (t.numel() == 1 && t.Ints("training_mode")[0] != 0) c.Refuse("training_mode=true is not supported");
   }
-  if (c.has_out(1)) c.Refuse("the mask output is not supported");
   c.Emit("StopGradient", {c.in(0)}, {c.out(0)});  // inference: the identity
   c.SameDims(c.out(0), c.in(0));
+  if (c.has_out(1)) {  // the mask keeps everything: true in X's shape
+    auto& mask = c.Emit("ConstantFill", {c.in(0)}, {c.out(1)});
+    AddArg(mask, "dtype", static_cast<int64_t>(caffe2::TensorProto::BOOL));
+    AddArg(mask, "value", int64_t{1});
+    c.SameDims(c.out(1), c.in(0));
+  }
 }
 
 // Softmax / LogSoftmax. Before opset 13: the input coerced to 2-D at `axis` (default 1), which is

@@ -95,6 +95,17 @@ void Split(ConvertContext& c) {
   std::vector<int64_t> split;
   if (c.opset() < 13) split = c.Ints("split");
   else if (c.has_in(1)) split = c.RequireConst(1, "split").Ints("split");
+  if (split.empty() && c.opset() >= 18 && c.Has("num_outputs")) {
+    // num_outputs: equal parts of ceil(dim / n), the last one smaller (needs the dim when uneven).
+    const auto* d = c.Dims(c.in(0));
+    const int64_t n = static_cast<int64_t>(outs.size());
+    const int64_t axis = c.Axis(c.Int("axis", 0), d ? static_cast<int>(d->size()) : -1, "axis");
+    const int64_t dim = d ? (*d)[axis] : -1;
+    if (dim >= 0 && n > 0 && dim % n != 0) {
+      const int64_t part = (dim + n - 1) / n;
+      for (int64_t i = 0; i < n; ++i) split.push_back(std::max<int64_t>(0, std::min(part, dim - i * part)));
+    }
+  }
   if (!split.empty() && split.size() != outs.size())
     HN_THROW(kInvalidArgument, "Split: ", split.size(), " sizes for ", outs.size(), " outputs");
   auto& op = c.Emit("Split", {c.in(0)}, outs);

@@ -189,6 +189,7 @@ const ConverterRegistry& Converters() {
     RegisterMathConverters(*r);
     RegisterNnConverters(*r);
     RegisterTensorConverters(*r);
+    RegisterShapeConverters(*r);
     return r;
   }();
   return *registry;

@@ -161,5 +161,6 @@ const ConverterRegistry& Converters();
 void RegisterMathConverters(ConverterRegistry& r);    // convert_math.cc
 void RegisterNnConverters(ConverterRegistry& r);      // convert_nn.cc
 void RegisterTensorConverters(ConverterRegistry& r);  // convert_tensor.cc
+void RegisterShapeConverters(ConverterRegistry& r);   // convert_shape.cc
 
 }  // namespace hetnet::onnxio

@@ -418,3 +418,75 @@ def test_cli_run_and_inspect_onnx(tmp_path):
     bad.write_bytes(b"not an onnx model at all")
     r = _cli("run", str(bad), "--input", "x=%s" % (tmp_path / "x.npy"))
     assert r.returncode == 1 and "ONNX" in r.stderr
+
+
+# ---- the shape family (Shape, Gather, Slice, Expand, Where, ArgMax/ArgMin, ConstantOfShape) ----
+
+def test_shape_folding_gather_slice_expand_where_argmax():
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    model = make_model([
+        helper.make_node("Shape", ["x"], ["xs"]),                               # folded: [2, 3, 4]
+        helper.make_node("Shape", ["n"], ["ns"]),                               # N symbolic: a Shape op
+        helper.make_node("Shape", ["x"], ["xs_tail"], start=1),                 # [3, 4]
+        helper.make_node("Gather", ["x", "idx"], ["g"], axis=1),
+        helper.make_node("Gather", ["x", "idx0"], ["g0"], axis=-1),             # scalar index drops the axis
+        helper.make_node("Slice", ["x", "st", "en", "ax"], ["sl"]),             # negative starts/ends, clamps
+        helper.make_node("Slice", ["x", "st2", "en2"], ["sl2"]),                # leading axes, huge end
+        helper.make_node("Expand", ["col", "eshape"], ["ex"]),
+        helper.make_node("Greater", ["x", "zero"], ["pos"]),
+        helper.make_node("Neg", ["x"], ["g_neg"]),
+        helper.make_node("Where", ["pos", "x", "g_neg"], ["wh"]),
+        helper.make_node("ArgMax", ["x"], ["am"], axis=2, keepdims=0),
+        helper.make_node("ArgMin", ["x"], ["an"]),                              # ONNX default axis 0
+        helper.make_node("ConstantOfShape", ["xs_tail"], ["ones"],
+                         value=numpy_helper.from_array(np.array([1.5], np.float32))),
+        helper.make_node("ConstantOfShape", ["ns"], ["zeros"],
+                         value=numpy_helper.from_array(np.array([7], np.int64))),
+    ], [("x", [2, 3, 4]), ("n", ["N", 2]), ("col", [3, 1])],
+        [out("xs", None, TensorProto.INT64), out("ns", None, TensorProto.INT64), out("g"), out("g0"), out("sl"),
+         out("sl2"), out("ex"), out("wh"), out("am", None, TensorProto.INT64), out("an", None, TensorProto.INT64),
+         out("ones"), out("zeros", None, TensorProto.INT64)],
+        {"idx": i64(2, 0, 2), "idx0": np.array(1, np.int64), "st": i64(-3, 1), "en": i64(-1, 100),
+         "ax": i64(2, 1), "st2": i64(1), "en2": i64(1 << 62), "eshape": i64(2, 3, 4),
+         "zero": np.array(0.0, np.float32)}, opset=18)
+    info = check(model, {"x": rand(2, 3, 4), "n": rand(5, 2), "col": rand(3, 1)})
+    ops = predict_ops(info)
+    assert ops.count("Shape") == 1  # the Shapes of x are folded; the one of n is not
+
+
+def test_dropout_mask_legacy_broadcast_matmul_vectors_uneven_split():
+    model = make_model([
+        helper.make_node("Dropout", ["x"], ["d", "mask"]),
+        helper.make_node("MatMul", ["v", "v"], ["dot"]),
+        helper.make_node("MatMul", ["v", "m"], ["vm"]),
+        helper.make_node("Split", ["x"], ["p1", "p2", "p3"], axis=1, num_outputs=3),
+    ], [("x", [2, 7]), ("v", [3]), ("m", [4, 3, 2])],
+        [out("d"), out("mask", None, TensorProto.BOOL), out("dot"), out("vm"), out("p1"), out("p2"), out("p3")],
+        opset=18)
+    check(model, {"x": rand(2, 7), "v": rand(3), "m": rand(4, 3, 2)})
+    legacy = make_model([helper.make_node("Add", ["a", "b"], ["y"], broadcast=1, axis=1),
+                         helper.make_node("Mul", ["a", "c"], ["z"], broadcast=1)],
+                        [("a", [2, 3, 4]), ("b", [3]), ("c", [4])], [out("y"), out("z")], opset=6)
+    legacy.ir_version = 3
+    a, b, c = rand(2, 3, 4), rand(3), rand(4)
+    ours, _ = run_hetnet(legacy, {"a": a, "b": b, "c": c})
+    np.testing.assert_allclose(ours["y"], a + b[None, :, None], rtol=1e-6)
+    np.testing.assert_allclose(ours["z"], a * c, rtol=1e-6)
+
+
+def test_refusals_name_the_reason():
+    model = make_model([
+        helper.make_node("Pow", ["x", "x"], ["p"]),
+        helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["sl"]),
+        helper.make_node("ArgMax", ["x"], ["am"], select_last_index=1),
+        helper.make_node("MatMul", ["b1", "b2"], ["mm"]),
+    ], [("x", [2, 3]), ("s", [1]), ("b1", [3, 1, 2, 2]), ("b2", [1, 4, 2, 2])], [out("p"), out("sl"), out("am"),
+                                                                              out("mm")],
+        {"e": np.array([5], np.int64), "a": np.array([0], np.int64), "st": np.array([2], np.int64)})
+    with pytest.raises(hetnet.UnsupportedError) as e:
+        _C.onnx_import(model.SerializeToString())
+    text = str(e.value)
+    assert "Pow (opset 13): the exponent must be a one-element constant" in text
+    assert "Slice (opset 13): starts (input 's') must be an initializer or Constant" in text
+    assert "ArgMax (opset 13): select_last_index=1" in text
+    assert "MatMul (opset 13): batch dims that broadcast by stretching" in text

@@ -1,0 +1,156 @@
+// Converters of the shape family: Shape, Gather, Slice, Expand, Where, ArgMax / ArgMin,
+// ConstantOfShape. Shape of a tensor whose dims the model fixes is folded into a constant (so the
+// Reshape / Expand / Slice inputs computed from it stay import-time constants).
+#include <algorithm>
+#include <limits>
+
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+ConstTensor Int64s(std::vector<int64_t> v) {
+  ConstTensor c;
+  c.dtype = caffe2::TensorProto::INT64;
+  c.dims = {static_cast<int64_t>(v.size())};
+  c.integer = std::move(v);
+  return c;
+}
+
+void Shape(ConvertContext& c) {
+  const auto* d = c.Dims(c.in(0));
+  const int rank = d ? static_cast<int>(d->size()) : -1;
+  const bool ranged = c.opset() >= 15 && (c.Has("start") || c.Has("end"));
+  int64_t start = 0, end = rank;
+  if (ranged) {
+    if (rank < 0) c.Refuse("start/end need the input's rank, which the model does not declare");
+    auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+    start = clamp(c.Int("start", 0));
+    end = clamp(c.Int("end", rank));
+  }
+  if (d && std::count(d->begin() + std::min<int64_t>(start, rank), d->begin() + std::max(start, end), -1) == 0) {
+    c.DefineConst(c.out(0), Int64s(std::vector<int64_t>(d->begin() + start, d->begin() + std::max(start, end))));
+    return;
+  }
+  auto& op = c.Emit("Shape", {c.in(0)}, {c.out(0)});
+  if (ranged) {
+    std::vector<int64_t> axes;
+    for (int64_t i = start; i < end; ++i) axes.push_back(i);
+    AddArg(op, "axes", axes);
+  }
+  c.SetDims(c.out(0), {ranged ? std::max<int64_t>(end - start, 0) : rank});
+}
+
+void Gather(ConvertContext& c) {
+  const int rank = c.Rank(c.in(0));
+  const int64_t axis = c.Axis(c.Int("axis", 0), rank, "axis");
+  AddArg(c.Emit("Gather", {c.in(0), c.in(1)}, {c.out(0)}), "axis", axis);
+  const int irank = c.Rank(c.in(1));
+  if (rank >= 0 && irank >= 0) c.SetRank(c.out(0), rank - 1 + irank);
+}
+
+// ONNX Slice (Python-style negatives, clamping, optional axes and steps) as our Slice over the
+// leading dims: a negative ONNX index v (dim + v) is our v - 1 (dim + 1 + (v - 1)).
+void Slice(ConvertContext& c) {
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset() < 10) {
+    starts = c.Ints("starts");
+    ends = c.Ints("ends");
+    axes = c.Ints("axes");
+  } else {
+    starts = c.RequireConst(1, "starts").Ints("starts");
+    ends = c.RequireConst(2, "ends").Ints("ends");
+    if (c.has_in(3)) axes = c.RequireConst(3, "axes").Ints("axes");
+    if (c.has_in(4)) steps = c.RequireConst(4, "steps").Ints("steps");
+  }
+  if (starts.size() != ends.size() || (!axes.empty() && axes.size() != starts.size()) ||
+      (!steps.empty() && steps.size() != starts.size()))
+    HN_THROW(kInvalidArgument, "Slice: starts, ends, axes and steps must have one entry per sliced axis");
+  for (int64_t s : steps)
+    if (s != 1) c.Refuse("steps other than 1 are not supported");
+  const int rank = c.Rank(c.in(0));
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  for (auto& a : axes) a = c.Axis(a, rank, "axis");
+  const int64_t n = axes.empty() ? 0 : *std::max_element(axes.begin(), axes.end()) + 1;
+  std::vector<int64_t> s(n, 0), e(n, -1);  // untouched dims: whole
+  const auto* d = c.Dims(c.in(0));
+  constexpr int64_t kBig = std::numeric_limits<int64_t>::max() / 4;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t dim = d ? (*d)[axes[i]] : -1;
+    auto ours = [&](int64_t v, bool is_end) -> int64_t {
+      if (v >= 0) return std::min(v, kBig);
+      if (dim >= 0) return std::max<int64_t>(v + dim, 0);  // clamped like ONNX
+      if (v < -kBig) c.Refuse("a very negative start/end needs the dim, which the model does not declare");
+      return v - 1;
+    };
+    s[axes[i]] = ours(starts[i], false);
+    e[axes[i]] = ours(ends[i], true);
+    if (dim >= 0) {  // an empty ONNX range (start >= end after clamping) stays empty, not an error
+      const int64_t a = std::min(s[axes[i]] < 0 ? dim + 1 + s[axes[i]] : s[axes[i]], dim);
+      const int64_t b = std::min(e[axes[i]] < 0 ? dim + 1 + e[axes[i]] : e[axes[i]], dim);
+      if (a > b) e[axes[i]] = s[axes[i]] = a;
+    }
+  }
+  auto& op = c.Emit("Slice", {c.in(0)}, {c.out(0)});
+  AddArg(op, "starts", s);
+  AddArg(op, "ends", e);
+  c.SetRank(c.out(0), rank);
+}
+
+void ArgMinMax(ConvertContext& c, const std::string& type) {
+  if (c.Int("select_last_index", 0) != 0) c.Refuse("select_last_index=1 is not supported");
+  auto& op = c.Emit(type, {c.in(0)}, {c.out(0)});
+  const int64_t axis = c.Int("axis", 0);  // ONNX's default is 0, ours -1
+  AddArg(op, "axis", axis);
+  const bool keepdims = c.Int("keepdims", 1) != 0;
+  AddArg(op, "keepdims", static_cast<int64_t>(keepdims));
+  const int rank = c.Rank(c.in(0));
+  if (rank >= 0) c.SetRank(c.out(0), keepdims ? rank : rank - 1);
+}
+
+void ConstantOfShape(ConvertContext& c) {
+  ConstTensor value = ConstTensor::Float({1}, {0.0});
+  if (const auto* a = c.Attr("value")) value = ConstFromOnnx(a->t(), "", c.out(0) + " value");
+  if (value.numel() != 1) HN_THROW(kInvalidArgument, "ConstantOfShape: value must have one element");
+  if (value.dtype == caffe2::TensorProto::STRING) c.Refuse("string values are not supported");
+  if (const ConstTensor* shape = c.Const(c.in(0))) {  // folded
+    ConstTensor out = value;
+    out.dims = shape->Ints("the shape");
+    int64_t n = 1;
+    for (int64_t d : out.dims) {
+      if (d < 0 || (d > 0 && n > (int64_t{1} << 31) / d))
+        c.Refuse("the constant shape is negative or too large to fold at import time");
+      n *= d;
+    }
+    if (out.is_real()) out.real.assign(n, value.real[0]);
+    else out.integer.assign(n, value.integer[0]);
+    c.DefineConst(c.out(0), std::move(out));
+    return;
+  }
+  auto& op = c.Emit("ConstantFill", {c.in(0)}, {c.out(0)});
+  AddArg(op, "input_as_shape", int64_t{1});
+  AddArg(op, "dtype", static_cast<int64_t>(value.dtype));
+  if (value.is_real()) AddArgF(op, "value", static_cast<float>(value.real[0]));
+  else AddArg(op, "value", value.integer[0]);
+}
+
+}  // namespace
+
+void RegisterShapeConverters(ConverterRegistry& r) {
+  r.Add("Shape", Shape);
+  r.Add("Gather", Gather);
+  r.Add("Slice", Slice);
+  r.Add("Expand", [](ConvertContext& c) {
+    c.Emit("Expand", {c.in(0), c.in(1)}, {c.out(0)});
+    const ConstTensor* s = c.Const(c.in(1));
+    if (s && c.Rank(c.in(0)) >= 0) c.SetRank(c.out(0), std::max<int>(c.Rank(c.in(0)), static_cast<int>(s->numel())));
+  });
+  r.Add("Where", [](ConvertContext& c) { c.Emit("Where", {c.in(0), c.in(1), c.in(2)}, {c.out(0)}); });
+  r.Add("ArgMax", [](ConvertContext& c) { ArgMinMax(c, "ArgMax"); });
+  r.Add("ArgMin", [](ConvertContext& c) { ArgMinMax(c, "ArgMin"); });
+  r.Add("ConstantOfShape", ConstantOfShape);
+}
+
+}  // namespace hetnet::onnxio
