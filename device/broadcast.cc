@@ -2,6 +2,7 @@
 // the innermost merged dim with its strides, so the per-element work is one load per input.
 #include "device/broadcast.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/context.h"
@@ -103,6 +104,7 @@ ReduceToShapeIndex MakeReduceToShapeIndex(const std::vector<int64_t>& out, const
     last = reduced;
   }
   for (int d = 0; d < r.reduced_ndim; ++d) r.reduced_count *= r.reduced_dims[d];
+  r.to_input = MakeBroadcastIndex(out, {in});
   return r;
 }
 
@@ -110,28 +112,20 @@ namespace {
 // The innermost merged dim is walked with its strides; the rest through BroadcastOffsets.
 template <BinaryOp Op, typename T>
 void NumpyLoop(const BroadcastIndex& ix, int64_t total, const T* a, const T* b, T* c) {
-  if (total == 0) return;
-  if (ix.ndim == 0) { c[0] = ApplyBinary<Op, T>(a[0], b[0]); return; }
-  BroadcastIndex outer = ix;
-  outer.ndim = ix.ndim - 1;
-  const int64_t inner = ix.dims[ix.ndim - 1];
-  const int64_t sa = ix.strides[0][ix.ndim - 1], sb = ix.strides[1][ix.ndim - 1];
-  for (int64_t o = 0, n = total / inner; o < n; ++o) {
-    int64_t off[kMaxBroadcastInputs];
-    BroadcastOffsets(outer, o, off);
+  ForEachBroadcastRow(ix, total, [&](int64_t base, const int64_t* off, int64_t inner, const int64_t* step) {
     const T* ap = a + off[0];
     const T* bp = b + off[1];
-    T* cp = c + o * inner;
-    if (sa == 1 && sb == 1) {
+    T* cp = c + base;
+    if (step[0] == 1 && step[1] == 1) {
       for (int64_t q = 0; q < inner; ++q) cp[q] = ApplyBinary<Op, T>(ap[q], bp[q]);
-    } else if (sa == 1) {
+    } else if (step[1] == 0) {
       const T y = bp[0];
-      for (int64_t q = 0; q < inner; ++q) cp[q] = ApplyBinary<Op, T>(ap[q], y);
+      for (int64_t q = 0; q < inner; ++q) cp[q] = ApplyBinary<Op, T>(ap[q * step[0]], y);
     } else {
       const T x = ap[0];
-      for (int64_t q = 0; q < inner; ++q) cp[q] = ApplyBinary<Op, T>(x, bp[q * sb]);
+      for (int64_t q = 0; q < inner; ++q) cp[q] = ApplyBinary<Op, T>(x, bp[q]);
     }
-  }
+  });
 }
 
 template <typename U>
@@ -168,10 +162,29 @@ void NumpyBroadcastBinary(BinaryOp op, const BroadcastIndex& ix, int64_t total, 
 HN_FOR_EACH_BINARY_MATH_TYPE(HN_INSTANTIATE_NUMPY)
 #undef HN_INSTANTIATE_NUMPY
 
+// Row-wise accumulation into y (x is read once, in order). Without reduced dims it is a copy, which
+// may be in place (y == x).
 template <>
 void ReduceSumToShape<CPUContext>(const ReduceToShapeIndex& r, int64_t y_numel, const float* x, float* y,
                                   CPUContext*) {
-  for (int64_t j = 0; j < y_numel; ++j) y[j] = ReducedSum(r, x, j);
+  if (r.reduced_count == 1) {
+    if (y != x) std::memcpy(y, x, static_cast<size_t>(y_numel) * sizeof(float));
+    return;
+  }
+  std::fill(y, y + y_numel, 0.f);
+  int64_t total = 1;
+  for (int d = 0; d < r.to_input.ndim; ++d) total *= r.to_input.dims[d];
+  ForEachBroadcastRow(r.to_input, total, [&](int64_t base, const int64_t* off, int64_t inner, const int64_t* step) {
+    const float* xr = x + base;
+    float* yr = y + off[0];
+    if (step[0] == 1) {
+      for (int64_t q = 0; q < inner; ++q) yr[q] += xr[q];
+    } else {
+      float s = 0.f;
+      for (int64_t q = 0; q < inner; ++q) s += xr[q];
+      yr[0] += s;
+    }
+  });
 }
 
 template <>

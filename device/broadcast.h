@@ -49,6 +49,23 @@ HN_BROADCAST_HD inline void BroadcastOffsets(const BroadcastIndex& ix, int64_t i
   }
 }
 
+// Host loops: f(base, off, inner, step) for each row of the innermost merged dim, where output
+// elements [base, base + inner) read input k at off[k] + q * step[k] (step is 0 or 1).
+template <typename F>
+inline void ForEachBroadcastRow(const BroadcastIndex& ix, int64_t total, F&& f) {
+  if (total == 0) return;
+  int64_t off[kMaxBroadcastInputs] = {}, step[kMaxBroadcastInputs] = {};
+  if (ix.ndim == 0) return f(int64_t{0}, off, int64_t{1}, step);
+  BroadcastIndex outer = ix;
+  outer.ndim = ix.ndim - 1;
+  const int64_t inner = ix.dims[ix.ndim - 1];
+  for (int k = 0; k < ix.num_inputs; ++k) step[k] = ix.strides[k][ix.ndim - 1];
+  for (int64_t o = 0, rows = total / inner; o < rows; ++o) {
+    BroadcastOffsets(outer, o, off);
+    f(o * inner, off, inner, step);
+  }
+}
+
 template <BinaryOp Op, typename T>
 HN_BROADCAST_HD inline T ApplyBinary(T x, T y) {
   if constexpr (Op == BinaryOp::Add) return x + y;
@@ -64,6 +81,7 @@ struct ReduceToShapeIndex {
   int64_t kept_dims[kMaxBroadcastDims] = {}, kept_strides[kMaxBroadcastDims] = {};  // strides in x
   int64_t reduced_dims[kMaxBroadcastDims] = {}, reduced_strides[kMaxBroadcastDims] = {};
   int64_t reduced_count = 1;
+  BroadcastIndex to_input;  // out -> in, for the CPU's row-wise accumulation
 };
 ReduceToShapeIndex MakeReduceToShapeIndex(const std::vector<int64_t>& out, const std::vector<int64_t>& in);
 

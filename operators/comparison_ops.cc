@@ -7,18 +7,24 @@
 namespace hetnet {
 
 namespace {
+// Loops over [pre, n, post] and over rows of the numpy plan: no division per element.
 template <CompareOp Op, typename T>
 void CompareLoop(int64_t pre, int64_t n, int64_t post, const T* a, const T* b, bool* c) {
-  const int64_t total = pre * n * post;
-  for (int64_t i = 0; i < total; ++i) c[i] = CompareValues<Op, T>(a[i], b[(i / post) % n]);
+  for (int64_t p = 0; p < pre; ++p)
+    for (int64_t j = 0; j < n; ++j) {
+      const T bj = b[j];
+      const int64_t off = (p * n + j) * post;
+      for (int64_t q = 0; q < post; ++q) c[off + q] = CompareValues<Op, T>(a[off + q], bj);
+    }
 }
 template <CompareOp Op, typename T>
 void NumpyCompareLoop(const math::BroadcastIndex& ix, int64_t total, const T* a, const T* b, bool* c) {
-  for (int64_t i = 0; i < total; ++i) {
-    int64_t off[math::kMaxBroadcastInputs];
-    math::BroadcastOffsets(ix, i, off);
-    c[i] = CompareValues<Op, T>(a[off[0]], b[off[1]]);
-  }
+  math::ForEachBroadcastRow(ix, total, [&](int64_t base, const int64_t* off, int64_t inner, const int64_t* step) {
+    const T* ap = a + off[0];
+    const T* bp = b + off[1];
+    bool* cp = c + base;
+    for (int64_t q = 0; q < inner; ++q) cp[q] = CompareValues<Op, T>(ap[q * step[0]], bp[q * step[1]]);
+  });
 }
 }  // namespace
 
