@@ -396,12 +396,13 @@ def test_export_mlp_example_and_cli(ws, tmp_path):
     assert unsupported.returncode == 1 and "opset 5 is not supported" in unsupported.stderr
 
 
-def test_trained_fashion_mnist_lenet(ws, tmp_path):
+@pytest.mark.parametrize("arch", ["lenet", "mlp"])
+def test_trained_fashion_mnist(ws, tmp_path, arch):
     data_dir = "/usr/share/datasets/fashion-mnist"
     if not os.path.isdir(data_dir):
         pytest.skip("dataset-fashion-mnist is not installed")
     script = os.path.join(REPO_ROOT, "python", "examples", "train_fashion_mnist.py")
-    subprocess.run([sys.executable, script, "--arch", "lenet", "--epochs", "1", "--max-iters", "20",
+    subprocess.run([sys.executable, script, "--arch", arch, "--epochs", "1", "--max-iters", "20",
                     "--train-subset", "1280", "--out", str(tmp_path)], check=True, env=_subprocess_env(),
                    capture_output=True, timeout=600)
     predict, init = _load_nets(tmp_path)
@@ -409,7 +410,8 @@ def test_trained_fashion_mnist_lenet(ws, tmp_path):
     spec = importlib.util.spec_from_file_location("train_fashion_mnist", script)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    x = example.load_fashion_mnist(data_dir)[2][:16].reshape(16, 1, 28, 28).astype(np.float32)
+    x = example.load_fashion_mnist(data_dir)[2][:16].astype(np.float32)
+    x = x.reshape((16, 1, 28, 28) if arch == "lenet" else (16, 784))
     export_and_compare(predict, init, {"data": x})
 
 
