@@ -60,9 +60,10 @@ def _MarkExpectedFailures(test_cases, entries):
     thousands; other regexes by search)."""
     exact, searched = {}, []
     for pattern, reason in entries:
-        literal = re.sub(r"\\(.)", r"\1", pattern[1:-1]) if pattern.startswith("^") and pattern.endswith("$") else None
-        if literal is not None and re.escape(literal) == pattern[1:-1]:
-            exact.setdefault(literal, reason)
+        names = expected_failures.ExactNames(pattern)
+        if names is not None:
+            for name in names:
+                exact.setdefault(name, reason)
         else:
             searched.append((re.compile(pattern), reason))
     for case in test_cases.values():
