@@ -135,6 +135,15 @@ def CaseOps():
     return node_ops, model_ops
 
 
+def _RefusedOutright(op, reason):
+    """True when the importer refused the op itself (no converter for its opset), not a form of it."""
+    if not reason:
+        return False
+    name = re.escape(op)
+    return (re.search(r"(?:refuses |; )%s-\w+(?! \()" % name, reason) is not None or
+            re.search(r"::%s-\w+ \(only the default ONNX domain" % name, reason) is not None)
+
+
 def _Rate(passed, total):
     return "%.1f%%" % (100.0 * passed / total) if total else "-"
 
@@ -168,6 +177,8 @@ def WriteReport(results, case_ops, seconds, path):
         per_op[op][prefix + outcome] += 1
         if outcome == "failed" and not expanded:
             per_op[op][cause] += 1
+            if _RefusedOutright(op, reason):
+                per_op[op]["refused outright"] += 1
     total = sum(c["total"] for c in per_category.values())
     passed = sum(c["passed"] for c in per_category.values())
     node = per_category["node"]
@@ -184,6 +195,17 @@ def WriteReport(results, case_ops, seconds, path):
         c = per_category.get(category, collections.Counter())
         lines.append("| %s | %d | %d | %s | %d |" % (category, c["passed"], c["total"],
                                                        _Rate(c["passed"], c["total"]), c["skipped"]))
+    # An op is claimed when the importer converts it in at least one direct case.
+    claimed = {op: c for op, c in per_op.items() if c["total"] > c["refused outright"]}
+    claimed_total = sum(c["total"] for c in claimed.values())
+    claimed_passed = sum(c["passed"] for c in claimed.values())
+    at_goal = sorted(op for op, c in claimed.items() if c["passed"] >= 0.9 * c["total"])
+    below_goal = sorted(op for op, c in claimed.items() if c["passed"] < 0.9 * c["total"])
+    lines += ["", "Ops the importer converts (in at least one case): %d of %d; their node cases: %d of %d pass (%s). "
+              "At 90%% or more of their cases: %d (%s). Below: %d (%s)." % (
+                  len(claimed), len(per_op), claimed_passed, claimed_total, _Rate(claimed_passed, claimed_total),
+                  len(at_goal), ", ".join(at_goal), len(below_goal),
+                  ", ".join("%s %s" % (op, _Rate(claimed[op]["passed"], claimed[op]["total"])) for op in below_goal))]
     failing_ops = sorted(per_op.items(), key=lambda kv: (-(kv[1]["total"] - kv[1]["passed"]), kv[0]))
     lines += ["", "Ops with the most failing node cases: " + ", ".join(
         "%s (%d)" % (op, c["total"] - c["passed"]) for op, c in failing_ops[:20] if c["total"] > c["passed"]) + ".",
@@ -193,13 +215,13 @@ def WriteReport(results, case_ops, seconds, path):
         "direct cases: *unsupported* = the importer refuses the op or a form of it (or an input dtype has "
         "no hetnet tensor type); *values* = outputs differ beyond the case's tolerance; *shape/dtype* = "
         "an output has the wrong shape or dtype; *run error* = the imported net fails to run.", "",
-        "| op | passed | total | rate | expanded passed / total | " + " | ".join(CAUSES) + " |",
-        "|---|---:|---:|---:|---:|" + "---:|" * len(CAUSES)]
+        "| op | converted | passed | total | rate | expanded passed / total | " + " | ".join(CAUSES) + " |",
+        "|---|---|---:|---:|---:|---:|" + "---:|" * len(CAUSES)]
     for op in sorted(per_op):
         c = per_op[op]
         expanded = "%d / %d" % (c["expanded passed"], c["expanded total"]) if c["expanded total"] else ""
-        lines.append("| %s | %d | %d | %s | %s | %s |" % (
-            op, c["passed"], c["total"], _Rate(c["passed"], c["total"]), expanded,
+        lines.append("| %s | %s | %d | %d | %s | %s | %s |" % (
+            op, "yes" if op in claimed else "no", c["passed"], c["total"], _Rate(c["passed"], c["total"]), expanded,
             " | ".join(str(c[k] or "") for k in CAUSES)))
     lines += ["", "## Failing model cases", "", "| suite | case | ops | reason |", "|---|---|---|---|"]
     for category, name, reason in model_failures:
