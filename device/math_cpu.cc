@@ -100,6 +100,11 @@ HN_FOR_EACH_BINARY_MATH_TYPE(HN_INSTANTIATE_BINARY)
 template <>
 void ReduceSumPreMidPost<CPUContext>(int64_t pre, int64_t n, int64_t post, const float* x, float* y, CPUContext*) {
   for (int64_t j = 0; j < n; ++j) y[j] = 0.f;
+  if (post == 1) {  // rows of n added up (vectorizes; the general loop below sums runs of post)
+    for (int64_t p = 0; p < pre; ++p)
+      for (int64_t j = 0; j < n; ++j) y[j] += x[p * n + j];
+    return;
+  }
   for (int64_t p = 0; p < pre; ++p)
     for (int64_t j = 0; j < n; ++j) {
       const float* xp = x + (p * n + j) * post;

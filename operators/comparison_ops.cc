@@ -10,6 +10,11 @@ namespace {
 // Loops over [pre, n, post] and over rows of the numpy plan: no division per element.
 template <CompareOp Op, typename T>
 void CompareLoop(int64_t pre, int64_t n, int64_t post, const T* a, const T* b, bool* c) {
+  if (post == 1) {  // B along the innermost dim: rows of n
+    for (int64_t p = 0; p < pre; ++p)
+      for (int64_t j = 0; j < n; ++j) c[p * n + j] = CompareValues<Op, T>(a[p * n + j], b[j]);
+    return;
+  }
   for (int64_t p = 0; p < pre; ++p)
     for (int64_t j = 0; j < n; ++j) {
       const T bj = b[j];
