@@ -112,11 +112,15 @@ ReferenceRun RunReference(const caffe2::NetDef& predict, const caffe2::NetDef& i
     for (int64_t d : vi.dims)
       HN_ENFORCE(d >= 0, "value_info of '", name, "': dims ", ShapeToString(vi.dims), " must be >= 0 (ONNX export "
                  "needs concrete shapes to run the net once)");
-    Tensor* t = ws.CreateBlob(name)->GetMutableTensor(Device::CPU());
-    t->Resize(vi.dims);
-    const DataType dt = HetnetDataType(vi.elem_type);
-    void* p = t->raw_mutable_data(dt);
-    if (dt != DataType::String && t->nbytes() > 0) std::memset(p, 0, t->nbytes());
+    try {
+      Tensor* t = ws.CreateBlob(name)->GetMutableTensor(Device::CPU());
+      t->Resize(vi.dims);
+      const DataType dt = HetnetDataType(vi.elem_type);
+      void* p = t->raw_mutable_data(dt);
+      if (dt != DataType::String && t->nbytes() > 0) std::memset(p, 0, t->nbytes());
+    } catch (Error& e) {
+      throw e.AddContext("making the zero input '" + name + "' from its value_info for the ONNX export's reference run");
+    }
   }
   // External inputs no operator reads (a deploy net's leftover "label") need no value_info.
   for (const auto& name : predict.external_input())

@@ -341,6 +341,10 @@ def test_missing_value_info_is_an_error(ws):
     predict.external_input.append("label")
     m = frontend.caffe2_net_to_onnx_model(predict, None, {"x": (FLOAT, [2])})
     assert [i.name for i in m.graph.input] == ["x"]
+    with pytest.raises(Exception, match="too many elements(.|\n)*zero input 'x'"):
+        frontend.caffe2_net_to_onnx_model(predict, None, {"x": (FLOAT, [1 << 40, 1 << 40])})
+    with pytest.raises(Exception, match="element type 99"):
+        frontend.caffe2_net_to_onnx_model(predict, None, {"x": (99, [2])})
     passthrough = _net("p", [core.CreateOperator("Relu", ["x"], ["y"])], ["x"], ["y", "x"])
     with pytest.raises(Exception, match="'x' is not written by any operator"):
         frontend.caffe2_net_to_onnx_model(passthrough, None, {"x": (FLOAT, [2])})
