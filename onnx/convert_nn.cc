@@ -1,6 +1,5 @@
-// Converters of the neural-network family: Gemm, MatMul, BatchNormalization, Conv, ConvTranspose,
-// pooling, LRN, Dropout, Softmax / LogSoftmax. Our convolution and pooling operators are 2-D NCHW:
-// other spatial ranks are refused with the reason.
+// Converters of the neural-network family: Gemm, MatMul, BatchNormalization, LRN, Dropout, Softmax /
+// LogSoftmax (convolution and pooling: convert_conv.cc).
 #include <cmath>
 
 #include "onnx/onnx_context.h"
@@ -114,94 +113,6 @@ void BatchNorm(ConvertContext& c) {
   c.SameDims(c.out(0), c.in(0));
 }
 
-// Spatial rank of a Conv / pool node: from kernel_shape, else the weight's rank - 2.
-int SpatialRank(ConvertContext& c, bool weight) {
-  if (c.Has("kernel_shape")) return static_cast<int>(c.Ints("kernel_shape").size());
-  if (weight && c.Rank(c.in(1)) >= 0) return c.Rank(c.in(1)) - 2;
-  if (c.Rank(c.in(0)) >= 0) return c.Rank(c.in(0)) - 2;
-  return -1;
-}
-
-// kernel_shape, strides, dilations, pads, auto_pad onto a Conv / ConvTranspose / pool op.
-void ConvPoolArgs(ConvertContext& c, caffe2::OperatorDef& op, bool weight, bool transpose) {
-  const int rank = SpatialRank(c, weight);
-  if (rank != 2)
-    c.Refuse(rank < 0 ? std::string("the spatial rank is unknown (give kernel_shape)")
-                      : std::to_string(rank) + "-D (only 2-D NCHW is supported)");
-  if (c.Has("kernel_shape")) {
-    AddArg(op, "kernels", c.Ints("kernel_shape"));
-  } else if (weight) {  // from the weight's dims (ConvTranspose needs them given)
-    const auto* w = c.Dims(c.in(1));
-    if (w && w->size() == 4 && (*w)[2] > 0 && (*w)[3] > 0) AddArg(op, "kernels", std::vector<int64_t>{(*w)[2], (*w)[3]});
-    else if (transpose) c.Refuse("the kernel size is unknown (give kernel_shape or a constant weight)");
-  }
-  if (c.Has("strides")) AddArg(op, "strides", c.Ints("strides"));
-  const auto dil = c.Ints("dilations");
-  for (int64_t d : dil)
-    if (d != 1 && op.type() != "Conv") c.Refuse("dilations other than 1 are not supported by " + op.type());
-  if (!dil.empty()) AddArg(op, "dilations", dil);
-  const std::string auto_pad = c.Str("auto_pad", "NOTSET");
-  if (auto_pad == "VALID") {
-    AddArg(op, "legacy_pad", int64_t{1});
-  } else if (auto_pad == "SAME_UPPER" && !transpose) {
-    for (int64_t d : dil)
-      if (d != 1) c.Refuse("auto_pad SAME_UPPER with dilations is not supported");
-    AddArg(op, "legacy_pad", int64_t{2});
-  } else if (auto_pad == "NOTSET") {
-    if (c.Has("pads")) {
-      const auto p = c.Ints("pads");
-      if (p.size() != 4) HN_THROW(kInvalidArgument, c.op_type(), ": pads has ", p.size(), " values, 2-D needs 4");
-      AddArg(op, "pads", p);
-    }
-  } else {
-    c.Refuse("auto_pad " + auto_pad + " is not supported" + (transpose ? " by ConvTranspose" : ""));
-  }
-  c.SetRank(c.out(0), 4);
-}
-
-void Conv(ConvertContext& c, bool transpose) {
-  std::vector<std::string> ins = {c.in(0), c.in(1)};
-  if (c.has_in(2)) ins.push_back(c.in(2));
-  auto& op = c.Emit(transpose ? "ConvTranspose" : "Conv", ins, {c.out(0)});
-  if (!c.has_in(2)) AddArg(op, "no_bias", int64_t{1});
-  ConvPoolArgs(c, op, true, transpose);
-  const int64_t group = c.Int("group", 1);
-  if (group != 1) AddArg(op, "group", group);
-  if (transpose) {
-    if (c.Has("output_shape")) c.Refuse("output_shape is not supported (give pads and output_padding)");
-    if (c.Has("output_padding")) AddArg(op, "adjs", c.Ints("output_padding"));
-  }
-}
-
-void Pool(ConvertContext& c, const std::string& type) {
-  if (c.has_out(1)) c.Refuse("the Indices output is not supported");
-  auto& op = c.Emit(type, {c.in(0)}, {c.out(0)});
-  ConvPoolArgs(c, op, false, false);
-  const bool include_pad = c.Int("count_include_pad", 0) != 0;
-  if (type == "AveragePool" && include_pad) AddArg(op, "count_include_pad", int64_t{1});
-  if (c.Int("ceil_mode", 0) != 0) {
-    // Caffe's ceil mode (legacy_pad 3) equals ONNX's for symmetric pads and kernel >= stride.
-    if (c.Str("auto_pad", "NOTSET") != "NOTSET") c.Refuse("ceil_mode=1 with auto_pad is not supported");
-    if (include_pad) c.Refuse("ceil_mode=1 with count_include_pad=1 is not supported");
-    auto p = c.Ints("pads");
-    if (p.empty()) p = {0, 0, 0, 0};
-    if (p.size() != 4 || p[0] != p[2] || p[1] != p[3]) c.Refuse("ceil_mode=1 with asymmetric pads is not supported");
-    const auto k = c.Ints("kernel_shape"), s = c.Ints("strides");
-    for (size_t i = 0; i < s.size() && i < k.size(); ++i)
-      if (k[i] < s[i]) c.Refuse("ceil_mode=1 with a kernel smaller than the stride is not supported");
-    for (auto& a : *op.mutable_arg())
-      if (a.name() == "pads") a.clear_ints(), a.add_ints(p[0]), a.add_ints(p[1]), a.add_ints(p[0]), a.add_ints(p[1]);
-    AddArg(op, "legacy_pad", int64_t{3});
-  }
-}
-
-void GlobalPool(ConvertContext& c, const std::string& type) {
-  const int rank = c.Rank(c.in(0));
-  if (rank >= 0 && rank != 4) c.Refuse("input rank " + std::to_string(rank) + " (only 4-D NCHW is supported)");
-  AddArg(c.Emit(type, {c.in(0)}, {c.out(0)}), "global_pooling", int64_t{1});
-  c.SetRank(c.out(0), 4);
-}
-
 void Dropout(ConvertContext& c) {
   if (c.opset() >= 12 && c.has_in(2)) {
     const ConstTensor& t = c.RequireConst(2, "training_mode");
@@ -251,15 +162,6 @@ void RegisterNnConverters(ConverterRegistry& r) {
   r.Add("Gemm", Gemm);
   r.Add("MatMul", MatMul);
   r.Add("BatchNormalization", BatchNorm);
-  r.Add("Conv", [](ConvertContext& c) { Conv(c, false); });
-  r.Add("ConvTranspose", [](ConvertContext& c) { Conv(c, true); });
-  r.Add("MaxPool", [](ConvertContext& c) {
-    if (c.Int("storage_order", 0) != 0) c.Refuse("storage_order=1 is not supported");
-    Pool(c, "MaxPool");
-  });
-  r.Add("AveragePool", [](ConvertContext& c) { Pool(c, "AveragePool"); });
-  r.Add("GlobalAveragePool", [](ConvertContext& c) { GlobalPool(c, "AveragePool"); });
-  r.Add("GlobalMaxPool", [](ConvertContext& c) { GlobalPool(c, "MaxPool"); });
   r.Add("LRN", [](ConvertContext& c) {
     if (!c.Has("size")) HN_THROW(kInvalidArgument, "LRN: attribute 'size' is required");
     auto& op = c.Emit("LRN", {c.in(0)}, {c.out(0)});

@@ -188,6 +188,7 @@ const ConverterRegistry& Converters() {
     auto* r = new ConverterRegistry;
     RegisterMathConverters(*r);
     RegisterNnConverters(*r);
+    RegisterConvConverters(*r);
     RegisterTensorConverters(*r);
     RegisterShapeConverters(*r);
     return r;

@@ -160,6 +160,7 @@ const ConverterRegistry& Converters();
 // One per converter family file.
 void RegisterMathConverters(ConverterRegistry& r);    // convert_math.cc
 void RegisterNnConverters(ConverterRegistry& r);      // convert_nn.cc
+void RegisterConvConverters(ConverterRegistry& r);    // convert_conv.cc
 void RegisterTensorConverters(ConverterRegistry& r);  // convert_tensor.cc
 void RegisterShapeConverters(ConverterRegistry& r);   // convert_shape.cc
 

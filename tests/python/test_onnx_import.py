@@ -490,3 +490,18 @@ def test_refusals_name_the_reason():
     assert "Slice (opset 13): starts (input 's') must be an initializer or Constant" in text
     assert "ArgMax (opset 13): select_last_index=1" in text
     assert "MatMul (opset 13): batch dims that broadcast by stretching" in text
+
+
+def test_conv_and_pool_1d_same_lower_output_shape():
+    model = make_model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[2, 1], strides=[2], dilations=[2]),
+        helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[3], strides=[2], pads=[1, 1], ceil_mode=1),
+        helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[2], auto_pad="SAME_LOWER"),
+        helper.make_node("GlobalAveragePool", ["x"], ["g"]),
+        helper.make_node("ConvTranspose", ["x", "wt"], ["t"], strides=[2], output_shape=[24]),
+        helper.make_node("Conv", ["x4", "w4"], ["s"], auto_pad="SAME_LOWER", strides=[2, 2]),
+        helper.make_node("ConvTranspose", ["x4", "wt4"], ["u"], auto_pad="SAME_UPPER", strides=[2, 2]),
+        helper.make_node("ConvTranspose", ["x4", "wt4"], ["v"], strides=[3, 2], output_shape=[22, 14]),
+    ], [("x", [2, 3, 11]), ("x4", [1, 2, 7, 6])], [out(n) for n in "cpagtsuv"],
+        {"w": rand(4, 3, 3), "b": rand(4), "wt": rand(3, 2, 4), "w4": rand(3, 2, 4, 3), "wt4": rand(2, 2, 3, 3)})
+    check(model, {"x": rand(2, 3, 11), "x4": rand(1, 2, 7, 6)})

@@ -144,9 +144,9 @@ TEST_CASE("onnx import: one kUnsupported error lists every unsupported op with i
   const std::string bytes = Model(
       {Node("Erf", {"x"}, {"a"}), Node("HardSigmoid", {"a"}, {"b"}), Node("Erf", {"b"}, {"c"}),
        Node("MaxPool", {"c"}, {"d"}, {AttrInts("kernel_shape", {2, 2}), AttrInts("dilations", {2, 2})}),
-       Node("Conv", {"d", "w"}, {"e"}, {AttrInts("kernel_shape", {3})}), Node("Relu", {"e"}, {"f"}),
+       Node("Conv", {"d", "w"}, {"e"}, {AttrInts("kernel_shape", {3, 3, 3})}), Node("Relu", {"e"}, {"f"}),
        Node("Foo", {"f"}, {"y"}, {}, "", "com.example")},
-      {Value("x", {1, 1, 8, 8})}, {Value("y", {})}, {FloatTensor("w", {1, 1, 3}, {1, 2, 3})}, 13,
+      {Value("x", {1, 1, 8, 8})}, {Value("y", {})}, {FloatTensor("w", {1, 1, 1, 1, 1}, {1})}, 13,
       {{"com.example", 2}});
   REQUIRE(KindOf(bytes) == ErrorKind::kUnsupported);
   const std::string msg = MessageOf(bytes);
@@ -155,7 +155,7 @@ TEST_CASE("onnx import: one kUnsupported error lists every unsupported op with i
   CHECK(msg.find("Erf (opset 13)") == msg.rfind("Erf (opset 13)"));  // listed once
   CHECK(msg.find("HardSigmoid (opset 13)") != std::string::npos);
   CHECK(msg.find("MaxPool (opset 13): dilations other than 1") != std::string::npos);
-  CHECK(msg.find("Conv (opset 13): 1-D") != std::string::npos);
+  CHECK(msg.find("Conv (opset 13): 3-D (only 1-D and 2-D") != std::string::npos);
   CHECK(msg.find("com.example::Foo (opset 2)") != std::string::npos);
   CHECK(msg.find("Relu") == std::string::npos);
 }

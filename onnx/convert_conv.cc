@@ -1,0 +1,189 @@
+// Converters of convolution and pooling: Conv, ConvTranspose, MaxPool, AveragePool,
+// GlobalAveragePool, GlobalMaxPool. Our operators are 2-D NCHW: a 1-D node runs as 2-D on [N, C, L, 1]
+// (ExpandDims before, Squeeze after; a 1-D weight gets a trailing 1); 3-D is refused. auto_pad SAME_*
+// becomes explicit pads where the input's spatial dims are known (else SAME_UPPER without dilation
+// is our legacy_pad SAME); ConvTranspose's output_shape becomes pads the same way.
+#include <algorithm>
+
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+// Per spatial dim: kernel, strides, dilations; pads [begins..., ends...]; ONNX's attribute order.
+struct Geometry {
+  std::vector<int64_t> kernel, strides, dilations, pads, output_padding, in;  // in: -1 unknown
+  bool lifted = false;       // a 1-D node run as 2-D
+  bool legacy_same = false;  // SAME_UPPER left to our legacy_pad SAME (input dims unknown)
+};
+
+Geometry ReadGeometry(ConvertContext& c, bool has_weight, bool transpose, const std::string& type) {
+  Geometry g;
+  const auto* w = has_weight ? c.Dims(c.in(1)) : nullptr;
+  if (c.Has("kernel_shape")) g.kernel = c.Ints("kernel_shape");
+  else if (w && w->size() >= 3) g.kernel.assign(w->begin() + 2, w->end());
+  const int rank = static_cast<int>(g.kernel.size());
+  if (g.kernel.empty()) c.Refuse("the kernel size is unknown (give kernel_shape or a constant weight)");
+  if (rank > 2) c.Refuse(std::to_string(rank) + "-D (only 1-D and 2-D NCHW are supported)");
+  auto read = [&](const char* name, size_t n, int64_t def) {
+    std::vector<int64_t> v = c.Has(name) ? c.Ints(name) : std::vector<int64_t>(n, def);
+    if (v.size() != n) HN_THROW(kInvalidArgument, c.op_type(), ": ", name, " has ", v.size(), " values for ", n);
+    return v;
+  };
+  g.strides = read("strides", rank, 1);
+  g.dilations = read("dilations", rank, 1);
+  g.pads = read("pads", 2 * rank, 0);
+  g.output_padding = read("output_padding", rank, 0);
+  for (int64_t d : g.dilations)
+    if (d != 1 && type != "Conv") c.Refuse("dilations other than 1 are not supported by " + type);
+  const auto* x = c.Dims(c.in(0));
+  if (x && x->size() != static_cast<size_t>(rank) + 2)
+    HN_THROW(kInvalidArgument, c.op_type(), ": input '", c.in(0), "' has rank ", x->size(), " for a ", rank, "-D kernel");
+  for (int i = 0; i < rank; ++i) g.in.push_back(x ? (*x)[i + 2] : -1);
+  if (rank == 1) {  // [L] -> [L, 1]
+    g.lifted = true;
+    g.kernel.push_back(1), g.strides.push_back(1), g.dilations.push_back(1), g.output_padding.push_back(0);
+    g.pads = {g.pads[0], 0, g.pads[1], 0};
+    g.in.push_back(1);
+  }
+
+  const std::string auto_pad = c.Str("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  const bool explicit_out = transpose && c.Has("output_shape");
+  if (auto_pad == "VALID") {
+    std::fill(g.pads.begin(), g.pads.end(), 0);
+  } else if (same || explicit_out) {
+    const bool known = std::count(g.in.begin(), g.in.end(), -1) == 0;
+    if (!known) {
+      if (auto_pad == "SAME_UPPER" && !transpose && std::count(g.dilations.begin(), g.dilations.end(), 1) == 2) {
+        g.legacy_same = true;
+        return g;
+      }
+      c.Refuse((explicit_out ? std::string("output_shape") : "auto_pad " + auto_pad) +
+               " needs the input's spatial dims, which the model does not declare");
+    }
+    std::vector<int64_t> out_shape = explicit_out ? c.Ints("output_shape") : std::vector<int64_t>{};
+    if (explicit_out && out_shape.size() + (g.lifted ? 1 : 0) != 2)
+      HN_THROW(kInvalidArgument, c.op_type(), ": output_shape has ", out_shape.size(), " values");
+    if (g.lifted && explicit_out) out_shape.push_back(-1);
+    for (int i = 0; i < 2; ++i) {
+      const int64_t dk = g.dilations[i] * (g.kernel[i] - 1) + 1, s = g.strides[i], in = g.in[i];
+      int64_t total;
+      if (transpose) {
+        const int64_t target = explicit_out && out_shape[i] >= 0 ? out_shape[i] : in * s;
+        total = s * (in - 1) + g.output_padding[i] + dk - target;
+      } else {
+        total = std::max<int64_t>(0, ((in + s - 1) / s - 1) * s + dk - in);
+      }
+      if (g.lifted && i == 1) total = 0;
+      if (transpose && total < 0) {  // a larger output than the pads give: extra output padding
+        g.output_padding[i] -= total;
+        total = 0;
+        if (g.output_padding[i] >= g.strides[i]) c.Refuse("output_shape needs output padding >= the stride");
+      }
+      if (total < 0) c.Refuse("the requested output size needs negative padding");
+      const bool upper = auto_pad == "SAME_UPPER";
+      g.pads[i] = upper ? total / 2 : total - total / 2;
+      g.pads[i + 2] = total - g.pads[i];
+    }
+  } else if (auto_pad != "NOTSET") {
+    HN_THROW(kInvalidArgument, c.op_type(), ": unknown auto_pad '", auto_pad, "'");
+  }
+  return g;
+}
+
+void AddGeometryArgs(caffe2::OperatorDef& op, const Geometry& g, bool transpose) {
+  AddArg(op, "kernels", g.kernel);
+  AddArg(op, "strides", g.strides);
+  if (op.type() == "Conv") AddArg(op, "dilations", g.dilations);
+  if (g.legacy_same) AddArg(op, "legacy_pad", int64_t{2});
+  else AddArg(op, "pads", g.pads);
+  if (transpose) AddArg(op, "adjs", g.output_padding);
+}
+
+// X as the op's 4-D input (lifted: ExpandDims at 3) and the op's output name (lifted: a fresh blob
+// squeezed into the node's output afterwards by FinishLift).
+std::pair<std::string, std::string> Lift(ConvertContext& c, const Geometry& g) {
+  if (!g.lifted) return {c.in(0), c.out(0)};
+  const std::string x4 = c.Fresh(c.in(0) + "_2d");
+  AddArg(c.Emit("ExpandDims", {c.in(0)}, {x4}), "dims", std::vector<int64_t>{3});
+  return {x4, c.Fresh(c.out(0) + "_2d")};
+}
+
+void FinishLift(ConvertContext& c, const Geometry& g, const std::string& y4) {
+  if (g.lifted) AddArg(c.Emit("Squeeze", {y4}, {c.out(0)}), "dims", std::vector<int64_t>{3});
+  c.SetRank(c.out(0), g.lifted ? 3 : 4);
+}
+
+void Conv(ConvertContext& c, bool transpose) {
+  const std::string type = transpose ? "ConvTranspose" : "Conv";
+  const Geometry g = ReadGeometry(c, true, transpose, type);
+  const auto [x, y] = Lift(c, g);
+  std::string w = c.in(1);
+  if (g.lifted) {  // weight [M, C, k] -> [M, C, k, 1]
+    if (const ConstTensor* k = c.Const(c.in(1))) {
+      ConstTensor w4 = *k;
+      w4.dims.push_back(1);
+      w = c.AddConst(c.in(1) + "_2d", std::move(w4));
+    } else {
+      w = c.Fresh(c.in(1) + "_2d");
+      AddArg(c.Emit("ExpandDims", {c.in(1)}, {w}), "dims", std::vector<int64_t>{3});
+    }
+  }
+  std::vector<std::string> ins = {x, w};
+  if (c.has_in(2)) ins.push_back(c.in(2));
+  auto& op = c.Emit(type, ins, {y});
+  if (!c.has_in(2)) AddArg(op, "no_bias", int64_t{1});
+  AddGeometryArgs(op, g, transpose);
+  const int64_t group = c.Int("group", 1);
+  if (group != 1) AddArg(op, "group", group);
+  FinishLift(c, g, y);
+}
+
+void Pool(ConvertContext& c, const std::string& type) {
+  if (c.has_out(1)) c.Refuse("the Indices output is not supported");
+  Geometry g = ReadGeometry(c, false, false, type);
+  const bool include_pad = c.Int("count_include_pad", 0) != 0;
+  const bool ceil = c.Int("ceil_mode", 0) != 0;
+  if (ceil) {
+    // Caffe's ceil mode (legacy_pad 3) equals ONNX's for symmetric pads and kernel >= stride.
+    if (c.Str("auto_pad", "NOTSET") != "NOTSET") c.Refuse("ceil_mode=1 with auto_pad is not supported");
+    if (include_pad) c.Refuse("ceil_mode=1 with count_include_pad=1 is not supported");
+    if (g.pads[0] != g.pads[2] || g.pads[1] != g.pads[3]) c.Refuse("ceil_mode=1 with asymmetric pads is not supported");
+    for (int i = 0; i < 2; ++i)
+      if (g.kernel[i] < g.strides[i]) c.Refuse("ceil_mode=1 with a kernel smaller than the stride is not supported");
+  }
+  const auto [x, y] = Lift(c, g);
+  auto& op = c.Emit(type, {x}, {y});
+  AddGeometryArgs(op, g, false);
+  if (type == "AveragePool" && include_pad) AddArg(op, "count_include_pad", int64_t{1});
+  if (ceil) AddArg(op, "legacy_pad", int64_t{3});
+  FinishLift(c, g, y);
+}
+
+void GlobalPool(ConvertContext& c, const std::string& type) {
+  const int rank = c.Rank(c.in(0));
+  if (rank >= 0 && rank != 3 && rank != 4) c.Refuse("input rank " + std::to_string(rank) + " (only 3-D and 4-D NCHW)");
+  Geometry g;
+  g.lifted = rank == 3;
+  const auto [x, y] = Lift(c, g);
+  AddArg(c.Emit(type, {x}, {y}), "global_pooling", int64_t{1});
+  FinishLift(c, g, y);
+}
+
+}  // namespace
+
+void RegisterConvConverters(ConverterRegistry& r) {
+  r.Add("Conv", [](ConvertContext& c) { Conv(c, false); });
+  r.Add("ConvTranspose", [](ConvertContext& c) { Conv(c, true); });
+  r.Add("MaxPool", [](ConvertContext& c) {
+    if (c.Int("storage_order", 0) != 0) c.Refuse("storage_order=1 is not supported");
+    Pool(c, "MaxPool");
+  });
+  r.Add("AveragePool", [](ConvertContext& c) { Pool(c, "AveragePool"); });
+  r.Add("GlobalAveragePool", [](ConvertContext& c) { GlobalPool(c, "AveragePool"); });
+  r.Add("GlobalMaxPool", [](ConvertContext& c) { GlobalPool(c, "MaxPool"); });
+}
+
+}  // namespace hetnet::onnxio
