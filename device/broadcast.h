@@ -85,23 +85,29 @@ struct ReduceToShapeIndex {
 };
 ReduceToShapeIndex MakeReduceToShapeIndex(const std::vector<int64_t>& out, const std::vector<int64_t>& in);
 
-HN_BROADCAST_HD inline float ReducedSum(const ReduceToShapeIndex& r, const float* x, int64_t j) {
+// The x offset where y element j's sum starts, and the offset of its t-th term from there.
+HN_BROADCAST_HD inline int64_t ReducedBase(const ReduceToShapeIndex& r, int64_t j) {
   int64_t base = 0;
   for (int d = r.kept_ndim - 1; d >= 0; --d) {
     const int64_t q = j / r.kept_dims[d];
     base += (j - q * r.kept_dims[d]) * r.kept_strides[d];
     j = q;
   }
-  float s = 0.f;
-  for (int64_t t = 0; t < r.reduced_count; ++t) {
-    int64_t off = base, u = t;
-    for (int d = r.reduced_ndim - 1; d >= 0; --d) {
-      const int64_t q = u / r.reduced_dims[d];
-      off += (u - q * r.reduced_dims[d]) * r.reduced_strides[d];
-      u = q;
-    }
-    s += x[off];
+  return base;
+}
+HN_BROADCAST_HD inline int64_t ReducedTerm(const ReduceToShapeIndex& r, int64_t t) {
+  int64_t off = 0;
+  for (int d = r.reduced_ndim - 1; d >= 0; --d) {
+    const int64_t q = t / r.reduced_dims[d];
+    off += (t - q * r.reduced_dims[d]) * r.reduced_strides[d];
+    t = q;
   }
+  return off;
+}
+HN_BROADCAST_HD inline float ReducedSum(const ReduceToShapeIndex& r, const float* x, int64_t j) {
+  const int64_t base = ReducedBase(r, j);
+  float s = 0.f;
+  for (int64_t t = 0; t < r.reduced_count; ++t) s += x[base + ReducedTerm(r, t)];
   return s;
 }
 

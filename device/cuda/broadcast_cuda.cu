@@ -19,6 +19,24 @@ __global__ void NumpyBinaryKernel(BroadcastIndex ix, int64_t total, const T* a, 
 __global__ void ReduceSumToShapeKernel(ReduceToShapeIndex r, int64_t n, const float* x, float* y) {
   HN_CUDA_KERNEL_LOOP(j, n) y[j] = ReducedSum(r, x, j);
 }
+// Long sums (a bias-like or scalar input): one block per y element, its threads striding over the
+// terms, then a shared-memory tree (blockDim.x is kCudaThreads, a power of two).
+__global__ void ReduceSumToShapeBlockKernel(ReduceToShapeIndex r, int64_t n, const float* x, float* y) {
+  __shared__ float part[kCudaThreads];
+  for (int64_t j = blockIdx.x; j < n; j += gridDim.x) {
+    const int64_t base = ReducedBase(r, j);
+    float s = 0.f;
+    for (int64_t t = threadIdx.x; t < r.reduced_count; t += blockDim.x) s += x[base + ReducedTerm(r, t)];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+      if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) y[j] = part[0];
+    __syncthreads();  // part is reused for the next j
+  }
+}
 template <typename U>
 __global__ void BroadcastCopyKernel(BroadcastIndex ix, int64_t total, const U* x, U* y) {
   HN_CUDA_KERNEL_LOOP(i, total) {
@@ -73,7 +91,12 @@ template <>
 void ReduceSumToShape<CUDAContext>(const ReduceToShapeIndex& r, int64_t y_numel, const float* x, float* y,
                                    CUDAContext* ctx) {
   if (y_numel == 0) return;
-  ReduceSumToShapeKernel<<<CudaBlocks(y_numel), kCudaThreads, 0, ctx->stream()>>>(r, y_numel, x, y);
+  if (r.reduced_count >= 1024 && r.reduced_count > y_numel) {
+    const int blocks = static_cast<int>(y_numel < 4096 ? y_numel : 4096);
+    ReduceSumToShapeBlockKernel<<<blocks, kCudaThreads, 0, ctx->stream()>>>(r, y_numel, x, y);
+  } else {
+    ReduceSumToShapeKernel<<<CudaBlocks(y_numel), kCudaThreads, 0, ctx->stream()>>>(r, y_numel, x, y);
+  }
   HN_CUDA_CHECK(cudaGetLastError());
 }
 

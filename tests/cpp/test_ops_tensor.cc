@@ -186,3 +186,54 @@ TEST_CASE("Numpy broadcast beyond the plan's dims is refused clearly", "[ops][te
     CHECK(std::string(e.what()).find("at most 8") != std::string::npos);
   }
 }
+
+// The per-element index math the CUDA kernels use (BroadcastOffsets for every element, ReducedSum
+// per output), run on the host against a reference: the CPU loops walk rows and do not cover it.
+#include "device/broadcast.h"
+TEST_CASE("Broadcast plans: per-element offsets and reduced sums match a reference", "[ops][tensor][numpy]") {
+  const std::vector<std::vector<std::vector<int64_t>>> cases = {
+      {{2, 3, 4}, {4}, {3, 1}},  {{2, 1, 4}, {3, 1}, {1}}, {{}, {2, 3}, {2, 1}},
+      {{3, 1, 5}, {1, 4, 1}, {5}}, {{2, 1, 3, 1, 2}, {4, 1, 5, 1}, {1, 1, 1}}, {{6}, {1, 6}, {2, 1, 1}},
+  };
+  for (const auto& shapes : cases) {
+    std::vector<int64_t> out;
+    REQUIRE(math::NumpyBroadcastShape(shapes, &out));
+    const math::BroadcastIndex ix = math::MakeBroadcastIndex(out, shapes);
+    const int64_t total = Numel(out);
+    std::vector<int64_t> idx(out.size());
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t r = i;
+      for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) { idx[d] = r % out[d]; r /= out[d]; }
+      int64_t off[math::kMaxBroadcastInputs];
+      math::BroadcastOffsets(ix, i, off);
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        const auto& s = shapes[k];
+        int64_t want = 0;
+        for (size_t j = 0; j < s.size(); ++j) want = want * s[j] + (s[j] == 1 ? 0 : idx[out.size() - s.size() + j]);
+        INFO("output " << ShapeToString(out) << " input " << ShapeToString(s) << " element " << i);
+        CHECK(off[k] == want);
+      }
+    }
+    // Reduced sums back to each input's shape.
+    const auto x = RandomVec(total, 3);
+    for (const auto& s : shapes) {
+      const math::ReduceToShapeIndex red = math::MakeReduceToShapeIndex(out, s);
+      std::vector<double> want(Numel(s), 0.0);
+      for (int64_t i = 0; i < total; ++i) {
+        int64_t r = i;
+        for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) { idx[d] = r % out[d]; r /= out[d]; }
+        int64_t o = 0;
+        for (size_t j = 0; j < s.size(); ++j) o = o * s[j] + (s[j] == 1 ? 0 : idx[out.size() - s.size() + j]);
+        want[o] += x[i];
+      }
+      for (size_t j = 0; j < want.size(); ++j) {
+        INFO("reduce " << ShapeToString(out) << " to " << ShapeToString(s) << " element " << j);
+        CHECK(math::ReducedSum(red, x.data(), j) == Approx(want[j]).margin(1e-5));
+      }
+      std::vector<float> y(want.size());
+      CPUContext ctx;
+      math::ReduceSumToShape<CPUContext>(red, static_cast<int64_t>(y.size()), x.data(), y.data(), &ctx);
+      for (size_t j = 0; j < want.size(); ++j) CHECK(y[j] == Approx(want[j]).margin(1e-5));
+    }
+  }
+}
