@@ -80,29 +80,42 @@ float ClipBound(ConvertContext& c, const char* name, int input, float def) {
   return static_cast<float>(k.Reals()[0]);
 }
 
-void Prelu(ConvertContext& c) {
-  const ConstTensor& slope = c.RequireConst(1, "PRelu's slope");
-  std::string slope_blob = c.in(1);
-  if (slope.numel() != 1) {
-    // ONNX broadcasts the slope to X (right-aligned); ours is per channel (axis 1): the slope's only
-    // non-1 dim must land on X's axis 1.
-    const int rank = c.Rank(c.in(0));
-    if (rank < 0) c.Refuse("a per-channel slope needs X's rank, which the model does not declare");
-    const int offset = rank - static_cast<int>(slope.dims.size());
-    int64_t channels = 1;
-    for (size_t j = 0; j < slope.dims.size(); ++j) {
-      if (slope.dims[j] == 1) continue;
-      if (static_cast<int>(j) + offset != 1)
-        c.Refuse("the slope varies along an axis other than the channel axis 1");
-      channels = slope.dims[j];
-    }
-    if (slope.dims.size() != 1 || offset != 1) {
-      ConstTensor flat = slope;
-      flat.dims = {channels};
-      slope_blob = c.AddConst(c.in(1) + "_per_channel", std::move(flat));
-    }
+// The slope as our PRelu's per-channel [C] (or shared [1]) vector, or "" when ONNX's broadcast of the
+// slope to X (right-aligned) varies along another axis or is not known at import time.
+std::string PerChannelSlope(ConvertContext& c) {
+  const ConstTensor* slope = c.Const(c.in(1));
+  if (!slope) return "";
+  if (slope->numel() == 1) return c.in(1);
+  const int rank = c.Rank(c.in(0));
+  if (rank < 0) return "";
+  const int offset = rank - static_cast<int>(slope->dims.size());
+  int64_t channels = 1;
+  for (size_t j = 0; j < slope->dims.size(); ++j) {
+    if (slope->dims[j] == 1) continue;
+    if (static_cast<int>(j) + offset != 1) return "";
+    channels = slope->dims[j];
   }
-  c.Emit("PRelu", {c.in(0), slope_blob}, {c.out(0)});
+  if (slope->dims.size() == 1 && offset == 1) return c.in(1);
+  ConstTensor flat = *slope;
+  flat.dims = {channels};
+  return c.AddConst(c.in(1) + "_per_channel", std::move(flat));
+}
+
+// PRelu: our per-channel operator where the slope fits it, else relu(x) - slope * relu(-x) with the
+// slope broadcast numpy-style.
+void Prelu(ConvertContext& c) {
+  const std::string slope = PerChannelSlope(c);
+  if (!slope.empty()) {
+    c.Emit("PRelu", {c.in(0), slope}, {c.out(0)});
+  } else {
+    const std::string pos = c.Fresh(c.out(0) + "_pos"), neg = c.Fresh(c.out(0) + "_neg"),
+                      rneg = c.Fresh(c.out(0) + "_relu_neg"), scaled = c.Fresh(c.out(0) + "_scaled");
+    c.Emit("Relu", {c.in(0)}, {pos});
+    c.Emit("Negative", {c.in(0)}, {neg});
+    c.Emit("Relu", {neg}, {rneg});
+    c.Emit("Mul", {c.in(1), rneg}, {scaled});
+    c.Emit("Sub", {pos, scaled}, {c.out(0)});
+  }
   c.SameDims(c.out(0), c.in(0));
 }
 

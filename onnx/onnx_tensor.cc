@@ -1,5 +1,6 @@
 // ONNX tensors at import time: element types, checked decoding of TensorProto (typed fields,
 // raw_data, external data files) and the init-net fill ops that recreate a value.
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -246,6 +247,37 @@ void AppendFill(caffe2::NetDef* net, const std::string& name, const ConstTensor&
     *op->mutable_device_option() = device;
     AddArg(*op, "to", static_cast<int64_t>(c.dtype));
   };
+  if (c.dtype == C2::DOUBLE) {
+    // Caffe2's Argument holds floats only: a double that float cannot hold exactly is filled as the
+    // sum of three floats (hi + mid + lo, exact for |x| in float's normal range) added in double.
+    bool exact = true;
+    for (double x : c.real) exact &= static_cast<double>(static_cast<float>(x)) == x || std::isnan(x);
+    if (!exact) {
+      const char* part_names[3] = {"__hi", "__mid", "__lo"};
+      std::vector<double> rest = c.real;
+      for (int p = 0; p < 3; ++p) {
+        auto* v = fill("GivenTensorDoubleFill", name + part_names[p]);
+        for (double& x : rest) {
+          HN_CHECK_KIND(kUnsupported, std::isnan(x) || std::fabs(x) <= 3.4028234663852886e38, "double tensor '", name,
+                        "' holds ", x, ", beyond what float-valued fill arguments can carry");
+          const float part = static_cast<float>(x);
+          v->add_floats(part);
+          x = std::isfinite(x) ? x - part : 0.0;
+        }
+      }
+      auto add = [&](const std::string& a, const std::string& b, const std::string& out) {
+        caffe2::OperatorDef* op = net->add_op();
+        op->set_type("Add");
+        op->add_input(a);
+        op->add_input(b);
+        op->add_output(out);
+        *op->mutable_device_option() = device;
+      };
+      add(name + "__hi", name + "__mid", name + "__himid");
+      add(name + "__himid", name + "__lo", name);
+      return;
+    }
+  }
   switch (c.dtype) {
     case C2::FLOAT: case C2::DOUBLE: case C2::FLOAT16: {
       const bool half = c.dtype == C2::FLOAT16;

@@ -259,7 +259,7 @@ def test_reductions(opset):
 
 def test_constants_of_every_type_and_initializer_dtypes():
     values = {
-        "f16": np.array([1.5, -2.25], np.float16), "f64": np.array([0.375, -2.0], np.float64),
+        "f16": np.array([1.5, -2.25], np.float16), "f64": np.array([0.1, -2.0, np.pi, 1e30 / 3], np.float64),
         "i8": np.array([-3, 7], np.int8), "u8": np.array([200, 1], np.uint8), "i16": np.array([-300, 5], np.int16),
         "i32": np.array([1 << 20, -1], np.int32), "i64": np.array([1 << 40, -7], np.int64),
         "bool": np.array([True, False]),
@@ -505,3 +505,11 @@ def test_conv_and_pool_1d_same_lower_output_shape():
     ], [("x", [2, 3, 11]), ("x4", [1, 2, 7, 6])], [out(n) for n in "cpagtsuv"],
         {"w": rand(4, 3, 3), "b": rand(4), "wt": rand(3, 2, 4), "w4": rand(3, 2, 4, 3), "wt4": rand(2, 2, 3, 3)})
     check(model, {"x": rand(2, 3, 11), "x4": rand(1, 2, 7, 6)})
+
+
+def test_prelu_slope_broadcast_beyond_channels():
+    model = make_model([helper.make_node("PRelu", ["x", "last"], ["a"]),      # along the last axis
+                        helper.make_node("PRelu", ["x", "s"], ["b"])],        # a runtime slope
+                       [("x", [2, 3, 4]), ("s", [3, 1])], [out("a"), out("b")], {"last": rand(4)})
+    info = check(model, {"x": rand(2, 3, 4), "s": rand(3, 1)})
+    assert "PRelu" not in predict_ops(info)
