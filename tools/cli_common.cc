@@ -101,6 +101,11 @@ ModelNets LoadModelNets(const std::string& model_path, const std::string& init_p
     nets.init = std::move(m.init_net);
     nets.predict = std::move(m.predict_net);
     nets.has_init = nets.onnx = true;
+    for (const auto& in : m.inputs) {
+      bool fixed = in.known_rank && in.dtype != caffe2::TensorProto::UNDEFINED;
+      for (int64_t d : in.dims) fixed &= d >= 0;
+      if (fixed) nets.input_shapes[in.name] = hetnet::TensorInfo::Of(in.dims, static_cast<hetnet::DataType>(in.dtype));
+    }
     return nets;
   }
 #endif

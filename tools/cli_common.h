@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <map>
+
+#include "core/op_schema.h"
 #include "core/tensor.h"
 #include "proto/caffe2.pb.h"
 
@@ -53,6 +56,7 @@ struct ModelNets {
   caffe2::NetDef init, predict;
   bool has_init = false;
   bool onnx = false;
+  std::map<std::string, hetnet::TensorInfo> input_shapes;  // ONNX graph inputs whose dims the model fixes
 };
 ModelNets LoadModelNets(const std::string& model_path, const std::string& init_path, const std::string& onnx_device);
 extern const char* const kOnnxHelp;  // the ONNX lines of run's and inspect's help

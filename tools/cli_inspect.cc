@@ -35,7 +35,8 @@ const char* const kInspectHelp =
     "                 implies --placement\n"
     "  --memory       each blob's shape and bytes, parameters per device and the memory required for\n"
     "                 data (Caffe's count: in-place outputs add nothing); parameters are the init net's\n"
-    "                 outputs, input shapes come from --shape and the init net\n"
+    "                 outputs, input shapes come from --shape and the init net (ONNX: and the\n"
+    "                 model's declared input shapes)\n"
     "  --shape NAME=D0,D1,...[:TYPE]  an external input's shape and element type (default float32,\n"
     "                 e.g. label=16:int32), for --memory and --devices\n"
     "  -h, --help     this help\n"
@@ -209,7 +210,9 @@ int InspectCommand(int argc, char** argv) {
       if (gpus > 0 && !hetnet::HasCudaSupport())
         std::cerr << "note: this hetnet was built without CUDA, so it cannot tell which operator types have CUDA "
                      "kernels; the plan assumes every type has one\n";
-      placed = PlanOffline(net, init, devices, ParseShapeFlags(shape_flags));
+      std::map<std::string, hetnet::TensorInfo> shapes = nets.input_shapes;
+      for (const auto& [name, info] : ParseShapeFlags(shape_flags)) shapes[name] = info;
+      placed = PlanOffline(net, init, devices, shapes);
       std::string list = "cpu";
       for (int i = 0; i < gpus; ++i) list += ", cuda:" + std::to_string(i);
       if (!dot) std::cout << "Offline plan for a machine with " << list << " (nothing was run)\n";
@@ -236,7 +239,7 @@ int InspectCommand(int argc, char** argv) {
     }
   }
   if (memory) {
-    std::map<std::string, hetnet::TensorInfo> shapes;
+    std::map<std::string, hetnet::TensorInfo> shapes = nets.input_shapes;  // ONNX: the declared inputs
     std::set<std::string> params;
     hetnet::Workspace ws;
     if (init) {

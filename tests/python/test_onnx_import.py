@@ -513,3 +513,20 @@ def test_prelu_slope_broadcast_beyond_channels():
                        [("x", [2, 3, 4]), ("s", [3, 1])], [out("a"), out("b")], {"last": rand(4)})
     info = check(model, {"x": rand(2, 3, 4), "s": rand(3, 1)})
     assert "PRelu" not in predict_ops(info)
+
+
+@pytest.mark.skipif(not os.path.exists(HETNET), reason="build/bin/hetnet not built")
+def test_cli_inspect_onnx_declared_shapes_and_offline_gpu_plan(tmp_path):
+    model = make_model([helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                        helper.make_node("Relu", ["c"], ["y"])],
+                       [("x", [2, 3, 8, 8])], [out("y", [2, 4, 8, 8])], {"w": rand(4, 3, 3, 3)})
+    path = tmp_path / "conv.onnx"
+    path.write_bytes(model.SerializeToString())
+    r = _cli("inspect", str(path), "--memory")  # input shapes from the model, no --shape needed
+    assert r.returncode == 0, r.stderr
+    assert "x: float32[2, 3, 8, 8]" in r.stdout and "y: float32[2, 4, 8, 8]" in r.stdout
+    r = _cli("inspect", str(path), "--devices", "cpu,cuda:0", "--device", "cuda:0")
+    assert r.returncode == 0, r.stderr
+    assert "CopyCPUToGPU" in r.stdout and "cpu -> cuda:0" in r.stdout
+    r = _cli("inspect", str(path), "--device", "tpu")
+    assert r.returncode == 2 and "expected cpu, cuda or cuda:N" in r.stderr
