@@ -36,10 +36,7 @@ void ExportPRelu(OpExport& op) {
     shape.assign(rank - 1, 1);
     shape[0] = n;
   }
-  if (!shape.empty() && shape != s) {
-    slope = op.Temp("slope");
-    op.ReshapeTo(op.in[1], slope, shape);
-  }
+  if (!shape.empty() && shape != s) slope = op.ReshapedInput(1, shape, "slope");
   op.g.Node("PRelu", {op.in[0], slope}, {op.out[0]});
 }
 

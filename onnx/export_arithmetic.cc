@@ -28,9 +28,7 @@ std::string NumpyBroadcastB(OpExport& op) {
   std::vector<int64_t> shape(axis, 1);
   shape.insert(shape.end(), b.begin(), b.end());
   shape.resize(na, 1);
-  const std::string reshaped = op.Temp("b_bcast");
-  op.ReshapeTo(op.in[1], reshaped, shape);
-  return reshaped;
+  return op.ReshapedInput(1, shape, "b_bcast");
 }
 
 ExportFn Binary(const std::string& onnx_type, bool negate = false) {

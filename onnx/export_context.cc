@@ -132,4 +132,14 @@ onnx::NodeProto* OpExport::ReshapeTo(const std::string& x, const std::string& y,
   return g.Node("Reshape", {x, g.Int64s(y + "_shape", shape)}, {y});
 }
 
+std::string OpExport::ReshapedInput(int i, const std::vector<int64_t>& shape, const std::string& what) {
+  const std::string name = Temp(what);
+  if (i < static_cast<int>(weights.size()) && weights[i]) {
+    g.AddInitializer(name, weights[i]->View(shape));
+  } else {
+    ReshapeTo(in.at(i), name, shape);
+  }
+  return name;
+}
+
 }  // namespace hetnet::onnxio::exporter

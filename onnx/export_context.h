@@ -62,6 +62,7 @@ struct OpExport {
   std::vector<std::string> in, out;       // ONNX value names of the inputs and outputs
   std::vector<BlobFacts> in_facts, out_facts;  // from the reference run
   std::vector<bool> out_used;             // read later or a graph output
+  std::vector<const Tensor*> weights;     // per input: its value when it is an initializer, else null
 
   int64_t opset() const { return g.opset(); }
   int in_rank(int i) const { return static_cast<int>(in_facts.at(i).shape.size()); }
@@ -76,6 +77,9 @@ struct OpExport {
                             const std::vector<int64_t>& axes);
   // Emits Reshape(x, shape) -> y with shape as an initializer.
   onnx::NodeProto* ReshapeTo(const std::string& x, const std::string& y, const std::vector<int64_t>& shape);
+  // Input i in `shape`: a reshaped initializer when input i is one (consumers that need constant
+  // slopes or biases get them), else a Reshape node. Returns the value's name.
+  std::string ReshapedInput(int i, const std::vector<int64_t>& shape, const std::string& what);
 };
 
 using ExportFn = std::function<void(OpExport&)>;

@@ -61,8 +61,8 @@ void ExportSoftmaxWithLoss(OpExport& op) {
   }
   std::string mean = op.Temp("mean_log_p");
   if (op.in.size() > 2) {
-    const std::string w = op.Temp("w"), wl = op.Temp("w_log_p"), num = op.Temp("num"), den = op.Temp("den");
-    op.ReshapeTo(op.in[2], w, {n, 1});
+    const std::string w = op.ReshapedInput(2, {n, 1}, "w");
+    const std::string wl = op.Temp("w_log_p"), num = op.Temp("num"), den = op.Temp("den");
     op.g.Node("Mul", {picked, w}, {wl});
     SetAttr(op.g.Node("ReduceSum", {wl}, {num}), "keepdims", int64_t{0});
     SetAttr(op.g.Node("ReduceSum", {w}, {den}), "keepdims", int64_t{0});

@@ -201,6 +201,23 @@ Naming NameValues(const caffe2::NetDef& predict, const std::set<std::string>& de
   return nm;
 }
 
+// Drops initializers no node reads (a weight an exporter replaced by a reshaped copy), and their
+// graph inputs under IR version 3.
+void PruneUnusedInitializers(onnx::GraphProto* graph) {
+  std::set<std::string> read;
+  for (const auto& n : graph->node()) read.insert(n.input().begin(), n.input().end());
+  std::set<std::string> dropped;
+  auto* inits = graph->mutable_initializer();
+  for (int k = inits->size() - 1; k >= 0; --k) {
+    if (read.count(inits->Get(k).name())) continue;
+    dropped.insert(inits->Get(k).name());
+    inits->DeleteSubrange(k, 1);
+  }
+  auto* inputs = graph->mutable_input();
+  for (int k = inputs->size() - 1; k >= 0; --k)
+    if (dropped.count(inputs->Get(k).name())) inputs->DeleteSubrange(k, 1);
+}
+
 std::string JoinUnsupported(const std::map<std::string, std::vector<int>>& forms, int64_t opset) {
   std::string msg = MakeString("cannot export to ONNX (opset ", opset, "): ", forms.size(),
                                " operator form(s) have no ONNX export:");
@@ -270,7 +287,11 @@ std::string ExportOnnxModel(const caffe2::NetDef& predict_net, const caffe2::Net
     const auto& def = predict_net.op(i);
     auto fn = table.find(def.type());
     if (fn == table.end()) continue;  // listed above
-    OpExport op{def, ArgumentHelper(def), g, nm.in[i], nm.out[i], ref.in[i], ref.out[i], nm.out_used[i]};
+    OpExport op{def, ArgumentHelper(def), g, nm.in[i], nm.out[i], ref.in[i], ref.out[i], nm.out_used[i], {}};
+    for (int k = 0; k < def.input_size(); ++k) {  // an initializer only while no operator has rewritten it
+      auto w = ref.weights.find(def.input(k));
+      op.weights.push_back(w != ref.weights.end() && nm.in[i][k] == def.input(k) ? &w->second : nullptr);
+    }
     const int first_node = graph->node_size();
     try {
       fn->second(op);
@@ -295,6 +316,7 @@ std::string ExportOnnxModel(const caffe2::NetDef& predict_net, const caffe2::Net
     HN_THROW(kUnsupported, msg);
   }
   if (ref.failure) throw *ref.failure;
+  PruneUnusedInitializers(graph);
 
   for (const auto& name : predict_net.external_output()) {
     BlobFacts f;
