@@ -16,8 +16,7 @@ class HetnetBackendRep(BackendRep):
     importer reports them; inputs without the initializers), ``opsets`` and ``ir_version``."""
 
     def __init__(self, imported, graph_input_names, device):
-        self.init_net = caffe2_pb2.NetDef.FromString(imported["init_net"])
-        self.predict_net = caffe2_pb2.NetDef.FromString(imported["predict_net"])
+        self._init_bytes, self._predict_bytes = imported["init_net"], imported["predict_net"]
         self.inputs = [tuple(v) for v in imported["inputs"]]
         self.outputs = [tuple(v) for v in imported["outputs"]]
         self.opsets = dict(imported.get("opsets", {}))
@@ -29,6 +28,16 @@ class HetnetBackendRep(BackendRep):
         # a positional list as long as that feeds the weights too, for that run only.
         self._all_input_names = list(graph_input_names)
         self._predictor = Predictor(imported["init_net"], imported["predict_net"])
+
+    # Parsed when asked for: an init net can carry hundreds of MB of weights that runs never need
+    # in Python.
+    @property
+    def init_net(self):
+        return caffe2_pb2.NetDef.FromString(self._init_bytes)
+
+    @property
+    def predict_net(self):
+        return caffe2_pb2.NetDef.FromString(self._predict_bytes)
 
     def _feeds(self, inputs):
         if isinstance(inputs, dict):
