@@ -305,8 +305,10 @@ std::string ExportOnnxModel(const caffe2::NetDef& predict_net, const caffe2::Net
                                     def.type(), ")"));
     }
     // Node names say which Caffe2 operator they came from.
-    for (int k = first_node; k < graph->node_size(); ++k)
-      graph->mutable_node(k)->set_name(MakeString(def.type(), "_", i, k > first_node ? "_" + std::to_string(k - first_node) : ""));
+    for (int k = first_node; k < graph->node_size(); ++k) {
+      const std::string part = k > first_node ? "_" + std::to_string(k - first_node) : "";
+      graph->mutable_node(k)->set_name(MakeString(def.type(), "_", i, part));
+    }
   }
   if (!unsupported.empty()) {
     std::string msg = JoinUnsupported(unsupported, options.opset);
