@@ -69,7 +69,7 @@ configure_and_build() {
   cmake -S . -B build-gpu -G "$gen" -DCMAKE_BUILD_TYPE=Release "${cxx[@]}" \
     -DProtobuf_PROTOC_EXECUTABLE="$root_dir/usr/bin/protoc" -DProtobuf_INCLUDE_DIR="$root_dir/usr/include" \
     -DProtobuf_LIBRARY="$lib/libprotobuf.so" -DEigen3_DIR="$root_dir/usr/share/eigen3/cmake" \
-    -DCatch2_DIR="$root_dir/usr/lib/cmake/Catch2" -DHETNET_BUILD_SERVING=OFF \
+    -DCatch2_DIR="$root_dir/usr/lib/cmake/Catch2" -DHETNET_BUILD_SERVING=OFF -DHETNET_BUILD_ONNX=OFF \
     ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
     -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build build-gpu -j"$(nproc)" || return 1
   echo "libstdc++ code inside libhetnet.so (0 expected): $(nm --defined-only build-gpu/lib/libhetnet.so | grep -c ' _ZNSo9_M_insert')"
