@@ -120,14 +120,16 @@ void ConstantOfShape(ConvertContext& c) {
     out.dims = shape->Ints("the shape");
     int64_t n = 1;
     for (int64_t d : out.dims) {
-      if (d < 0 || (d > 0 && n > (int64_t{1} << 31) / d))
-        c.Refuse("the constant shape is negative or too large to fold at import time");
-      n *= d;
+      if (d < 0) HN_THROW(kInvalidArgument, "ConstantOfShape: negative dim ", d, " in the shape");
+      n = d == 0 || n == 0 ? 0 : (n > (int64_t{1} << 20) / d ? -1 : n * d);
+      if (n < 0) break;
     }
-    if (out.is_real()) out.real.assign(n, value.real[0]);
-    else out.integer.assign(n, value.integer[0]);
-    c.DefineConst(c.out(0), std::move(out));
-    return;
+    if (n >= 0) {  // small enough to fold (at most 2^20 elements); larger ones are filled at run time
+      if (out.is_real()) out.real.assign(n, value.real[0]);
+      else out.integer.assign(n, value.integer[0]);
+      c.DefineConst(c.out(0), std::move(out));
+      return;
+    }
   }
   auto& op = c.Emit("ConstantFill", {c.in(0)}, {c.out(0)});
   AddArg(op, "input_as_shape", int64_t{1});

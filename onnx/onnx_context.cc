@@ -191,6 +191,7 @@ const ConverterRegistry& Converters() {
     RegisterConvConverters(*r);
     RegisterTensorConverters(*r);
     RegisterShapeConverters(*r);
+    RegisterActivationConverters(*r);
     return r;
   }();
   return *registry;

@@ -163,5 +163,6 @@ void RegisterNnConverters(ConverterRegistry& r);      // convert_nn.cc
 void RegisterConvConverters(ConverterRegistry& r);    // convert_conv.cc
 void RegisterTensorConverters(ConverterRegistry& r);  // convert_tensor.cc
 void RegisterShapeConverters(ConverterRegistry& r);   // convert_shape.cc
+void RegisterActivationConverters(ConverterRegistry& r);  // convert_activation.cc
 
 }  // namespace hetnet::onnxio

@@ -1,0 +1,88 @@
+// Activations hetnet has no operator for, composed from ones it has (numpy broadcasting of float
+// scalar constants): HardSigmoid, HardSwish, Elu, Selu, Celu, Softsign, ThresholdedRelu. float32
+// inputs (the scalar constants are float32).
+#include <cmath>
+
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+std::string Scalar(ConvertContext& c, const std::string& hint, double v) {
+  return c.AddConst(c.out(0) + "_" + hint, ConstTensor::Float({}, {v}));
+}
+
+std::string Scaled(ConvertContext& c, const std::string& x, float k, const std::string& out) {
+  AddArgF(c.Emit("Scale", {x}, {out}), "scale", k);
+  return out;
+}
+
+// clip(alpha * x + beta, 0, 1) into out.
+void HardSigmoidInto(ConvertContext& c, float alpha, float beta, const std::string& out) {
+  const std::string ax = Scaled(c, c.in(0), alpha, c.Fresh(c.out(0) + "_ax"));
+  const std::string shifted = c.Fresh(c.out(0) + "_axb");
+  c.Emit("Add", {ax, Scalar(c, "beta", beta)}, {shifted});
+  auto& clip = c.Emit("Clip", {shifted}, {out});
+  AddArgF(clip, "min", 0.f);
+  AddArgF(clip, "max", 1.f);
+}
+
+// x > 0 ? x : alpha * (exp(x / k) - 1) into out (Elu: k = 1; Celu: k = alpha).
+void EluInto(ConvertContext& c, float alpha, float k, const std::string& out) {
+  std::string x = c.in(0);
+  if (k != 1.f) x = Scaled(c, x, 1.f / k, c.Fresh(c.out(0) + "_xk"));
+  const std::string e = c.Fresh(c.out(0) + "_exp"), em1 = c.Fresh(c.out(0) + "_expm1");
+  c.Emit("Exp", {x}, {e});
+  c.Emit("Sub", {e, Scalar(c, "one", 1.0)}, {em1});
+  const std::string neg = Scaled(c, em1, alpha, c.Fresh(c.out(0) + "_neg"));
+  const std::string pos = c.Fresh(c.out(0) + "_positive");
+  c.Emit("GT", {c.in(0), Scalar(c, "zero", 0.0)}, {pos});
+  c.Emit("Where", {pos, c.in(0), neg}, {out});
+}
+
+}  // namespace
+
+void RegisterActivationConverters(ConverterRegistry& r) {
+  r.Add("HardSigmoid", [](ConvertContext& c) {
+    HardSigmoidInto(c, c.Float("alpha", 0.2f), c.Float("beta", 0.5f), c.out(0));
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("HardSwish", [](ConvertContext& c) {
+    const std::string hs = c.Fresh(c.out(0) + "_hardsigmoid");
+    HardSigmoidInto(c, 1.f / 6.f, 0.5f, hs);
+    c.Emit("Mul", {c.in(0), hs}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Elu", [](ConvertContext& c) {
+    EluInto(c, c.Float("alpha", 1.f), 1.f, c.out(0));
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Celu", [](ConvertContext& c) {
+    const float alpha = c.Float("alpha", 1.f);
+    if (alpha == 0.f) HN_THROW(kInvalidArgument, "Celu: alpha must not be 0");
+    EluInto(c, alpha, alpha, c.out(0));
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Selu", [](ConvertContext& c) {
+    const std::string elu = c.Fresh(c.out(0) + "_elu");
+    EluInto(c, c.Float("alpha", 1.67326319217681884765625f), 1.f, elu);
+    Scaled(c, elu, c.Float("gamma", 1.05070102214813232421875f), c.out(0));
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Softsign", [](ConvertContext& c) {  // x / (1 + |x|)
+    const std::string a = c.Fresh(c.out(0) + "_abs"), d = c.Fresh(c.out(0) + "_den");
+    c.Emit("Abs", {c.in(0)}, {a});
+    c.Emit("Add", {a, Scalar(c, "one", 1.0)}, {d});
+    c.Emit("Div", {c.in(0), d}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("ThresholdedRelu", [](ConvertContext& c) {  // x > alpha ? x : 0
+    const std::string above = c.Fresh(c.out(0) + "_above");
+    c.Emit("GT", {c.in(0), Scalar(c, "alpha", c.Float("alpha", 1.f))}, {above});
+    c.Emit("Where", {above, c.in(0), Scalar(c, "zero", 0.0)}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+  });
+}
+
+}  // namespace hetnet::onnxio
