@@ -1,0 +1,74 @@
+// Harness cases for the Caffe2 operators of issue 13: the LENGTHS reducers (SparseLengthsSum,
+// SparseLengthsWeightedSum, SparseLengthsMean, LengthsSum, LengthsMean) and the ops after them.
+// References are naive float64 loops written from Caffe2's operator docs, not from the kernels.
+#include <cmath>
+
+#include "tests/cpp/op_harness.h"
+
+namespace hetnet {
+namespace harness {
+namespace {
+
+const DataType i32 = DataType::Int32, i64 = DataType::Int64;
+
+// Segment reducer reference; inputs DATA, [WEIGHTS], [INDICES], LENGTHS as the op's kind says.
+RefFn SegmentRef(bool sparse, bool weighted, bool mean) {
+  return [=](const caffe2::OperatorDef&, const RefTensors& in) {
+    const RefTensor& D = in[0];
+    const RefTensor* W = weighted ? &in[1] : nullptr;
+    const RefTensor* I = sparse ? &in[weighted ? 2 : 1] : nullptr;
+    const RefTensor& L = in.back();
+    const int64_t inner = D.numel() / D.shape[0];
+    std::vector<int64_t> shape = D.shape;
+    shape[0] = L.numel();
+    RefTensor y(shape);
+    int64_t j = 0;
+    for (int64_t s = 0; s < L.numel(); ++s) {
+      const int64_t len = static_cast<int64_t>(L[s]);
+      for (int64_t t = 0; t < len; ++t, ++j) {
+        const int64_t row = I ? static_cast<int64_t>((*I)[j]) : j;
+        const double w = (W ? (*W)[j] : 1.0) / (mean ? len : 1);
+        for (int64_t q = 0; q < inner; ++q) y[s * inner + q] += w * D[row * inner + q];
+      }
+    }
+    return RefTensors{y};
+  };
+}
+
+std::vector<Case> LengthsReducerCases() {
+  const std::vector<double> lengths{2, 0, 3, 1};  // an empty segment in the middle
+  const std::vector<double> idx{4, 0, 4, 2, 1, 3};  // a repeated index (4)
+  return {
+      Case("SLS int32 indices")
+          .Def(Op("SparseLengthsSum", {"D", "I", "L"}, {"Y"}))
+          .Inputs({In({5, 3}), In({6}, i32).Values(idx), In({4}, i32).Values(lengths)})
+          .Ref(SegmentRef(true, false, false)),
+      Case("SLS int64 indices, 3-D data")
+          .Def(Op("SparseLengthsSum", {"D", "I", "L"}, {"Y"}))
+          .Inputs({In({5, 2, 2}), In({6}, i64).Values(idx), In({4}, i32).Values(lengths)})
+          .Ref(SegmentRef(true, false, false)),
+      Case("SLWS")
+          .Def(Op("SparseLengthsWeightedSum", {"D", "W", "I", "L"}, {"Y"}))
+          .Inputs({In({5, 3}), In({6}).NoGrad(), In({6}, i64).Values(idx), In({4}, i32).Values(lengths)})
+          .Ref(SegmentRef(true, true, false)),
+      Case("SLMean")
+          .Def(Op("SparseLengthsMean", {"D", "I", "L"}, {"Y"}))
+          .Inputs({In({5, 3}), In({6}, i32).Values(idx), In({4}, i32).Values(lengths)})
+          .Ref(SegmentRef(true, false, true)),
+      Case("LengthsSum")
+          .Def(Op("LengthsSum", {"D", "L"}, {"Y"}))
+          .Inputs({In({6, 3}), In({4}, i32).Values(lengths)})
+          .Ref(SegmentRef(false, false, false)),
+      Case("LengthsMean")
+          .Def(Op("LengthsMean", {"D", "L"}, {"Y"}))
+          .Inputs({In({6, 2}), In({4}, i32).Values(lengths)})
+          .Ref(SegmentRef(false, false, true)),
+  };
+}
+
+}  // namespace
+
+HN_OP_CASES(Caffe2LengthsReducers) { return LengthsReducerCases(); }
+
+}  // namespace harness
+}  // namespace hetnet

@@ -1,0 +1,69 @@
+// Caffe2 operators of issue 13 (lengths reducers, ...): errors on bad input and gradients. Ordinary
+// values are covered by the harness cases in harness_cases_caffe2_ops.cc.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/op_schema.h"
+#include "tests/cpp/op_test_util.h"
+
+using namespace hetnet;
+using namespace hetnet::optest;
+
+TEST_CASE("SparseLengthsSum: bad indices and lengths are errors naming blob and position",
+          "[ops][caffe2][lengths]") {
+  Workspace ws;
+  Feed<float>(ws, "D", {4, 2}, RandomVec(8, 1));
+  Feed<int32_t>(ws, "I", {3}, {0, 3, 1});
+  Feed<int32_t>(ws, "L", {2}, {2, 1});
+  RunOp(ws, MakeOp("SparseLengthsSum", {"D", "I", "L"}, {"Y"}));
+  CHECK(Fetch(ws, "Y").shape() == std::vector<int64_t>{2, 2});
+  Feed<int64_t>(ws, "Bad", {3}, {0, 4, 1});
+  RequireThrowsWith(ws, MakeOp("SparseLengthsSum", {"D", "Bad", "L"}, {"Y"}),
+                    {"SparseLengthsSum", "index 4", "position 1", "'Bad'", "4 rows"});
+  Feed<int32_t>(ws, "Neg", {3}, {0, 1, -1});
+  RequireThrowsWith(ws, MakeOp("SparseLengthsMean", {"D", "Neg", "L"}, {"Y"}), {"index -1", "position 2", "'Neg'"});
+  Feed<int32_t>(ws, "L5", {2}, {2, 3});
+  RequireThrowsWith(ws, MakeOp("SparseLengthsSum", {"D", "I", "L5"}, {"Y"}), {"'L5'", "sum to 5", "3 indices"});
+  Feed<int32_t>(ws, "LNeg", {2}, {4, -1});
+  RequireThrowsWith(ws, MakeOp("SparseLengthsSum", {"D", "I", "LNeg"}, {"Y"}), {"length -1", "position 1", "'LNeg'"});
+  Feed<int64_t>(ws, "L64", {2}, {2, 1});
+  RequireThrowsWith(ws, MakeOp("SparseLengthsSum", {"D", "I", "L64"}, {"Y"}), {"'L64'", "int32"});
+  Feed<float>(ws, "W2", {2}, {1.f, 2.f});
+  RequireThrowsWith(ws, MakeOp("SparseLengthsWeightedSum", {"D", "W2", "I", "L"}, {"Y"}), {"'W2'", "2 weights",
+                                                                                           "3 indices"});
+  RequireThrowsWith(ws, MakeOp("LengthsSum", {"D", "L"}, {"Y"}), {"LengthsSum", "sum to 3", "4 rows"});
+}
+
+TEST_CASE("SparseLengthsWeightedSum: values and the dense DATA gradient", "[ops][caffe2][lengths][grad]") {
+  Workspace ws;
+  const auto d = RandomVec(10, 3), w = RandomVec(4, 4);
+  Feed<float>(ws, "D", {5, 2}, d);
+  Feed<float>(ws, "W", {4}, w);
+  Feed<int64_t>(ws, "I", {4}, {1, 1, 4, 0});
+  Feed<int32_t>(ws, "L", {3}, {3, 0, 1});
+  RunOp(ws, MakeOp("SparseLengthsWeightedSum", {"D", "W", "I", "L"}, {"Y"}));
+  const auto y = FetchVec<float>(ws, "Y");
+  REQUIRE(y.size() == 6);
+  for (int q = 0; q < 2; ++q) {
+    CHECK(y[q] == Approx(w[0] * d[2 + q] + w[1] * d[2 + q] + w[2] * d[8 + q]).margin(1e-6));
+    CHECK(y[2 + q] == 0.f);
+    CHECK(y[4 + q] == Approx(w[3] * d[q]).margin(1e-6));
+  }
+  CheckGradient(ws, MakeOp("SparseLengthsWeightedSum", {"D", "W", "I", "L"}, {"Y"}), {0});
+  CheckShapeInference(ws, MakeOp("SparseLengthsWeightedSum", {"D", "W", "I", "L"}, {"Y"}));
+}
+
+TEST_CASE("LengthsMeanGradient has Caffe2's (dOUT, LENGTHS) signature", "[ops][caffe2][lengths][grad]") {
+  Workspace ws;
+  const auto dy = RandomVec(6, 5);
+  Feed<float>(ws, "dY", {3, 2}, dy);
+  Feed<int32_t>(ws, "L", {3}, {1, 0, 3});
+  RunOp(ws, MakeOp("LengthsMeanGradient", {"dY", "L"}, {"dD"}));
+  CHECK(Fetch(ws, "dD").shape() == std::vector<int64_t>{4, 2});
+  const auto dd = FetchVec<float>(ws, "dD");
+  for (int q = 0; q < 2; ++q) {
+    CHECK(dd[q] == Approx(dy[q]));
+    for (int r = 1; r < 4; ++r) CHECK(dd[r * 2 + q] == Approx(dy[4 + q] / 3.0));
+  }
+}
