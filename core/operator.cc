@@ -1,6 +1,7 @@
 #include "core/operator.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -83,9 +84,23 @@ std::vector<std::string> NearestOperatorNames(const std::string& name, size_t li
   return out;
 }
 
+// The engines a CPU op without an engine tries first: HETNET_CPU_ENGINE (a comma-separated list as
+// in def.engine) or, unset, "DNNL" (oneDNN, registered only when built with it; measured faster
+// than the Eigen kernels for Conv and FC: benchmarks/RESULTS.md). An engine not registered for an
+// op type falls through to the default kernel, so HETNET_CPU_ENGINE=EIGEN (or empty), like
+// engine "EIGEN" on a def, runs the portable path; an engine given on the def always wins.
+const std::vector<std::string>& DefaultCpuEngines() {
+  static const std::vector<std::string> engines = [] {
+    const char* env = std::getenv("HETNET_CPU_ENGINE");
+    return SplitEngines(env ? env : "DNNL");
+  }();
+  return engines;
+}
+
 std::string ResolveEngine(const caffe2::OperatorDef& def, Device device) {
   std::vector<std::string> engines = SplitEngines(def.engine());
   if (engines.empty() && device.type == DeviceType::CUDA) engines.push_back("CUDNN");  // as Caffe2 did
+  if (engines.empty() && device.type == DeviceType::CPU) engines = DefaultCpuEngines();
   for (const auto& e : engines)
     if (OperatorRegistry::Find(def.type(), device.type, e)) return e;
   return "";

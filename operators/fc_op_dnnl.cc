@@ -1,0 +1,112 @@
+// FC and FCTransposed, DNNL engine (oneDNN inner product; the CPU default when built with it, see
+// ResolveEngine in core/operator.cc). Same arguments, checks and messages as FCOp / FCTransposedOp
+// (ComputeFCDims / ComputeFCTransposedDims): X flattened to [M, K], W to [N, K] (FC) or [K, N]
+// (FCTransposed, described to oneDNN as the transposed layout of [N, K], no copy). One primitive per
+// (M, K, N), cached. W is read in place: measured on this machine (benchmarks/RESULTS.md), oneDNN's
+// blocked weight layout plus the per-run weight check PreparedWeight needs is no faster than its
+// kernels on the plain layout (PreparedWeight still guards the case where oneDNN wants another).
+// Single rows (M = 1, a matrix-vector product) run the default engine's Eigen GEMV, measured faster;
+// so do other dtypes (float16 FC), empty tensors and shapes oneDNN has no kernel for.
+#include <map>
+#include <memory>
+
+#include "device/dnnl_util.h"
+#include "operators/fc_op.h"
+#include "operators/fc_transposed_op.h"
+
+namespace hetnet {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+template <bool kTransposed>
+class DnnlFCOp final : public Operator<CPUContext> {
+ public:
+  using Fallback = std::conditional_t<kTransposed, FCTransposedOp<CPUContext>, FCOp<CPUContext>>;
+  DnnlFCOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<CPUContext>(def, ws),
+        axis_(GetSingleArgument<int>("axis", 1)),
+        axis_w_(GetSingleArgument<int>("axis_w", 1)),
+        ws_(ws) {}
+
+  void RunOnDevice() override {
+    for (int i = 0; i < 3; ++i)
+      if (Input(i).dtype() != DataType::Float) return RunFallback();
+    const Tensor& X = Input(0);
+    const Tensor& W = Input(1);
+    const Tensor& b = Input(2);
+    int64_t M, K, N;
+    std::vector<int64_t> y_shape;
+    if constexpr (kTransposed) {
+      const FCTDims d = ComputeFCTransposedDims(def(), X.shape(), W.shape(), &b.shape());
+      M = d.M, K = d.K, N = d.N, y_shape = d.y_shape;
+    } else {
+      const FCDims d = ComputeFCDims(def(), X.shape(), W.shape(), &b.shape(), axis_, axis_w_);
+      M = d.M, K = d.K, N = d.N, y_shape = d.y_shape;
+    }
+    if (M <= 1 || K == 0 || N == 0) return RunFallback();
+    Plan* pp = PlanFor(M, K, N);
+    if (!pp) return RunFallback();
+    Plan& p = *pp;
+    Tensor* Y = Output(0, y_shape, DataType::Float);
+    dnnl::stream& s = dnnl_util::ThreadStream();
+    p.ip.execute(s, {{DNNL_ARG_SRC, dnnl_util::Wrap(p.pd.src_desc(), X.raw_data())},
+                     {DNNL_ARG_WEIGHTS, p.weight.Get(W, p.user_w, p.pd.weights_desc())},
+                     {DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b.raw_data())},
+                     {DNNL_ARG_DST, dnnl_util::Wrap(p.pd.dst_desc(), Y->mutable_data<float>())},
+                     {DNNL_ARG_SCRATCHPAD, p.scratch}});
+    s.wait();
+  }
+
+ private:
+  struct Plan {
+    memory::desc user_w;
+    dnnl::inner_product_forward::primitive_desc pd;
+    dnnl::inner_product_forward ip;
+    memory scratch;
+    dnnl_util::PreparedWeight weight;
+  };
+
+  // nullptr (cached too) when oneDNN has no implementation for the shape.
+  Plan* PlanFor(int64_t M, int64_t K, int64_t N) {
+    const std::vector<int64_t> key{M, K, N};
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second.get();
+    auto p = std::make_unique<Plan>();
+    const auto f32 = memory::data_type::f32;
+    // Logical weights are [N, K]; FCTransposed stores them K-major ([K, N] row-major = tag ba).
+    p->user_w = memory::desc({N, K}, f32, kTransposed ? Tag::ba : Tag::ab);
+    // Activations stay plain (row-major) so X and Y are read and written in place.
+    try {
+      const dnnl::inner_product_forward::desc d(dnnl::prop_kind::forward_inference, memory::desc({M, K}, f32, Tag::ab),
+                                                p->user_w, memory::desc({N}, f32, Tag::a),
+                                                memory::desc({M, N}, f32, Tag::ab));
+      p->pd = dnnl::inner_product_forward::primitive_desc(d, dnnl_util::UserScratchpad(), dnnl_util::CpuEngine());
+    } catch (const dnnl::error&) {
+      p.reset();
+    }
+    if (p) {
+      p->ip = dnnl::inner_product_forward(p->pd);
+      p->scratch = memory(p->pd.scratchpad_desc(), dnnl_util::CpuEngine());
+    }
+    return plans_.emplace(key, std::move(p)).first->second.get();
+  }
+
+  void RunFallback() {
+    if (!fallback_) fallback_ = std::make_unique<Fallback>(def(), ws_);
+    fallback_->Run();
+  }
+
+  int axis_, axis_w_;
+  Workspace* ws_;
+  std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
+  std::unique_ptr<OperatorBase> fallback_;
+};
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR_WITH_ENGINE(FC, DNNL, DnnlFCOp<false>);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(FCTransposed, DNNL, DnnlFCOp<true>);
+
+}  // namespace hetnet

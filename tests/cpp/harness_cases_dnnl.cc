@@ -1,0 +1,134 @@
+// Harness cases for the CPU engines of Conv, FC and FCTransposed: every case runs once with engine
+// "DNNL" (oneDNN, operators/*_dnnl.cc; the default engine of a build with it, so the plain cases in
+// harness_cases_cnn.cc / harness_cases_core_ops.cc run it too) and once with engine "EIGEN" (an
+// engine nobody registers, so the portable default kernel). The shapes cover both of the DNNL Conv's
+// layouts (1x1 stride 1: plain NCHW; others: blocked), groups, dilation, asymmetric pads, batch 1
+// and > 1, FC's single-row fallback and its oneDNN path. References: naive float64 loops with the
+// geometry written out here, independent of operators/conv_pool_shape.h. Without oneDNN both
+// columns run the default kernels.
+#include "tests/cpp/op_harness.h"
+
+namespace hetnet {
+namespace harness {
+
+struct DnnlConvGeo {  // hand-written geometry
+  int kh, kw, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, dh = 1, dw = 1, group = 1;
+};
+
+// Y[n, m, oh, ow] = b[m] + sum over the group's channels and taps of X * F (zero outside X).
+// Also used by tests/cpp/test_ops_dnnl.cc.
+RefTensor DnnlNaiveConv(const RefTensor& X, const RefTensor& F, const RefTensor* b, const DnnlConvGeo& g) {
+  const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3), M = F.dim(0);
+  const int64_t OH = 1 + (H + g.pt + g.pb - (g.dh * (g.kh - 1) + 1)) / g.sh;
+  const int64_t OW = 1 + (W + g.pl + g.pr - (g.dw * (g.kw - 1) + 1)) / g.sw;
+  const int64_t Cg = C / g.group, Mg = M / g.group;
+  RefTensor Y({N, M, OH, OW});
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double s = b ? (*b)[m] : 0.0;
+          const int64_t gr = m / Mg;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int i = 0; i < g.kh; ++i)
+              for (int j = 0; j < g.kw; ++j) {
+                const int64_t h = oh * g.sh - g.pt + i * g.dh, w = ow * g.sw - g.pl + j * g.dw;
+                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                s += X[((n * C + gr * Cg + c) * H + h) * W + w] * F[((m * Cg + c) * g.kh + i) * g.kw + j];
+              }
+          Y[((n * M + m) * OH + oh) * OW + ow] = s;
+        }
+  return Y;
+}
+
+namespace {
+
+Case EngineConv(const char* engine, const std::string& label, std::vector<int64_t> x, int64_t m, DnnlConvGeo g,
+                std::vector<caffe2::Argument> args, bool bias = true) {
+  std::vector<InputSpec> ins{In(x), In({m, x[1] / g.group, g.kh, g.kw})};
+  std::vector<std::string> names{"X", "W"};
+  if (bias) {
+    ins.push_back(In({m}));
+    names.push_back("b");
+  }
+  caffe2::OperatorDef def = Op("Conv", names, {"Y"}, args);
+  def.set_engine(engine);
+  return Case(std::string(engine) + " " + label)
+      .Def(def)
+      .Inputs(ins)
+      .Ref([g](const caffe2::OperatorDef&, const RefTensors& in) {
+        return RefTensors{DnnlNaiveConv(in[0], in[1], in.size() > 2 ? &in[2] : nullptr, g)};
+      })
+      .Tol(1e-4)
+      .CpuOnly();
+}
+
+// FC (W [N, K]) or FCTransposed (W [K, N]); X [M, K].
+Case EngineFC(const char* engine, bool transposed, int64_t M, int64_t K, int64_t N) {
+  caffe2::OperatorDef def = Op(transposed ? "FCTransposed" : "FC", {"X", "W", "b"}, {"Y"});
+  def.set_engine(engine);
+  const std::string label = std::string(engine) + " " + std::to_string(M) + "x" + std::to_string(K) + " -> " +
+                            std::to_string(N);
+  return Case(label)
+      .Def(def)
+      .Inputs({In({M, K}), transposed ? In({K, N}) : In({N, K}), In({N})})
+      .Ref([transposed](const caffe2::OperatorDef&, const RefTensors& in) {
+        const RefTensor &X = in[0], &W = in[1], &b = in[2];
+        const int64_t M = X.dim(0), K = X.dim(1), N = b.dim(0);
+        RefTensor Y({M, N});
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double s = b[n];
+            for (int64_t k = 0; k < K; ++k) s += X[m * K + k] * (transposed ? W[k * N + n] : W[n * K + k]);
+            Y[m * N + n] = s;
+          }
+        return RefTensors{Y};
+      })
+      .CpuOnly();
+}
+
+}  // namespace
+
+HN_OP_CASES(ConvEngines) {
+  std::vector<Case> out;
+  for (const char* e : {"DNNL", "EIGEN"}) {
+    out.push_back(EngineConv(e, "k3 p1 b1", {1, 3, 6, 6}, 8, DnnlConvGeo{3, 3, 1, 1, 1, 1, 1, 1},
+                             {Arg("kernel", 3), Arg("pad", 1)}));
+    out.push_back(EngineConv(e, "k3 p1 b3", {3, 5, 5, 5}, 6, DnnlConvGeo{3, 3, 1, 1, 1, 1, 1, 1},
+                             {Arg("kernel", 3), Arg("pad", 1)}));
+    out.push_back(EngineConv(e, "1x1 b2 (plain layout)", {2, 6, 4, 3}, 5, DnnlConvGeo{1, 1}, {}));
+    out.push_back(EngineConv(e, "1x1 s2", {2, 4, 5, 5}, 3, DnnlConvGeo{1, 1, 2, 2}, {Arg("stride", 2)}));
+    out.push_back(EngineConv(e, "k2x3 strides 2,1 pads t1 l0 b2 r1", {2, 2, 6, 7}, 3,
+                             DnnlConvGeo{2, 3, 2, 1, 1, 0, 2, 1},
+                             {Arg("kernel_h", 2), Arg("kernel_w", 3), Ints("strides", {2, 1}), Ints("pads", {1, 0, 2, 1})}));
+    out.push_back(EngineConv(e, "dilation 2,1", {1, 3, 7, 7}, 4, DnnlConvGeo{3, 3, 1, 1, 2, 1, 2, 1, 2, 1},
+                             {Arg("kernel", 3), Arg("pad_t", 2), Arg("pad_l", 1), Arg("pad_b", 2), Arg("pad_r", 1),
+                              Ints("dilations", {2, 1})}));
+    out.push_back(EngineConv(e, "group 2 b2", {2, 4, 5, 5}, 6, DnnlConvGeo{3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
+                             {Arg("kernel", 3), Arg("pad", 1), Arg("group", 2)}));
+    out.push_back(EngineConv(e, "depthwise group 4 s2", {1, 4, 6, 6}, 4, DnnlConvGeo{3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4},
+                             {Arg("kernel", 3), Arg("stride", 2), Arg("pad", 1), Arg("group", 4)}));
+    out.push_back(EngineConv(e, "no bias", {2, 3, 4, 4}, 2, DnnlConvGeo{3, 3}, {Arg("kernel", 3)}, false));
+    // legacy SAME, stride 2 on 5: target 3, pad_needed (3-1)*2+3-5 = 2 -> pads 1, 1.
+    out.push_back(EngineConv(e, "legacy SAME s2", {1, 2, 5, 5}, 3, DnnlConvGeo{3, 3, 2, 2, 1, 1, 1, 1},
+                             {Arg("kernel", 3), Arg("stride", 2), Arg("legacy_pad", 2)}));
+    // legacy SAME, k3 stride 2 on 6: target 3, pad_needed (3-1)*2+3-6 = 1 -> pads 0 (head), 1 (tail).
+    out.push_back(EngineConv(e, "legacy SAME s2 (asymmetric)", {1, 2, 6, 6}, 2, DnnlConvGeo{3, 3, 2, 2, 0, 0, 1, 1},
+                             {Arg("kernel", 3), Arg("stride", 2), Arg("legacy_pad", 2)}));
+  }
+  return out;
+}
+
+HN_OP_CASES(FCEngines) {
+  std::vector<Case> out;
+  for (const char* e : {"DNNL", "EIGEN"})
+    for (bool t : {false, true}) {
+      out.push_back(EngineFC(e, t, 1, 7, 5));   // one row: DNNL runs the Eigen GEMV
+      out.push_back(EngineFC(e, t, 6, 13, 9));  // oneDNN inner product
+      out.push_back(EngineFC(e, t, 33, 20, 17));
+    }
+  return out;
+}
+
+}  // namespace harness
+}  // namespace hetnet
