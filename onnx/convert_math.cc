@@ -1,6 +1,7 @@
 // Converters of the elementwise families: arithmetic, comparisons, unary math, activations, Sum /
 // Mean, Clip, Pow, Cast. Binary ops are emitted without Caffe2's legacy `broadcast` argument: ONNX's
 // numpy-style broadcasting is the operators' own business (same shapes always work).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -178,12 +179,68 @@ void RegisterMathConverters(ConverterRegistry& r) {
       if (c.has_in(i)) ins.push_back(c.in(i));
     if (ins.empty()) HN_THROW(kInvalidArgument, c.op_type(), " needs at least one input");
     const std::string total = mean && ins.size() > 1 ? c.Fresh(c.out(0) + "_sum") : c.out(0);
-    if (ins.size() == 1) c.Emit("StopGradient", ins, {total});
-    else c.Emit("Sum", ins, {total});
+    // Our Sum takes equal shapes; ONNX's broadcasts (opset 8): a chain of Adds unless the shapes are
+    // known to be equal.
+    bool same = c.Dims(ins[0]) && !std::count(c.Dims(ins[0])->begin(), c.Dims(ins[0])->end(), -1);
+    for (const auto& i : ins) same &= c.Dims(i) && *c.Dims(i) == *c.Dims(ins[0]);
+    if (ins.size() == 1) {
+      c.Emit("StopGradient", ins, {total});
+    } else if (same) {
+      c.Emit("Sum", ins, {total});
+    } else {
+      std::string acc = ins[0];
+      for (size_t i = 1; i < ins.size(); ++i) {
+        const std::string next = i + 1 == ins.size() ? total : c.Fresh(c.out(0) + "_partial");
+        c.Emit("Add", {acc, ins[i]}, {next});
+        BroadcastDims(c, next, acc, ins[i]);
+        acc = next;
+      }
+    }
     if (mean && ins.size() > 1)
       AddArgF(c.Emit("Scale", {total}, {c.out(0)}), "scale", 1.f / static_cast<float>(ins.size()));
-    c.SameDims(c.out(0), ins[0]);
+    if (same) c.SameDims(c.out(0), ins[0]);
+    else if (mean && c.Dims(total)) c.SetDims(c.out(0), *c.Dims(total));
   };
+  // Max / Min of any number of inputs: Where(GT / LT(a, b), a, b), broadcasting.
+  auto extreme = [](ConvertContext& c, const std::string& cmp) {
+    if (c.num_inputs() == 0 || !c.has_in(0)) HN_THROW(kInvalidArgument, c.op_type(), " needs at least one input");
+    if (c.num_inputs() == 1) {
+      c.Emit("StopGradient", {c.in(0)}, {c.out(0)});
+      c.SameDims(c.out(0), c.in(0));
+      return;
+    }
+    std::string acc = c.in(0);
+    for (int i = 1; i < c.num_inputs(); ++i) {
+      const std::string pick = c.Fresh(c.out(0) + "_pick");
+      const std::string next = i + 1 == c.num_inputs() ? c.out(0) : c.Fresh(c.out(0) + "_partial");
+      c.Emit(cmp, {acc, c.in(i)}, {pick});
+      c.Emit("Where", {pick, acc, c.in(i)}, {next});
+      BroadcastDims(c, next, acc, c.in(i));
+      acc = next;
+    }
+  };
+  r.Add("Max", [extreme](ConvertContext& c) { extreme(c, "GT"); });
+  r.Add("Min", [extreme](ConvertContext& c) { extreme(c, "LT"); });
+  // Logic on BOOL tensors: Xor is NE; Not, And, Or pick with Where against a constant.
+  auto bool_const = [](ConvertContext& c, bool v) {
+    ConstTensor k;
+    k.dtype = caffe2::TensorProto::BOOL;
+    k.integer = {v ? 1 : 0};
+    return c.AddConst(c.out(0) + (v ? "_true" : "_false"), std::move(k));
+  };
+  r.Add("Not", [bool_const](ConvertContext& c) {
+    c.Emit("EQ", {c.in(0), bool_const(c, false)}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("And", [bool_const](ConvertContext& c) {
+    c.Emit("Where", {c.in(0), c.in(1), bool_const(c, false)}, {c.out(0)});
+    BroadcastDims(c, c.out(0), c.in(0), c.in(1));
+  });
+  r.Add("Or", [bool_const](ConvertContext& c) {
+    c.Emit("Where", {c.in(0), bool_const(c, true), c.in(1)}, {c.out(0)});
+    BroadcastDims(c, c.out(0), c.in(0), c.in(1));
+  });
+  Binary(r, "Xor", "NE");
   r.Add("Sum", [sum](ConvertContext& c) { sum(c, false); });
   r.Add("Mean", [sum](ConvertContext& c) { sum(c, true); });
   r.Add("Clip", [](ConvertContext& c) {

@@ -165,19 +165,26 @@ void Transpose(ConvertContext& c) {
   }
 }
 
-// ReduceMean / ReduceSum: axes from the attribute before `input_opset`, then from input 1.
-void Reduce(ConvertContext& c, const std::string& type, int64_t input_opset) {
+// ReduceMean / ReduceSum: axes from the attribute before `input_opset`, then from input 1. `pre` and
+// `post` (unary operator types) make ReduceSumSquare, ReduceL1, ReduceL2 and ReduceLogSum.
+void Reduce(ConvertContext& c, const std::string& type, int64_t input_opset, const std::string& pre = "",
+            const std::string& post = "") {
   bool given = false;
   const std::vector<int64_t> axes = AxesOf(c, input_opset, &given);
   const bool keepdims = c.Int("keepdims", 1) != 0;
   if (axes.empty() && c.opset() >= input_opset && c.Int("noop_with_empty_axes", 0) != 0) {
+    if (!pre.empty() || !post.empty()) c.Refuse("noop_with_empty_axes=1 with empty axes is not supported");
     c.Emit("StopGradient", {c.in(0)}, {c.out(0)});
     c.SameDims(c.out(0), c.in(0));
     return;
   }
-  auto& op = c.Emit(type, {c.in(0)}, {c.out(0)});
+  std::string x = c.in(0);
+  if (!pre.empty()) c.Emit(pre, {c.in(0)}, {x = c.Fresh(c.out(0) + "_" + pre)});
+  const std::string y = post.empty() ? c.out(0) : c.Fresh(c.out(0) + "_reduced");
+  auto& op = c.Emit(type, {x}, {y});
   if (!axes.empty()) AddArg(op, "axes", axes);
   AddArg(op, "keepdims", static_cast<int64_t>(keepdims));
+  if (!post.empty()) c.Emit(post, {y}, {c.out(0)});
   const int rank = c.Rank(c.in(0));
   if (rank >= 0) {
     std::set<int64_t> red;
@@ -199,6 +206,10 @@ void RegisterTensorConverters(ConverterRegistry& r) {
   r.Add("Transpose", Transpose);
   r.Add("ReduceMean", [](ConvertContext& c) { Reduce(c, "ReduceMean", 18); });
   r.Add("ReduceSum", [](ConvertContext& c) { Reduce(c, "ReduceSum", 13); });
+  r.Add("ReduceSumSquare", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Sqr"); });
+  r.Add("ReduceL1", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Abs"); });
+  r.Add("ReduceL2", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Sqr", "Sqrt"); });
+  r.Add("ReduceLogSum", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "", "Log"); });
 }
 
 }  // namespace hetnet::onnxio

@@ -545,3 +545,31 @@ def test_composed_activations():
     x = rand(3, 5) * 4
     x[0, 0] = 100.0  # exp overflows on the branch Where does not take
     check(model, {"x": x})
+
+
+def test_variadic_logic_and_reduction_compositions():
+    bshape = [("a", [2, 3, 4]), ("b", [3, 1]), ("c", [4])]
+    model = make_model([
+        helper.make_node("Sum", ["a", "b", "c"], ["sum"]),
+        helper.make_node("Mean", ["a", "b"], ["mean"]),
+        helper.make_node("Max", ["a", "b", "c"], ["max"]),
+        helper.make_node("Min", ["a", "c"], ["min"]),
+        helper.make_node("Greater", ["a", "b"], ["p"]),
+        helper.make_node("Less", ["a", "c"], ["q"]),
+        helper.make_node("Not", ["p"], ["not"]),
+        helper.make_node("And", ["p", "q"], ["and"]),
+        helper.make_node("Or", ["p", "q"], ["or"]),
+        helper.make_node("Xor", ["p", "q"], ["xor"]),
+        helper.make_node("ReduceSumSquare", ["a", "ax"], ["rss"]),
+        helper.make_node("ReduceL1", ["a", "ax"], ["rl1"], keepdims=0),
+        helper.make_node("ReduceL2", ["a"], ["rl2"]),
+        helper.make_node("ReduceLogSum", ["ea", "ax"], ["rls"]),
+        helper.make_node("Exp", ["a"], ["ea"]),
+    ], bshape, [out(n) for n in ["sum", "mean", "max", "min", "rss", "rl1", "rl2", "rls"]] +
+        [out(n, None, TensorProto.BOOL) for n in ["not", "and", "or", "xor"]],
+        {"ax": np.array([0, -1], np.int64)}, opset=18)
+    # topological order: Exp before ReduceLogSum
+    nodes = list(model.graph.node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes[:-2] + [nodes[-1], nodes[-2]])
+    check(model, {"a": rand(2, 3, 4), "b": rand(3, 1), "c": rand(4)})
