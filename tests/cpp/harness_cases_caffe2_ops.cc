@@ -66,9 +66,68 @@ std::vector<Case> LengthsReducerCases() {
   };
 }
 
+
+int64_t IntArg(const caffe2::OperatorDef& def, const std::string& name, int64_t dflt) {
+  for (const auto& a : def.arg())
+    if (a.name() == name) return a.i();
+  return dflt;
+}
+double FloatArg(const caffe2::OperatorDef& def, const std::string& name, double dflt) {
+  for (const auto& a : def.arg())
+    if (a.name() == name) return a.f();
+  return dflt;
+}
+
+// LayerNorm: rows of prod(dims[:axis]), normalized with the biased variance + epsilon.
+RefTensors LayerNormRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  const RefTensor& X = in[0];
+  int64_t axis = IntArg(def, "axis", 1);
+  if (axis < 0) axis += X.shape.size();
+  const double eps = FloatArg(def, "epsilon", 1e-5);
+  int64_t m = 1;
+  for (int64_t d = 0; d < axis; ++d) m *= X.shape[d];
+  const int64_t n = X.numel() / m;
+  std::vector<int64_t> ms(X.shape.begin(), X.shape.begin() + axis);
+  ms.push_back(1);
+  RefTensor y(X.shape), mean(ms), sd(ms);
+  for (int64_t i = 0; i < m; ++i) {
+    double mu = 0, var = 0;
+    for (int64_t j = 0; j < n; ++j) mu += X[i * n + j] / n;
+    for (int64_t j = 0; j < n; ++j) var += (X[i * n + j] - mu) * (X[i * n + j] - mu) / n;
+    mean[i] = mu;
+    sd[i] = std::sqrt(var + eps);
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = (X[i * n + j] - mu) / sd[i];
+      y[i * n + j] = in.size() == 3 ? v * in[1][j] + in[2][j] : v;
+    }
+  }
+  return {y, mean, sd};
+}
+
+std::vector<Case> LayerNormCases() {
+  return {
+      Case("default axis 1").Def(Op("LayerNorm", {"X"}, {"Y", "mean", "std"})).Inputs({In({3, 5})}).Ref(LayerNormRef),
+      Case("axis 2 of 3-D, epsilon 1e-3")
+          .Def(Op("LayerNorm", {"X"}, {"Y", "mean", "std"}, {Arg("axis", 2), Arg("epsilon", 1e-3)}))
+          .Inputs({In({2, 3, 4})})
+          .Ref(LayerNormRef),
+      Case("axis -2, elementwise_affine")
+          .Def(Op("LayerNorm", {"X", "gamma", "beta"}, {"Y", "mean", "std"}, {Arg("axis", -2),
+                                                                              Arg("elementwise_affine", 1)}))
+          .Inputs({In({2, 3, 4}), In({3, 4}), In({3, 4})})
+          .Ref(LayerNormRef),
+  };
+}
+
 }  // namespace
 
 HN_OP_CASES(Caffe2LengthsReducers) { return LengthsReducerCases(); }
 
+}  // namespace harness
+}  // namespace hetnet
+
+namespace hetnet {
+namespace harness {
+HN_OP_CASES(Caffe2LayerNorm) { return LayerNormCases(); }
 }  // namespace harness
 }  // namespace hetnet

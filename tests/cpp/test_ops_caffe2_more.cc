@@ -67,3 +67,22 @@ TEST_CASE("LengthsMeanGradient has Caffe2's (dOUT, LENGTHS) signature", "[ops][c
     for (int r = 1; r < 4; ++r) CHECK(dd[r * 2 + q] == Approx(dy[4 + q] / 3.0));
   }
 }
+
+TEST_CASE("LayerNorm: Caffe2's moments shape, affine shape errors, gradients", "[ops][caffe2][layernorm]") {
+  Workspace ws;
+  Feed<float>(ws, "X", {2, 3, 4}, RandomVec(24, 6));
+  Feed<float>(ws, "g", {4}, RandomVec(4, 7, 0.5f, 1.5f));
+  Feed<float>(ws, "b", {4}, RandomVec(4, 8));
+  const auto def = MakeOp("LayerNorm", {"X", "g", "b"}, {"Y", "mu", "sd"}, {ArgI("axis", -1),
+                                                                           ArgI("elementwise_affine", 1)});
+  RunOp(ws, def);
+  CHECK(Fetch(ws, "mu").shape() == std::vector<int64_t>{2, 3, 1});
+  CHECK(Fetch(ws, "sd").shape() == std::vector<int64_t>{2, 3, 1});
+  CheckShapeInference(ws, def);
+  CheckGradient(ws, def, {0, 1, 2});
+  Feed<float>(ws, "g3", {3}, {1.f, 1.f, 1.f});
+  RequireThrowsWith(ws, MakeOp("LayerNorm", {"X", "g3", "b"}, {"Y", "mu", "sd"}, {ArgI("axis", 2),
+                                                                                 ArgI("elementwise_affine", 1)}),
+                    {"LayerNorm", "'g3'", "[3]", "[4]"});
+  RequireThrowsWith(ws, MakeOp("LayerNorm", {"X"}, {"Y", "mu", "sd"}, {ArgI("axis", 3)}), {"axis 3", "'X'"});
+}
