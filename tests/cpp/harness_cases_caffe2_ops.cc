@@ -119,6 +119,56 @@ std::vector<Case> LayerNormCases() {
   };
 }
 
+RefTensors SquaredL2Ref(const caffe2::OperatorDef&, const RefTensors& in) {
+  const int64_t n = in[0].shape.empty() ? 1 : in[0].shape[0], d = n ? in[0].numel() / n : 0;
+  RefTensor z({n});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j) z[i] += 0.5 * std::pow(in[0][i * d + j] - in[1][i * d + j], 2);
+  return {z};
+}
+
+// Tile: output index -> input index with the axis coordinate taken modulo X's dim.
+RefTensors TileRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  const RefTensor& X = in[0];
+  int64_t tiles = in.size() > 1 ? static_cast<int64_t>(in[1][0]) : IntArg(def, "tiles", 1);
+  int64_t axis = in.size() > 2 ? static_cast<int64_t>(in[2][0]) : IntArg(def, "axis", 0);
+  if (axis < 0) axis += X.shape.size();
+  std::vector<int64_t> shape = X.shape;
+  shape[axis] *= tiles;
+  RefTensor y(shape, X.dtype);
+  for (int64_t k = 0; k < y.numel(); ++k) {
+    int64_t rem = k, off = 0, stride = 1;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      int64_t c = rem % shape[d];
+      rem /= shape[d];
+      if (d == axis) c %= X.shape[d];
+      off += c * stride;
+      stride *= X.shape[d];
+    }
+    y[k] = X[off];
+  }
+  return {y};
+}
+
+std::vector<Case> SquaredL2AndTileCases() {
+  return {
+      Case("SquaredL2Distance 2-D").Def(Op("SquaredL2Distance", {"X", "Y"}, {"Z"})).Inputs({In({4, 3}), In({4, 3})})
+          .Ref(SquaredL2Ref),
+      Case("SquaredL2Distance 3-D").Def(Op("SquaredL2Distance", {"X", "Y"}, {"Z"})).Inputs({In({2, 3, 2}),
+                                                                                           In({2, 3, 2})})
+          .Ref(SquaredL2Ref),
+      Case("Tile tiles 3 axis 1").Def(Op("Tile", {"X"}, {"Y"}, {Arg("tiles", 3), Arg("axis", 1)}))
+          .Inputs({In({2, 3, 2})}).Ref(TileRef),
+      Case("Tile default axis 0").Def(Op("Tile", {"X"}, {"Y"}, {Arg("tiles", 2)})).Inputs({In({3, 2})}).Ref(TileRef),
+      Case("Tile axis -1 int32").Def(Op("Tile", {"X"}, {"Y"}, {Arg("tiles", 2), Arg("axis", -1)}))
+          .Inputs({In({2, 3}, i32).Range(-9, 9)}).Ref(TileRef),
+      Case("Tile tiles and axis as inputs").Def(Op("Tile", {"X", "tiles", "axis"}, {"Y"}))
+          .Inputs({In({2, 3}), In({1}, i64).Values({4}), In({1}, i32).Values({1})})
+          .Ref(TileRef)
+          .NoShapeCheck(),
+  };
+}
+
 }  // namespace
 
 HN_OP_CASES(Caffe2LengthsReducers) { return LengthsReducerCases(); }
@@ -129,5 +179,11 @@ HN_OP_CASES(Caffe2LengthsReducers) { return LengthsReducerCases(); }
 namespace hetnet {
 namespace harness {
 HN_OP_CASES(Caffe2LayerNorm) { return LayerNormCases(); }
+}  // namespace harness
+}  // namespace hetnet
+
+namespace hetnet {
+namespace harness {
+HN_OP_CASES(Caffe2SquaredL2AndTile) { return SquaredL2AndTileCases(); }
 }  // namespace harness
 }  // namespace hetnet

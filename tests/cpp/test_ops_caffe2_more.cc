@@ -86,3 +86,38 @@ TEST_CASE("LayerNorm: Caffe2's moments shape, affine shape errors, gradients", "
                     {"LayerNorm", "'g3'", "[3]", "[4]"});
   RequireThrowsWith(ws, MakeOp("LayerNorm", {"X"}, {"Y", "mu", "sd"}, {ArgI("axis", 3)}), {"axis 3", "'X'"});
 }
+
+TEST_CASE("SquaredL2Distance: shape errors, gradient of both inputs", "[ops][caffe2][squaredl2]") {
+  Workspace ws;
+  const auto x = RandomVec(6, 9), y = RandomVec(6, 10);
+  Feed<float>(ws, "X", {3, 2}, x);
+  Feed<float>(ws, "Y", {3, 2}, y);
+  const auto def = MakeOp("SquaredL2Distance", {"X", "Y"}, {"Z"});
+  RunOp(ws, def);
+  const auto z = FetchVec<float>(ws, "Z");
+  REQUIRE(z.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    const double a = x[2 * i] - y[2 * i], b = x[2 * i + 1] - y[2 * i + 1];
+    CHECK(z[i] == Approx(0.5 * (a * a + b * b)).margin(1e-6));
+  }
+  CheckGradient(ws, def, {0, 1});
+  Feed<float>(ws, "Y6", {6}, y);
+  RequireThrowsWith(ws, MakeOp("SquaredL2Distance", {"X", "Y6"}, {"Z"}), {"SquaredL2Distance", "'Y6'", "[6]", "[3, 2]"});
+}
+
+TEST_CASE("Tile: input forms agree with args, errors, gradient sums the copies", "[ops][caffe2][tile]") {
+  Workspace ws;
+  Feed<float>(ws, "X", {2, 3}, RandomVec(6, 11));
+  RunOp(ws, MakeOp("Tile", {"X"}, {"A"}, {ArgI("tiles", 3), ArgI("axis", 1)}));
+  Feed<int32_t>(ws, "t", {1}, {3});
+  Feed<int64_t>(ws, "ax", {1}, {1});
+  RunOp(ws, MakeOp("Tile", {"X", "t", "ax"}, {"B"}));
+  CHECK(Fetch(ws, "A").shape() == std::vector<int64_t>{2, 9});
+  CHECK(FetchVec<float>(ws, "A") == FetchVec<float>(ws, "B"));
+  CheckGradient(ws, MakeOp("Tile", {"X"}, {"A"}, {ArgI("tiles", 3), ArgI("axis", 1)}), {0});
+  Feed<int32_t>(ws, "t0", {1}, {0});
+  RequireThrowsWith(ws, MakeOp("Tile", {"X", "t0"}, {"Y"}), {"Tile", "tiles", "got 0"});
+  Feed<float>(ws, "tf", {1}, {2.f});
+  RequireThrowsWith(ws, MakeOp("Tile", {"X", "tf"}, {"Y"}), {"'tf'", "int32 or int64"});
+  RequireThrowsWith(ws, MakeOp("Tile", {"X"}, {"Y"}, {ArgI("axis", 2)}), {"axis 2", "'X'"});
+}
