@@ -87,6 +87,11 @@ std::string PerChannelSlope(ConvertContext& c) {
   const ConstTensor* slope = c.Const(c.in(1));
   if (!slope) return "";
   if (slope->numel() == 1) return c.in(1);
+  if (c.opset() < 7) {  // before numpy broadcasting, a slope of C values was per channel
+    ConstTensor flat = *slope;
+    flat.dims = {slope->numel()};
+    return c.AddConst(c.in(1) + "_per_channel", std::move(flat));
+  }
   const int rank = c.Rank(c.in(0));
   if (rank < 0) return "";
   const int offset = rank - static_cast<int>(slope->dims.size());
@@ -250,6 +255,13 @@ void RegisterMathConverters(ConverterRegistry& r) {
     c.SameDims(c.out(0), c.in(0));
   });
   r.Add("Cast", Cast);
+  r.Add("CastLike", [](ConvertContext& c) {  // Cast to the declared type of input 1
+    const auto to = c.Dtype(c.in(1));
+    if (to == caffe2::TensorProto::UNDEFINED)
+      c.Refuse("the type of target_type (input '" + c.in(1) + "') is not declared by the model");
+    AddArg(c.Emit("Cast", {c.in(0)}, {c.out(0)}), "to", static_cast<int64_t>(to));
+    c.SameDims(c.out(0), c.in(0));
+  });
 }
 
 }  // namespace hetnet::onnxio

@@ -111,6 +111,12 @@ const std::vector<int64_t>* ConvertContext::Dims(const std::string& blob) const 
   return it == state_.dims.end() ? nullptr : &it->second;
 }
 
+caffe2::TensorProto::DataType ConvertContext::Dtype(const std::string& blob) const {
+  if (const ConstTensor* k = Const(blob)) return k->dtype;
+  auto it = state_.dtypes.find(blob);
+  return it == state_.dtypes.end() ? caffe2::TensorProto::UNDEFINED : it->second;
+}
+
 int ConvertContext::Rank(const std::string& blob) const {
   const auto* d = Dims(blob);
   return d ? static_cast<int>(d->size()) : -1;

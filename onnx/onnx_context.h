@@ -65,6 +65,7 @@ struct ImportState {
   // the predict net reads (or that are graph outputs).
   std::vector<std::pair<std::string, caffe2::DeviceOption>> const_order;
   std::map<std::string, std::vector<int64_t>> dims;   // blob -> dims (-1 unknown) where the rank is known
+  std::map<std::string, caffe2::TensorProto::DataType> dtypes;  // blob -> dtype the model declares
   std::set<std::string> names;                        // every blob name in use (for fresh names)
   caffe2::NetDef* init_net = nullptr;
   caffe2::NetDef* predict_net = nullptr;
@@ -112,6 +113,9 @@ class ConvertContext {
   void SetDims(const std::string& blob, std::vector<int64_t> dims);
   void SetRank(const std::string& blob, int rank);  // dims all unknown
   void SameDims(const std::string& to, const std::string& from);
+  // The element type the model declares for blob (graph inputs/outputs, value_info, constants), or
+  // UNDEFINED.
+  caffe2::TensorProto::DataType Dtype(const std::string& blob) const;
   // Canonical axis in [0, rank) (rank may be -1 only when axis >= 0; else Refuse).
   int64_t Axis(int64_t axis, int rank, const std::string& what) const;
 

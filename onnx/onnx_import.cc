@@ -99,15 +99,18 @@ ImportedOnnxModel ImportOnnxModel(const std::string& model_bytes, const OnnxImpo
     if (initializers.count(v.name())) continue;
     OnnxValueInfo info = ValueInfoOf(v);
     if (info.known_rank) st.dims[v.name()] = info.dims;
+    st.dtypes[v.name()] = info.dtype;
     out.inputs.push_back(std::move(info));
   }
   for (const auto& v : graph.value_info()) {
     OnnxValueInfo info = ValueInfoOf(v);
     if (info.known_rank && !st.dims.count(v.name())) st.dims[v.name()] = info.dims;
+    st.dtypes.emplace(v.name(), info.dtype);
   }
   for (const auto& v : graph.output()) {
     OnnxValueInfo info = ValueInfoOf(v);
     if (info.known_rank && !st.dims.count(v.name())) st.dims[v.name()] = info.dims;
+    st.dtypes.emplace(v.name(), info.dtype);
     out.outputs.push_back(std::move(info));
   }
   for (const auto& n : graph.node())

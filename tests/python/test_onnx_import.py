@@ -573,3 +573,18 @@ def test_variadic_logic_and_reduction_compositions():
     del model.graph.node[:]
     model.graph.node.extend(nodes[:-2] + [nodes[-1], nodes[-2]])
     check(model, {"a": rand(2, 3, 4), "b": rand(3, 1), "c": rand(4)})
+
+
+def test_castlike_takes_the_declared_type_of_its_target():
+    graph = helper.make_graph(
+        [helper.make_node("CastLike", ["x", "t"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("t", TensorProto.INT32, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    feeds = {"x": np.array([1.7, -2.2, 3.0], np.float32), "t": np.array([0], np.int32)}
+    ours, _ = run_hetnet(model, feeds)
+    ref = run_ort(model, feeds)
+    assert ours["y"].dtype == ref["y"].dtype == np.int32
+    np.testing.assert_array_equal(ours["y"], ref["y"])
