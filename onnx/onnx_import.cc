@@ -130,7 +130,12 @@ ImportedOnnxModel ImportOnnxModel(const std::string& model_bytes, const OnnxImpo
     const std::string label = node.op_type() + " (opset " + std::to_string(opset) + ")";
     const Converter* convert = registry.Find(node.op_type(), opset);
     if (!convert) {
-      refused.Add(label);
+      const auto known = registry.OpTypes();
+      const bool other_opset = std::binary_search(known.begin(), known.end(), node.op_type());
+      refused.Add(label + (!other_opset ? std::string()
+                           : opset > kNewestOpset ? ": newer than the newest opset the importer knows (" +
+                                                        std::to_string(kNewestOpset) + ")"
+                                                  : ": no converter for this opset"));
       continue;
     }
     caffe2::DeviceOption device = options.device;

@@ -226,3 +226,10 @@ def test_cli_inspect_onnx_declared_shapes_and_offline_gpu_plan(tmp_path):
     assert "CopyCPUToGPU" in r.stdout and "cpu -> cuda:0" in r.stdout
     r = _cli("inspect", str(path), "--device", "tpu")
     assert r.returncode == 2 and "expected cpu, cuda or cuda:N" in r.stderr
+
+
+def test_opsets_newer_than_the_importer_knows_are_refused():
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [2])], [out("y", [2])])
+    model.opset_import[0].version = 29
+    with pytest.raises(hetnet.UnsupportedError, match=r"Relu \(opset 29\): newer than the newest opset"):
+        _C.onnx_import(model.SerializeToString())
