@@ -320,3 +320,21 @@ def test_castlike_takes_the_declared_type_of_its_target():
     ref = run_ort(model, feeds)
     assert ours["y"].dtype == ref["y"].dtype == np.int32
     np.testing.assert_array_equal(ours["y"], ref["y"])
+
+
+def test_dynamic_reshape_chain_as_pytorch_exports_it():
+    # x.view(x.size(0), -1) with a symbolic batch: Shape -> Gather -> Unsqueeze -> Concat -> Reshape,
+    # all at run time.
+    model = make_model([
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+        helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "w", "b"], ["y"], transB=1),
+    ], [("x", ["N", 2, 3, 3])], [out("y")],
+        {"zero": np.array(0, np.int64), "axes0": np.array([0], np.int64), "minus1": np.array([-1], np.int64),
+         "w": rand(5, 18), "b": rand(5)})
+    info = check(model, {"x": rand(4, 2, 3, 3)})
+    assert "Shape" in predict_ops(info) and "Gather" in predict_ops(info)
+    check(model, {"x": rand(1, 2, 3, 3)})
