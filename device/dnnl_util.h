@@ -27,6 +27,11 @@
 namespace hetnet {
 namespace dnnl_util {
 
+// Primitives (each with its activation buffers, scratchpad and prepared weight) an operator keeps
+// for the input shapes it has seen; past this many it starts over, so a net fed ever new batch
+// sizes does not grow without bound.
+constexpr size_t kMaxPlansPerOp = 8;
+
 dnnl::engine& CpuEngine();
 // A stream for the calling thread (oneDNN CPU streams are not to be shared between threads).
 dnnl::stream& ThreadStream();

@@ -81,6 +81,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const std::vector<int64_t> key{g.N, g.C, g.H, g.W, g.M, g.kh, g.kw, has_bias};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
+    if (plans_.size() >= dnnl_util::kMaxPlansPerOp) plans_.clear();  // shapes that keep changing
     auto p = std::make_unique<Plan>();
     p->user_src = dnnl_util::PlainDesc({g.N, g.C, g.H, g.W});
     p->user_dst = dnnl_util::PlainDesc({g.N, g.M, g.OH, g.OW});

@@ -73,6 +73,7 @@ class DnnlFCOp final : public Operator<CPUContext> {
     const std::vector<int64_t> key{M, K, N};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
+    if (plans_.size() >= dnnl_util::kMaxPlansPerOp) plans_.clear();  // shapes that keep changing
     auto p = std::make_unique<Plan>();
     const auto f32 = memory::data_type::f32;
     // Logical weights are [N, K]; FCTransposed stores them K-major ([K, N] row-major = tag ba).

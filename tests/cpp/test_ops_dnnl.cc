@@ -132,12 +132,25 @@ TEST_CASE("DNNL Conv keeps one primitive per input shape", "[dnnl][cnn]") {
   Feed<float>(ws, "b", {4}, RandomVec(4, 3));
   Feed<float>(ws, "X", {1, 2, 7, 5}, RandomVec(70, 9));
   auto op = CreateOperator(ConvDef("DNNL"), &ws);
-  for (int64_t n : {1, 5, 1, 5}) {
-    Feed<float>(ws, "X", {n, 2, 7, 5}, RandomVec(n * 70, static_cast<unsigned>(10 + n)));
+  int64_t after_first_pass = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t n : {1, 5}) {
+      Feed<float>(ws, "X", {n, 2, 7, 5}, RandomVec(n * 70, static_cast<unsigned>(10 + n + pass)));
+      op->Run();
+      CheckClose(ws, "Y", ExpectedConv(ws));
+    }
+    if (pass == 0) after_first_pass = Preparations();
+  }
+  CHECK(Preparations() == after_first_pass);  // both shapes' primitives and filters were kept
+  // More shapes than an op keeps primitives for (dnnl_util::kMaxPlansPerOp): it starts over, still right.
+  for (int64_t n = 1; n <= 10; ++n) {
+    Feed<float>(ws, "X", {n, 2, 7, 5}, RandomVec(n * 70, static_cast<unsigned>(30 + n)));
     op->Run();
     CheckClose(ws, "Y", ExpectedConv(ws));
   }
-  // Back at shapes seen before: nothing prepared again (the filter did not change).
+  Feed<float>(ws, "X", {1, 2, 7, 5}, RandomVec(70, 98));
+  op->Run();
+  // Back at a shape seen before: nothing prepared again (the filter did not change).
   const int64_t now = Preparations();
   Feed<float>(ws, "X", {1, 2, 7, 5}, RandomVec(70, 99));
   op->Run();
@@ -145,7 +158,7 @@ TEST_CASE("DNNL Conv keeps one primitive per input shape", "[dnnl][cnn]") {
   CHECK(Preparations() == now);
 }
 
-TEST_CASE("Conv and FC resolve to DNNL by default on CPU; engine EIGEN picks the portable kernels", "[dnnl]") {
+TEST_CASE("Conv and FC resolve to DNNL by default on CPU, engine EIGEN to the portable kernels", "[dnnl]") {
   Workspace ws;
   const bool env_set = std::getenv("HETNET_CPU_ENGINE") != nullptr;
   auto engine_of = [&](const std::string& type, const char* engine) {
