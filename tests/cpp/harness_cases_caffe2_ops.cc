@@ -1,7 +1,10 @@
 // Harness cases for the Caffe2 operators of issue 13: the LENGTHS reducers (SparseLengthsSum,
-// SparseLengthsWeightedSum, SparseLengthsMean, LengthsSum, LengthsMean) and the ops after them.
+// SparseLengthsWeightedSum, SparseLengthsMean, LengthsSum, LengthsMean), LayerNorm, SquaredL2Distance,
+// Tile, PadImage, ResizeNearest (MSRAFill, being random, is tested in test_ops_caffe2_more.cc).
 // References are naive float64 loops written from Caffe2's operator docs, not from the kernels.
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "tests/cpp/op_harness.h"
 
@@ -169,6 +172,80 @@ std::vector<Case> SquaredL2AndTileCases() {
   };
 }
 
+std::string StrArg(const caffe2::OperatorDef& def, const std::string& name, const std::string& dflt) {
+  for (const auto& a : def.arg())
+    if (a.name() == name) return a.s();
+  return dflt;
+}
+
+// PadImage from numpy.pad's definitions (constant / reflect / edge), pads [t, l, b, r].
+RefFn PadImageRef(std::vector<int64_t> pads) {
+  return [pads](const caffe2::OperatorDef& def, const RefTensors& in) {
+    const RefTensor& X = in[0];
+    const std::string mode = StrArg(def, "mode", "constant");
+    const double value = FloatArg(def, "value", 0.0);
+    const int64_t H = X.shape[2], W = X.shape[3], OH = H + pads[0] + pads[2], OW = W + pads[1] + pads[3];
+    RefTensor y({X.shape[0], X.shape[1], OH, OW});
+    auto src = [&](int64_t o, int64_t pad, int64_t n) -> int64_t {
+      int64_t i = o - pad;
+      if (i >= 0 && i < n) return i;
+      if (mode == "constant") return -1;
+      if (mode == "edge") return std::min<int64_t>(std::max<int64_t>(i, 0), n - 1);
+      return i < 0 ? -i : 2 * (n - 1) - i;  // reflect about the edge pixel
+    };
+    for (int64_t c = 0; c < X.shape[0] * X.shape[1]; ++c)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          const int64_t sy = src(oy, pads[0], H), sx = src(ox, pads[1], W);
+          y[(c * OH + oy) * OW + ox] = sy < 0 || sx < 0 ? value : X[(c * H + sy) * W + sx];
+        }
+    return RefTensors{y};
+  };
+}
+
+RefTensors ResizeNearestRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  const RefTensor& X = in[0];
+  double hs = FloatArg(def, "height_scale", 1.0), ws = FloatArg(def, "width_scale", 1.0);
+  if (in.size() > 1) { hs = in[1][0]; ws = in[1][1]; }
+  const int64_t H = X.shape[2], W = X.shape[3];
+  const int64_t OH = static_cast<int64_t>(H * hs), OW = static_cast<int64_t>(W * ws);
+  RefTensor y({X.shape[0], X.shape[1], OH, OW});
+  for (int64_t c = 0; c < X.shape[0] * X.shape[1]; ++c)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        const int64_t sy = std::min<int64_t>(static_cast<int64_t>(std::floor(oy / hs)), H - 1);
+        const int64_t sx = std::min<int64_t>(static_cast<int64_t>(std::floor(ox / ws)), W - 1);
+        y[(c * OH + oy) * OW + ox] = X[(c * H + sy) * W + sx];
+      }
+  return {y};
+}
+
+std::vector<Case> PadResizeCases() {
+  return {
+      Case("PadImage constant pad 1 value 0.5")
+          .Def(Op("PadImage", {"X"}, {"Y"}, {Arg("pad", 1), Arg("value", 0.5)}))
+          .Inputs({In({2, 2, 3, 4})}).Ref(PadImageRef({1, 1, 1, 1})),
+      Case("PadImage reflect pads [2,1,0,2]")
+          .Def(Op("PadImage", {"X"}, {"Y"}, {Ints("pads", {2, 1, 0, 2}), Arg("mode", "reflect")}))
+          .Inputs({In({1, 2, 3, 4})}).Ref(PadImageRef({2, 1, 0, 2})),
+      Case("PadImage edge pad_t/l/b/r")
+          .Def(Op("PadImage", {"X"}, {"Y"}, {Arg("pad_t", 0), Arg("pad_l", 2), Arg("pad_b", 3), Arg("pad_r", 1),
+                                              Arg("mode", "edge")}))
+          .Inputs({In({2, 1, 2, 3})}).Ref(PadImageRef({0, 2, 3, 1})),
+      Case("ResizeNearest x2")
+          .Def(Op("ResizeNearest", {"X"}, {"Y"}, {Arg("height_scale", 2.0), Arg("width_scale", 2.0)}))
+          .Inputs({In({1, 2, 3, 2})}).Ref(ResizeNearestRef),
+      Case("ResizeNearest 1.5 x 0.5")
+          .Def(Op("ResizeNearest", {"X"}, {"Y"}, {Arg("height_scale", 1.5), Arg("width_scale", 0.5)}))
+          .Inputs({In({2, 1, 4, 6})}).Ref(ResizeNearestRef),
+      Case("ResizeNearest scales input [3, 2]")
+          .Def(Op("ResizeNearest", {"X", "scales"}, {"Y"}))
+          .Inputs({In({1, 2, 2, 3}), In({2}).Values({3.0, 2.0}).NoGrad()})
+          .Ref(ResizeNearestRef)
+          .NoShapeCheck(),
+  };
+}
+
 }  // namespace
 
 HN_OP_CASES(Caffe2LengthsReducers) { return LengthsReducerCases(); }
@@ -185,5 +262,11 @@ HN_OP_CASES(Caffe2LayerNorm) { return LayerNormCases(); }
 namespace hetnet {
 namespace harness {
 HN_OP_CASES(Caffe2SquaredL2AndTile) { return SquaredL2AndTileCases(); }
+}  // namespace harness
+}  // namespace hetnet
+
+namespace hetnet {
+namespace harness {
+HN_OP_CASES(Caffe2PadImageResizeNearest) { return PadResizeCases(); }
 }  // namespace harness
 }  // namespace hetnet

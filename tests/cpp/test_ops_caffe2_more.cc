@@ -121,3 +121,58 @@ TEST_CASE("Tile: input forms agree with args, errors, gradient sums the copies",
   RequireThrowsWith(ws, MakeOp("Tile", {"X", "tf"}, {"Y"}), {"'tf'", "int32 or int64"});
   RequireThrowsWith(ws, MakeOp("Tile", {"X"}, {"Y"}, {ArgI("axis", 2)}), {"axis 2", "'X'"});
 }
+
+TEST_CASE("PadImage: errors for bad modes and pads; gradient of reflect", "[ops][caffe2][padimage]") {
+  Workspace ws;
+  Feed<float>(ws, "X", {1, 1, 3, 3}, RandomVec(9, 12));
+  RequireThrowsWith(ws, MakeOp("PadImage", {"X"}, {"Y"}, {ArgI("pad", 1), ArgS("mode", "wrap")}),
+                    {"PadImage", "mode 'wrap'"});
+  RequireThrowsWith(ws, MakeOp("PadImage", {"X"}, {"Y"}, {ArgI("pad", 3), ArgS("mode", "reflect")}),
+                    {"PadImage", "reflect", "smaller than the image"});
+  RequireThrowsWith(ws, MakeOp("PadImage", {"X"}, {"Y"}, {ArgI("pad", 1), ArgI("stride", 2)}), {"stride"});
+  Feed<float>(ws, "X3", {3, 3}, RandomVec(9, 12));
+  RequireThrowsWith(ws, MakeOp("PadImage", {"X3"}, {"Y"}, {ArgI("pad", 1)}), {"'X3'", "4-D"});
+  const auto def = MakeOp("PadImage", {"X"}, {"Y"}, {ArgInts("pads", {2, 1, 1, 2}), ArgS("mode", "reflect")});
+  RunOp(ws, def);
+  CHECK(Fetch(ws, "Y").shape() == std::vector<int64_t>{1, 1, 6, 6});
+  CheckShapeInference(ws, def);
+  CheckGradient(ws, def, {0});
+}
+
+TEST_CASE("ResizeNearest: scales input equals args; errors", "[ops][caffe2][resizenearest]") {
+  Workspace ws;
+  Feed<float>(ws, "X", {1, 2, 2, 3}, RandomVec(12, 13));
+  RunOp(ws, MakeOp("ResizeNearest", {"X"}, {"A"}, {ArgF("height_scale", 2.f), ArgF("width_scale", 3.f)}));
+  Feed<float>(ws, "s", {2}, {2.f, 3.f});
+  RunOp(ws, MakeOp("ResizeNearest", {"X", "s"}, {"B"}));
+  CHECK(Fetch(ws, "A").shape() == std::vector<int64_t>{1, 2, 4, 9});
+  CHECK(FetchVec<float>(ws, "A") == FetchVec<float>(ws, "B"));
+  CheckGradient(ws, MakeOp("ResizeNearest", {"X"}, {"A"}, {ArgF("height_scale", 2.f), ArgF("width_scale", 3.f)}),
+                {0});
+  Feed<float>(ws, "s3", {3}, {1.f, 2.f, 3.f});
+  RequireThrowsWith(ws, MakeOp("ResizeNearest", {"X", "s3"}, {"Y"}), {"'s3'", "2 float32 values"});
+  RequireThrowsWith(ws, MakeOp("ResizeNearest", {"X"}, {"Y"}, {ArgF("width_scale", -1.f)}), {"positive"});
+  RequireThrowsWith(ws, MakeOp("ResizeNearest", {"X"}, {"Y"}, {ArgS("order", "NHWC")}), {"NHWC"});
+}
+
+TEST_CASE("MSRAFill: std sqrt(2 / fan_out), seeded like the other fills", "[ops][caffe2][msrafill]") {
+  Workspace ws;
+  auto def = MakeOp("MSRAFill", {}, {"W"}, {ArgInts("shape", {64, 32, 3, 3})});
+  def.mutable_device_option()->set_random_seed(7);
+  RunOp(ws, def);
+  const auto w = FetchVec<float>(ws, "W");
+  REQUIRE(w.size() == 64 * 32 * 9);
+  double mean = 0, sq = 0;
+  for (float v : w) mean += v;
+  mean /= w.size();
+  for (float v : w) sq += (v - mean) * (v - mean);
+  const double sd = std::sqrt(sq / w.size()), want = std::sqrt(2.0 / (64 * 9));  // fan_out = numel / dims[1]
+  CHECK(std::abs(mean) < 0.01);
+  CHECK(sd == Approx(want).epsilon(0.03));
+  RunOp(ws, def);
+  CHECK(FetchVec<float>(ws, "W") == w);  // same seed, same numbers
+  def.mutable_device_option()->set_random_seed(8);
+  RunOp(ws, def);
+  CHECK(FetchVec<float>(ws, "W") != w);
+  CheckShapeInference(ws, def);
+}
