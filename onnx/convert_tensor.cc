@@ -93,8 +93,8 @@ void Split(ConvertContext& c) {
   std::vector<std::string> outs;
   for (int i = 0; i < c.num_outputs(); ++i) outs.push_back(c.has_out(i) ? c.out(i) : c.Fresh("split_unused"));
   std::vector<int64_t> split;
-  if (c.opset() < 13) split = c.Ints("split");
-  else if (c.has_in(1)) split = c.RequireConst(1, "split").Ints("split");
+  if (c.has_in(1)) split = c.RequireConst(1, "split").Ints("split");  // opsets 1 and >= 13
+  else if (c.opset() < 13) split = c.Ints("split");
   if (split.empty() && c.opset() >= 18 && c.Has("num_outputs")) {
     // num_outputs: equal parts of ceil(dim / n), the last one smaller (needs the dim when uneven).
     const auto* d = c.Dims(c.in(0));

@@ -247,5 +247,18 @@ TEST_CASE("onnx import: external data loads from inside base_dir and is refused 
   fs::remove_all(dir);
 }
 
+TEST_CASE("onnx import: a missing file is kNotFound naming it, a directory is not a model", "[onnx]") {
+  try {
+    onnxio::LoadOnnxPredictor("/nonexistent/model.onnx");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kNotFound);
+    CHECK(std::string(e.what()).find("/nonexistent/model.onnx") != std::string::npos);
+  }
+  const fs::path dir = TempDir("dir.onnx");
+  CHECK_THROWS_AS(onnxio::ImportOnnxFile(dir.string()), Error);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hetnet
