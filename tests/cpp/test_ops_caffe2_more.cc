@@ -122,7 +122,7 @@ TEST_CASE("Tile: input forms agree with args, errors, gradient sums the copies",
   RequireThrowsWith(ws, MakeOp("Tile", {"X"}, {"Y"}, {ArgI("axis", 2)}), {"axis 2", "'X'"});
 }
 
-TEST_CASE("PadImage: errors for bad modes and pads; gradient of reflect", "[ops][caffe2][padimage]") {
+TEST_CASE("PadImage: errors for bad modes and pads, gradient of reflect", "[ops][caffe2][padimage]") {
   Workspace ws;
   Feed<float>(ws, "X", {1, 1, 3, 3}, RandomVec(9, 12));
   RequireThrowsWith(ws, MakeOp("PadImage", {"X"}, {"Y"}, {ArgI("pad", 1), ArgS("mode", "wrap")}),
@@ -139,7 +139,7 @@ TEST_CASE("PadImage: errors for bad modes and pads; gradient of reflect", "[ops]
   CheckGradient(ws, def, {0});
 }
 
-TEST_CASE("ResizeNearest: scales input equals args; errors", "[ops][caffe2][resizenearest]") {
+TEST_CASE("ResizeNearest: scales input equals args, errors", "[ops][caffe2][resizenearest]") {
   Workspace ws;
   Feed<float>(ws, "X", {1, 2, 2, 3}, RandomVec(12, 13));
   RunOp(ws, MakeOp("ResizeNearest", {"X"}, {"A"}, {ArgF("height_scale", 2.f), ArgF("width_scale", 3.f)}));
