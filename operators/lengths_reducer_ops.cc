@@ -99,11 +99,27 @@ void SegmentReduceGradient(const SegmentGeom& g, const float* dout, const I* ind
   }
 }
 
+template <typename I, class Context>
+void SegmentWeightsGradient(const SegmentGeom& g, const float* dout, const float* data, const I* indices,
+                            const int64_t* offsets, float* dweights, Context*) {
+  for (int64_t s = 0; s < g.segments; ++s)
+    for (int64_t j = offsets[s]; j < offsets[s + 1]; ++j) {
+      const int64_t row = static_cast<int64_t>(indices[j]);
+      HN_ENFORCE(row >= 0 && row < g.n, "SparseLengthsWeightedSumDenseGradient: index ", row, " at position ", j,
+                 " is out of range for ", g.n, " rows");
+      double acc = 0;
+      for (int64_t q = 0; q < g.inner; ++q) acc += static_cast<double>(dout[s * g.inner + q]) * data[row * g.inner + q];
+      dweights[j] = static_cast<float>(acc);
+    }
+}
+
 #define HN_INSTANTIATE_SEGMENT(I)                                                                                  \
   template int64_t SegmentReduce<I, CPUContext>(const SegmentGeom&, const float*, const I*, const float*,          \
                                                 const int64_t*, bool, float*, CPUContext*);                        \
   template void SegmentReduceGradient<I, CPUContext>(const SegmentGeom&, const float*, const I*, const float*,     \
-                                                     const int64_t*, bool, float*, CPUContext*);
+                                                     const int64_t*, bool, float*, CPUContext*);      \
+  template void SegmentWeightsGradient<I, CPUContext>(const SegmentGeom&, const float*, const float*, const I*,    \
+                                                      const int64_t*, float*, CPUContext*);
 HN_INSTANTIATE_SEGMENT(int32_t)
 HN_INSTANTIATE_SEGMENT(int64_t)
 #undef HN_INSTANTIATE_SEGMENT
@@ -138,8 +154,8 @@ OPERATOR_SCHEMA(SparseLengthsWeightedSum)
     .NumOutputs(1)
     .TensorInference(SegmentShape(3))
     .SetDoc("SparseLengthsWeightedSum(DATA, WEIGHTS, INDICES, LENGTHS) -> OUTPUT: as SparseLengthsSum with row j "
-            "scaled by WEIGHTS[j]. Gradient w.r.t. DATA only (dense); WEIGHTS get none (Caffe2's default "
-            "grad_on_weights=0).");
+            "scaled by WEIGHTS[j]. Gradient w.r.t. DATA (dense), and w.r.t. WEIGHTS with arg grad_on_weights=1 "
+            "(Caffe2's default 0: none).");
 OPERATOR_SCHEMA(SparseLengthsMean)
     .NumInputs(3)
     .NumOutputs(1)
@@ -159,7 +175,15 @@ OPERATOR_SCHEMA(LengthsMean)
     .SetDoc("LengthsMean(DATA, LENGTHS) -> OUTPUT: the mean of each segment of DATA's rows. Gradient: "
             "LengthsMeanGradient(dOUT, LENGTHS).");
 OPERATOR_SCHEMA(SparseLengthsSumDenseGradient).NumInputs(4).NumOutputs(1).TensorInference(LikeInput0Float());
-OPERATOR_SCHEMA(SparseLengthsWeightedSumDenseGradient).NumInputs(5).NumOutputs(1).TensorInference(LikeInput0Float());
+OPERATOR_SCHEMA(SparseLengthsWeightedSumDenseGradient)
+    .NumInputs(5)
+    .NumOutputs(1, 2)
+    .TensorInference([](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
+      std::vector<TensorInfo> out{in[0].known ? TensorInfo::Of(in[0].dims, DataType::Float) : TensorInfo::Unknown()};
+      if (def.output_size() == 2)
+        out.push_back(in[1].known ? TensorInfo::Of(in[1].dims, DataType::Float) : TensorInfo::Unknown());
+      return out;
+    });
 OPERATOR_SCHEMA(SparseLengthsMeanDenseGradient).NumInputs(4).NumOutputs(1).TensorInference(LikeInput0Float());
 OPERATOR_SCHEMA(LengthsSumGradient).NumInputs(2).NumOutputs(1);
 OPERATOR_SCHEMA(LengthsMeanGradient).NumInputs(2).NumOutputs(1);
@@ -175,7 +199,10 @@ class GetSparseLengthsGradient final : public GradientMakerBase {
     std::vector<std::string> ins;
     for (int i = 0; i < Def().input_size(); ++i) ins.push_back(I(i));
     ins.push_back(GO(0));
-    return {GradientOp(Def().type() + "DenseGradient", ins, {GI(0)})};
+    std::vector<std::string> outs{GI(0)};
+    if (Def().type() == "SparseLengthsWeightedSum" && ArgumentHelper(Def()).GetSingleArgument<int>("grad_on_weights", 0))
+      outs.push_back(GI(1));
+    return {GradientOp(Def().type() + "DenseGradient", ins, outs)};
   }
 };
 class GetLengthsGradient final : public GradientMakerBase {

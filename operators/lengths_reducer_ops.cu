@@ -44,7 +44,30 @@ __global__ void SegmentReduceGradKernel(SegmentGeom g, const float* dout, const 
     }
   }
 }
+// One thread per segment: the dot products of its dOUT row with the rows it read.
+template <typename I>
+__global__ void SegmentWeightsGradKernel(SegmentGeom g, const float* dout, const float* data, const I* indices,
+                                         const int64_t* offsets, float* dweights) {
+  HN_CUDA_KERNEL_LOOP(s, g.segments) {
+    for (int64_t j = offsets[s]; j < offsets[s + 1]; ++j) {
+      const int64_t row = static_cast<int64_t>(indices[j]);
+      float acc = 0.f;
+      if (row >= 0 && row < g.n)
+        for (int64_t q = 0; q < g.inner; ++q) acc += dout[s * g.inner + q] * data[row * g.inner + q];
+      dweights[j] = acc;
+    }
+  }
+}
 }  // namespace
+
+template <typename I, class Context>
+void SegmentWeightsGradient(const SegmentGeom& g, const float* dout, const float* data, const I* indices,
+                            const int64_t* offsets, float* dweights, Context* ctx) {
+  if (g.segments == 0) return;
+  SegmentWeightsGradKernel<I><<<CudaBlocks(g.segments), kCudaThreads, 0, ctx->stream()>>>(g, dout, data, indices,
+                                                                                          offsets, dweights);
+  HN_CUDA_CHECK(cudaGetLastError());
+}
 
 template <typename I, class Context>
 int64_t SegmentReduce(const SegmentGeom& g, const float* data, const I* indices, const float* weights,
@@ -81,7 +104,9 @@ void SegmentReduceGradient(const SegmentGeom& g, const float* dout, const I* ind
   template int64_t SegmentReduce<I, CUDAContext>(const SegmentGeom&, const float*, const I*, const float*,         \
                                                  const int64_t*, bool, float*, CUDAContext*);                      \
   template void SegmentReduceGradient<I, CUDAContext>(const SegmentGeom&, const float*, const I*, const float*,    \
-                                                      const int64_t*, bool, float*, CUDAContext*);
+                                                      const int64_t*, bool, float*, CUDAContext*);     \
+  template void SegmentWeightsGradient<I, CUDAContext>(const SegmentGeom&, const float*, const float*, const I*,   \
+                                                       const int64_t*, float*, CUDAContext*);
 HN_INSTANTIATE_SEGMENT(int32_t)
 HN_INSTANTIATE_SEGMENT(int64_t)
 #undef HN_INSTANTIATE_SEGMENT

@@ -6,10 +6,11 @@
 // OUTPUT is [len(LENGTHS), DATA.dims[1:]] float32; an empty segment gives zeros (also for Mean).
 // INDICES are int32 or int64 in [0, DATA.dims[0]) (no wrapping, as Caffe2); LENGTHS must be >= 0 and
 // sum to the number of indices (or of DATA's rows). Violations are errors naming blob and position.
-// Gradients (w.r.t. DATA only; WEIGHTS get none, Caffe2's default grad_on_weights=0):
+// Gradients w.r.t. DATA; w.r.t. WEIGHTS only with arg grad_on_weights=1 (Caffe2's default is 0):
 //   LengthsSumGradient(dOUT, LENGTHS), LengthsMeanGradient(dOUT, LENGTHS) -> dDATA, Caffe2's signature;
 //   Sparse*DenseGradient(forward inputs..., dOUT) -> dDATA: dense scatter-add into DATA's shape
-//   (Caffe2 emits a sparse (indices, values) gradient instead).
+//   (Caffe2 emits a sparse (indices, values) gradient instead); with grad_on_weights=1 the weighted
+//   one also outputs dWEIGHTS[j] = dot(dOUT[segment of j], DATA[INDICES[j]]).
 #pragma once
 
 #include <vector>
@@ -52,6 +53,11 @@ int64_t SegmentReduce(const SegmentGeom& g, const float* data, const I* indices,
 template <typename I, class Context>
 void SegmentReduceGradient(const SegmentGeom& g, const float* dout, const I* indices, const float* weights,
                            const int64_t* offsets, bool mean, float* ddata, Context* ctx);
+
+// dWEIGHTS[j] = dot(dOUT[s], DATA[row_j]) for j in segment s (SparseLengthsWeightedSum's weights).
+template <typename I, class Context>
+void SegmentWeightsGradient(const SegmentGeom& g, const float* dout, const float* data, const I* indices,
+                            const int64_t* offsets, float* dweights, Context* ctx);
 
 // Shared by forward and gradient ops: offsets checked on the host, then placed on the op's device.
 Tensor OffsetsOnDevice(const std::vector<int64_t>& offsets, DeviceContext* ctx);
@@ -150,6 +156,19 @@ class LengthsReducerGradientOp final : public Operator<Context> {
     } else {
       SegmentReduceGradient<int32_t, Context>(g, dY.template data<float>(), I->template data<int32_t>(), w, o, kMean,
                                               dd, &this->context_);
+    }
+    if (kWeighted && this->OutputSize() > 1) {
+      const Tensor& D = this->Input(0);
+      EnforceFloatInput(def, D, 0);
+      float* dw = this->Output(1, this->Input(kKind.weights_input()).shape(), DataType::Float)
+                      ->template mutable_data<float>();
+      if (I->dtype() == DataType::Int64) {
+        SegmentWeightsGradient<int64_t, Context>(g, dY.template data<float>(), D.template data<float>(),
+                                                 I->template data<int64_t>(), o, dw, &this->context_);
+      } else {
+        SegmentWeightsGradient<int32_t, Context>(g, dY.template data<float>(), D.template data<float>(),
+                                                 I->template data<int32_t>(), o, dw, &this->context_);
+      }
     }
   }
 };

@@ -54,6 +54,10 @@ std::vector<Case> LengthsReducerCases() {
           .Def(Op("SparseLengthsWeightedSum", {"D", "W", "I", "L"}, {"Y"}))
           .Inputs({In({5, 3}), In({6}).NoGrad(), In({6}, i64).Values(idx), In({4}, i32).Values(lengths)})
           .Ref(SegmentRef(true, true, false)),
+      Case("SLWS grad_on_weights")
+          .Def(Op("SparseLengthsWeightedSum", {"D", "W", "I", "L"}, {"Y"}, {Arg("grad_on_weights", 1)}))
+          .Inputs({In({5, 3}), In({6}), In({6}, i32).Values(idx), In({4}, i32).Values(lengths)})
+          .Ref(SegmentRef(true, true, false)),
       Case("SLMean")
           .Def(Op("SparseLengthsMean", {"D", "I", "L"}, {"Y"}))
           .Inputs({In({5, 3}), In({6}, i32).Values(idx), In({4}, i32).Values(lengths)})

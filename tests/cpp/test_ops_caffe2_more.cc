@@ -52,6 +52,17 @@ TEST_CASE("SparseLengthsWeightedSum: values and the dense DATA gradient", "[ops]
   }
   CheckGradient(ws, MakeOp("SparseLengthsWeightedSum", {"D", "W", "I", "L"}, {"Y"}), {0});
   CheckShapeInference(ws, MakeOp("SparseLengthsWeightedSum", {"D", "W", "I", "L"}, {"Y"}));
+  // grad_on_weights=1: dW[j] = dot(dY[segment of j], D[I[j]]), checked here and by finite differences.
+  const auto dy = RandomVec(6, 14);
+  Feed<float>(ws, "dY", {3, 2}, dy);
+  RunOp(ws, MakeOp("SparseLengthsWeightedSumDenseGradient", {"D", "W", "I", "L", "dY"}, {"dD", "dW"}));
+  const auto dw = FetchVec<float>(ws, "dW");
+  const int seg[4] = {0, 0, 0, 2}, row[4] = {1, 1, 4, 0};
+  REQUIRE(dw.size() == 4);
+  for (int j = 0; j < 4; ++j)
+    CHECK(dw[j] == Approx(dy[seg[j] * 2] * d[row[j] * 2] + dy[seg[j] * 2 + 1] * d[row[j] * 2 + 1]).margin(1e-6));
+  CheckGradient(ws, MakeOp("SparseLengthsWeightedSum", {"D", "W", "I", "L"}, {"Y"}, {ArgI("grad_on_weights", 1)}),
+                {0, 1});
 }
 
 TEST_CASE("LengthsMeanGradient has Caffe2's (dOUT, LENGTHS) signature", "[ops][caffe2][lengths][grad]") {
