@@ -8,6 +8,7 @@
 // a problem oneDNN has no implementation for) runs the default engine's ConvOp<CPUContext>, unchanged.
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "device/dnnl_util.h"
 #include "operators/conv_op.h"

@@ -9,6 +9,7 @@
 // so do other dtypes (float16 FC), empty tensors and shapes oneDNN has no kernel for.
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "device/dnnl_util.h"
 #include "operators/fc_op.h"
