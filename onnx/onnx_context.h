@@ -127,7 +127,10 @@ class ConvertContext {
   // The node cannot be imported: kUnsupported with the reason (collected into one error).
   [[noreturn]] void Refuse(const std::string& reason) const;
 
-  // Called by the importer after the converter returned.
+  // Called by the importer after the converter returned: when every input of the node is a
+  // constant, runs the emitted ops now on CPU and makes the outputs constants (onnx_fold.cc);
+  // false (nothing changed) when the node cannot be folded.
+  bool FoldIfConstant();
   void Commit();
 
  private:

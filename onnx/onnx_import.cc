@@ -145,6 +145,7 @@ ImportedOnnxModel ImportOnnxModel(const std::string& model_bytes, const OnnxImpo
     ConvertContext ctx(st, node, opset, device);
     try {
       (*convert)(ctx);
+      ctx.FoldIfConstant();
       ctx.Commit();
     } catch (Error& e) {
       if (e.kind() == ErrorKind::kUnsupported && e.context().empty()) {

@@ -338,3 +338,15 @@ def test_dynamic_reshape_chain_as_pytorch_exports_it():
     info = check(model, {"x": rand(4, 2, 3, 3)})
     assert "Shape" in predict_ops(info) and "Gather" in predict_ops(info)
     check(model, {"x": rand(1, 2, 3, 3)})
+
+
+def test_constant_subgraphs_fold_at_import():
+    model = make_model([
+        helper.make_node("Constant", [], ["e32"], value=numpy_helper.from_array(np.array([2, 3], np.int32))),
+        helper.make_node("Cast", ["e32"], ["e64"], to=TensorProto.INT64),
+        helper.make_node("Slice", ["x", "starts", "e64"], ["s"]),       # ends must be known at import
+        helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]),
+        helper.make_node("MatMul", ["s", "wt"], ["y"]),
+    ], [("x", [4, 5])], [out("y")], {"starts": np.array([0, 1], np.int64), "w": rand(3, 2)})
+    info = check(model, {"x": rand(4, 5)})
+    assert predict_ops(info) == ["Slice", "MatMul"]  # Cast and Transpose ran at import
