@@ -27,7 +27,7 @@ PadGeom MakePadGeom(const caffe2::OperatorDef& def, const std::vector<int64_t>& 
   g.nc = shape[0] * shape[1];
   g.pt = a.pads[0];
   g.pl = a.pads[1];
-  const int64_t dh = a.pads[0] + a.pads[2], dw = a.pads[1] + a.pads[3];
+  const int64_t dh = int64_t{a.pads[0]} + a.pads[2], dw = int64_t{a.pads[1]} + a.pads[3];  // int64: no overflow
   if (from_output) {
     g.oh = shape[2];
     g.ow = shape[3];
