@@ -141,8 +141,8 @@ TEST_CASE("PadImage: errors for bad modes and pads, gradient of reflect", "[ops]
   RequireThrowsWith(ws, MakeOp("PadImage", {"X"}, {"Y"}, {ArgI("pad", 3), ArgS("mode", "reflect")}),
                     {"PadImage", "reflect", "smaller than the image"});
   RequireThrowsWith(ws, MakeOp("PadImage", {"X"}, {"Y"}, {ArgI("pad", 1), ArgI("stride", 2)}), {"stride"});
-  // Pads near INT_MAX: a clear size error, no int overflow into a negative dim.
-  RequireThrowsWith(ws, MakeOp("PadImage", {"X"}, {"Y"}, {ArgI("pad", 2147483647)}), {"'Y'", "4294967295"});
+  // Pads near INT_MAX: a clear size error (3 + 2 * (2^31 - 1) rows), no int overflow into a negative dim.
+  RequireThrowsWith(ws, MakeOp("PadImage", {"X"}, {"Y"}, {ArgI("pad", 2147483647)}), {"'Y'", "4294967297"});
   Feed<float>(ws, "X3", {3, 3}, RandomVec(9, 12));
   RequireThrowsWith(ws, MakeOp("PadImage", {"X3"}, {"Y"}, {ArgI("pad", 1)}), {"'X3'", "4-D"});
   const auto def = MakeOp("PadImage", {"X"}, {"Y"}, {ArgInts("pads", {2, 1, 1, 2}), ArgS("mode", "reflect")});
