@@ -54,8 +54,10 @@ OPERATOR_SCHEMA(LayerNormGradient)
     .TensorInference([](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
       std::vector<TensorInfo> out{TensorInfo::Of(in[4].dims, DataType::Float)};
       out[0].known = in[4].known;
-      if (def.output_size() == 3)
-        for (int k = 0; k < 2; ++k) { out.push_back(TensorInfo::Of(in[5].dims, DataType::Float)); out.back().known = in[5].known; }
+      for (int k = 1; k < def.output_size(); ++k) {
+        out.push_back(in.size() == 6 ? TensorInfo::Of(in[5].dims, DataType::Float) : TensorInfo::Unknown());
+        out.back().known = in.size() == 6 && in[5].known;
+      }
       return out;
     });
 REGISTER_CPU_OPERATOR(LayerNorm, LayerNormOp<CPUContext>);

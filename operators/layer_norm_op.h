@@ -133,6 +133,8 @@ class LayerNormGradientOp final : public Operator<Context> {
     HN_ENFORCE(mean.numel() == g.m && sd.numel() == g.m, def.type(), ": inputs 2 and 3 ('", def.input(2), "', '",
                def.input(3), "') must hold ", g.m, " values each");
     const bool affine = this->InputSize() == 6;
+    HN_ENFORCE(affine == (this->OutputSize() == 3), def.type(), ": with gamma (input 5) give 3 outputs (dX, dgamma, "
+               "dbeta), without it 1 (dX); got ", this->InputSize(), " inputs and ", this->OutputSize(), " outputs");
     HN_ENFORCE(!affine || this->Input(5).numel() == g.n, def.type(), ": input 5 ('", def.input(5), "') must hold ",
                g.n, " values");
     Tensor* dX = this->Output(0, X.shape(), DataType::Float);
