@@ -38,7 +38,7 @@ std::string PlacementReport::ToText() const {
   s << "Placement of net '" << net_name << "': " << ops.size() << " operator(s), " << copies.size()
     << " inserted cop" << (copies.size() == 1 ? "y" : "ies") << "\n";
   for (const auto& p : ops) {
-    s << "  #" << std::left << std::setw(4) << p.index << std::setw(22) << p.type << std::setw(8) << p.device.str()
+    s << "  #" << std::left << std::setw(4) << p.index << std::setw(21) << p.type << " " << std::setw(8) << p.device.str()
       << " engine=" << std::setw(8) << (p.engine.empty() ? "default" : p.engine) << " " << p.reason << "\n";
   }
   if (!copies.empty()) s << "Copies (per run):\n";
