@@ -2,6 +2,7 @@
 // ConstantOfShape. Shape of a tensor whose dims the model fixes is folded into a constant (so the
 // Reshape / Expand / Slice inputs computed from it stay import-time constants).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "onnx/onnx_context.h"
@@ -138,9 +139,41 @@ void ConstantOfShape(ConvertContext& c) {
   else AddArg(op, "value", value.integer[0]);
 }
 
+// Range(start, limit, delta): computed at import (its inputs must be constants).
+void Range(ConvertContext& c) {
+  const ConstTensor& s = c.RequireConst(0, "start");
+  const ConstTensor& l = c.RequireConst(1, "limit");
+  const ConstTensor& d = c.RequireConst(2, "delta");
+  if (s.numel() != 1 || l.numel() != 1 || d.numel() != 1) HN_THROW(kInvalidArgument, "Range: inputs must be scalars");
+  const double start = s.Reals()[0], limit = l.Reals()[0], delta = d.Reals()[0];
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+    HN_THROW(kInvalidArgument, "Range: delta must be non-zero and the inputs finite");
+  const double count = std::max(0.0, std::ceil((limit - start) / delta));
+  if (count > double(int64_t{1} << 24)) c.Refuse("more than 2^24 elements");
+  ConstTensor out;
+  out.dtype = s.dtype;
+  out.dims = {static_cast<int64_t>(count)};
+  for (int64_t i = 0; i < out.dims[0]; ++i) {
+    if (s.is_real()) out.real.push_back(start + i * delta);
+    else out.integer.push_back(s.integer[0] + i * d.integer[0]);
+  }
+  c.DefineConst(c.out(0), std::move(out));
+}
+
 }  // namespace
 
 void RegisterShapeConverters(ConverterRegistry& r) {
+  r.Add("Range", Range);
+  r.Add("Size", [](ConvertContext& c) {  // from dims the model fixes (or constants)
+    const auto* d = c.Dims(c.in(0));
+    if (!d || std::count(d->begin(), d->end(), -1)) c.Refuse("the input's dims are not known at import time");
+    int64_t n = 1;
+    for (int64_t x : *d) n *= x;
+    ConstTensor k;
+    k.dtype = caffe2::TensorProto::INT64;
+    k.integer = {n};
+    c.DefineConst(c.out(0), std::move(k));
+  });
   r.Add("Shape", Shape);
   r.Add("Gather", Gather);
   r.Add("Slice", Slice);

@@ -198,6 +198,7 @@ const ConverterRegistry& Converters() {
     RegisterTensorConverters(*r);
     RegisterShapeConverters(*r);
     RegisterActivationConverters(*r);
+    RegisterNormConverters(*r);
     return r;
   }();
   return *registry;

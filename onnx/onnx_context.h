@@ -171,5 +171,6 @@ void RegisterConvConverters(ConverterRegistry& r);    // convert_conv.cc
 void RegisterTensorConverters(ConverterRegistry& r);  // convert_tensor.cc
 void RegisterShapeConverters(ConverterRegistry& r);   // convert_shape.cc
 void RegisterActivationConverters(ConverterRegistry& r);  // convert_activation.cc
+void RegisterNormConverters(ConverterRegistry& r);    // convert_norm.cc
 
 }  // namespace hetnet::onnxio

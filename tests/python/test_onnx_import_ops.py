@@ -350,3 +350,18 @@ def test_constant_subgraphs_fold_at_import():
     ], [("x", [4, 5])], [out("y")], {"starts": np.array([0, 1], np.int64), "w": rand(3, 2)})
     info = check(model, {"x": rand(4, 5)})
     assert predict_ops(info) == ["Slice", "MatMul"]  # Cast and Transpose ran at import
+
+
+def test_layer_and_rms_normalization_range_size():
+    model = make_model([
+        helper.make_node("LayerNormalization", ["x", "g", "b"], ["ln"], epsilon=1e-3),
+        helper.make_node("LayerNormalization", ["x", "g2"], ["ln2"], axis=1),
+        helper.make_node("RMSNormalization", ["x", "g"], ["rms"]),
+        helper.make_node("Range", ["r0", "r1", "r2"], ["rng"]),
+        helper.make_node("Size", ["x"], ["size"]),
+    ], [("x", [2, 3, 4])], [out("ln"), out("ln2"), out("rms"), out("rng", None, TensorProto.INT64),
+                            out("size", None, TensorProto.INT64)],
+        {"g": rand(4), "b": rand(4), "g2": rand(3, 4), "r0": np.array(1, np.int64), "r1": np.array(10, np.int64),
+         "r2": np.array(3, np.int64)}, opset=23)
+    model.ir_version = 10
+    check(model, {"x": rand(2, 3, 4)})

@@ -1,0 +1,72 @@
+// Normalizations composed from reductions and broadcasting arithmetic: LayerNormalization (opset 17)
+// and RMSNormalization (opset 23), over the axes from `axis` to the last. float32.
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+// Axes [axis, rank) as negative axes (so an unknown rank works when axis < 0).
+std::vector<int64_t> TrailingAxes(ConvertContext& c, int64_t axis) {
+  const int rank = c.Rank(c.in(0));
+  if (axis >= 0) {
+    if (rank < 0) c.Refuse("a non-negative axis needs the input's rank, which the model does not declare");
+    axis -= rank;
+  }
+  if (axis >= 0) HN_THROW(kInvalidArgument, c.op_type(), ": axis out of range for rank ", rank);
+  std::vector<int64_t> axes;
+  for (int64_t a = axis; a < 0; ++a) axes.push_back(a);
+  return axes;
+}
+
+std::string Reduced(ConvertContext& c, const std::string& type, const std::string& x, const std::vector<int64_t>& axes,
+                    const std::string& hint) {
+  const std::string y = c.Fresh(c.out(0) + "_" + hint);
+  auto& op = c.Emit(type, {x}, {y});
+  AddArg(op, "axes", axes);
+  AddArg(op, "keepdims", int64_t{1});
+  return y;
+}
+
+// x * (ms + epsilon)^-1/2 * scale (+ bias), ms a mean over the axes (of d^2).
+void Normalize(ConvertContext& c, const std::string& d, const std::string& ms, int bias_input) {
+  const std::string eps = c.AddConst(c.out(0) + "_epsilon", ConstTensor::Float({}, {c.Float("epsilon", 1e-5f)}));
+  const std::string var = c.Fresh(c.out(0) + "_var_eps"), inv = c.Fresh(c.out(0) + "_inv_std");
+  c.Emit("Add", {ms, eps}, {var});
+  AddArgF(c.Emit("Pow", {var}, {inv}), "exponent", -0.5f);
+  const std::string normed = c.Fresh(c.out(0) + "_normed");
+  c.Emit("Mul", {d, inv}, {normed});
+  const bool bias = c.has_in(bias_input);
+  const std::string scaled = bias ? c.Fresh(c.out(0) + "_scaled") : c.out(0);
+  c.Emit("Mul", {normed, c.in(1)}, {scaled});
+  if (bias) c.Emit("Add", {scaled, c.in(bias_input)}, {c.out(0)});
+  c.SameDims(c.out(0), c.in(0));
+}
+
+void LayerNorm(ConvertContext& c) {
+  if (c.has_out(1) || c.has_out(2)) c.Refuse("the Mean and InvStdDev outputs are not supported");
+  if (c.Int("stash_type", 1) != 1) c.Refuse("stash_type other than float is not supported");
+  const auto axes = TrailingAxes(c, c.Int("axis", -1));
+  const std::string mean = Reduced(c, "ReduceMean", c.in(0), axes, "mean");
+  const std::string d = c.Fresh(c.out(0) + "_centered"), d2 = c.Fresh(c.out(0) + "_sq");
+  c.Emit("Sub", {c.in(0), mean}, {d});
+  c.Emit("Sqr", {d}, {d2});
+  Normalize(c, d, Reduced(c, "ReduceMean", d2, axes, "variance"), 2);
+}
+
+void RmsNorm(ConvertContext& c) {
+  if (c.Int("stash_type", 1) != 1) c.Refuse("stash_type other than float is not supported");
+  const auto axes = TrailingAxes(c, c.Int("axis", -1));
+  const std::string x2 = c.Fresh(c.out(0) + "_sq");
+  c.Emit("Sqr", {c.in(0)}, {x2});
+  Normalize(c, c.in(0), Reduced(c, "ReduceMean", x2, axes, "mean_square"), 99);
+}
+
+}  // namespace
+
+void RegisterNormConverters(ConverterRegistry& r) {
+  r.Add("LayerNormalization", LayerNorm);
+  r.Add("RMSNormalization", RmsNorm);
+}
+
+}  // namespace hetnet::onnxio
