@@ -1,6 +1,7 @@
-// Converters of the elementwise families: arithmetic, comparisons, unary math, activations, Sum /
-// Mean, Clip, Pow, Cast. Binary ops are emitted without Caffe2's legacy `broadcast` argument: ONNX's
-// numpy-style broadcasting is the operators' own business (same shapes always work).
+// Converters of the elementwise families: arithmetic, comparisons, unary math, activations, PRelu,
+// Sum / Mean / Max / Min, Not / And / Or / Xor, Clip, Pow, Cast / CastLike. Binary ops are emitted
+// without Caffe2's legacy `broadcast` argument (the operators broadcast numpy-style), except at
+// opsets < 7, whose broadcast/axis attributes are Caffe2's own rule and are passed on.
 #include <algorithm>
 #include <cmath>
 #include <limits>

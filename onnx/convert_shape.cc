@@ -1,6 +1,7 @@
-// Converters of the shape family: Shape, Gather, Slice, Expand, Where, ArgMax / ArgMin,
-// ConstantOfShape. Shape of a tensor whose dims the model fixes is folded into a constant (so the
-// Reshape / Expand / Slice inputs computed from it stay import-time constants).
+// Converters of the shape family: Shape, Size, Gather, Slice, Expand, Where, ArgMax / ArgMin,
+// ConstantOfShape, Range. Shape of a tensor whose dims the model fixes is folded into a constant (so
+// the Reshape / Expand / Slice inputs computed from it stay import-time constants); Range and Size
+// are import-time only.
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -1,6 +1,7 @@
 // Converters of the tensor-layout family: Constant, Reshape, Flatten, Concat, Split, Squeeze,
-// Unsqueeze, Transpose, ReduceMean / ReduceSum. Axes given as inputs (newer opsets) must be
-// constants; negative axes need the input's rank (from the model's value infos or earlier nodes).
+// Unsqueeze, Transpose, ReduceMean / ReduceSum (and ReduceSumSquare / L1 / L2 / LogSum over
+// ReduceSum). Axes given as inputs (newer opsets) must be constants; negative axes need the input's
+// rank (from the model's value infos or earlier nodes).
 #include <algorithm>
 #include <set>
 
