@@ -199,6 +199,7 @@ const ConverterRegistry& Converters() {
     RegisterShapeConverters(*r);
     RegisterActivationConverters(*r);
     RegisterNormConverters(*r);
+    RegisterResizeConverters(*r);
     return r;
   }();
   return *registry;

@@ -172,5 +172,6 @@ void RegisterTensorConverters(ConverterRegistry& r);  // convert_tensor.cc
 void RegisterShapeConverters(ConverterRegistry& r);   // convert_shape.cc
 void RegisterActivationConverters(ConverterRegistry& r);  // convert_activation.cc
 void RegisterNormConverters(ConverterRegistry& r);    // convert_norm.cc
+void RegisterResizeConverters(ConverterRegistry& r);  // convert_resize.cc
 
 }  // namespace hetnet::onnxio

@@ -365,3 +365,23 @@ def test_layer_and_rms_normalization_range_size():
          "r2": np.array(3, np.int64)}, opset=23)
     model.ir_version = 10
     check(model, {"x": rand(2, 3, 4)})
+
+
+def test_pad_and_resize_nearest():
+    model = make_model([
+        helper.make_node("Pad", ["x", "pads", "v"], ["pc"]),
+        helper.make_node("Pad", ["x", "pads"], ["pr"], mode="reflect"),
+        helper.make_node("Pad", ["x", "pads_hw", "", "axes"], ["pe"], mode="edge"),
+        helper.make_node("Resize", ["x", "", "scales2"], ["r2"]),                      # half_pixel, 2x
+        helper.make_node("Resize", ["x", "", "scales_f"], ["rf"], coordinate_transformation_mode="asymmetric",
+                         nearest_mode="floor"),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["rs"]),
+    ], [("x", [1, 2, 3, 4])], [out(n) for n in ["pc", "pr", "pe", "r2", "rf", "rs"]],
+        {"pads": np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64), "v": np.array(1.5, np.float32),
+         "pads_hw": np.array([1, 0, 2, 2], np.int64), "axes": np.array([2, 3], np.int64),
+         "scales2": np.array([1, 1, 2, 2], np.float32), "scales_f": np.array([1, 1, 1.5, 2.5], np.float32),
+         "sizes": np.array([1, 2, 9, 8], np.int64)}, opset=18)
+    check(model, {"x": rand(1, 2, 3, 4)})
+    upsample = make_model([helper.make_node("Upsample", ["x", "s"], ["y"])], [("x", [1, 1, 2, 3])], [out("y")],
+                          {"s": np.array([1, 1, 2, 3], np.float32)}, opset=9)
+    check(upsample, {"x": rand(1, 1, 2, 3)})
