@@ -231,6 +231,50 @@ g = G(model_name="strs", inputs=[grpc_input("TEXT", "BYTES", [1, 1])])
 g.raw_input_contents.append(struct.pack("<I", 2) + b"hi")
 add("fuzz_grpc_infer", "strs_raw.pb", g.SerializeToString())
 
+
+# ---- ONNX models (PyPI onnx; small weights so that seeds stay small) ----
+def onnx_seeds():
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    def model(nodes, inputs, outputs, inits=(), opset=17):
+        g = helper.make_graph(nodes, "seed", inputs, outputs, list(inits))
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 8
+        return m.SerializeToString()
+
+    f32 = TensorProto.FLOAT
+    vi = helper.make_tensor_value_info
+    w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(3, 4) / 10, "w")
+    b = numpy_helper.from_array(np.ones(3, np.float32), "b")
+    add("fuzz_onnx_import", "gemm_relu_softmax.onnx", model(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["r"]),
+         helper.make_node("Softmax", ["r"], ["y"], axis=-1)], [vi("x", f32, ["N", 4])], [vi("y", f32, ["N", 3])], [w, b]))
+    k = numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "k")
+    add("fuzz_onnx_import", "conv_pool_flatten.onnx", model(
+        [helper.make_node("Conv", ["x", "k"], ["c"], pads=[1, 1, 1, 1], strides=[1, 1]),
+         helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("Flatten", ["p"], ["y"], axis=1)], [vi("x", f32, [1, 1, 4, 4])], [vi("y", f32, [1, 8])], [k]))
+    shape = numpy_helper.from_array(np.array([0, -1], np.int64), "shape")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    add("fuzz_onnx_import", "reshape_unsqueeze_concat.onnx", model(
+        [helper.make_node("Reshape", ["x", "shape"], ["r"]), helper.make_node("Unsqueeze", ["r", "axes"], ["u"]),
+         helper.make_node("Concat", ["u", "u"], ["y"], axis=1)], [vi("x", f32, [2, 3, 2])], [vi("y", f32, [2, 2, 6])],
+        [shape, axes], opset=13))
+    add("fuzz_onnx_import", "add_broadcast_opset11.onnx", model(
+        [helper.make_node("Add", ["x", "b"], ["s"]), helper.make_node("Clip", ["s"], ["y"])],
+        [vi("x", f32, [2, 3])], [vi("y", f32, [2, 3])], [b], opset=11))
+    raw = numpy_helper.from_array(np.ones((2, 2), np.float32), "c")
+    add("fuzz_onnx_import", "constant_matmul_transpose.onnx", model(
+        [helper.make_node("Constant", [], ["c2"], value=raw), helper.make_node("MatMul", ["x", "c2"], ["m"]),
+         helper.make_node("Transpose", ["m"], ["y"], perm=[1, 0])], [vi("x", f32, [3, 2])], [vi("y", f32, [2, 3])]))
+
+
+try:
+    onnx_seeds()
+except ImportError:
+    print("onnx not installed: no seeds for fuzz_onnx_import (pip install onnx)")
+
 shutil.rmtree(gen)
 for target, files in seeds.items():
     d = os.path.join(OUT, target)
