@@ -1,5 +1,7 @@
 // Normalizations composed from reductions and broadcasting arithmetic: LayerNormalization (opset 17)
 // and RMSNormalization (opset 23), over the axes from `axis` to the last. float32.
+#include <algorithm>
+
 #include "onnx/onnx_context.h"
 
 namespace hetnet::onnxio {
@@ -9,6 +11,7 @@ namespace {
 // Axes [axis, rank) as negative axes (so an unknown rank works when axis < 0).
 std::vector<int64_t> TrailingAxes(ConvertContext& c, int64_t axis) {
   const int rank = c.Rank(c.in(0));
+  c.Axis(axis, std::max(rank, 64), "axis");  // bounded before it sizes anything
   if (axis >= 0) {
     if (rank < 0) c.Refuse("a non-negative axis needs the input's rank, which the model does not declare");
     axis -= rank;

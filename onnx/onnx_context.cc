@@ -135,6 +135,9 @@ void ConvertContext::SameDims(const std::string& to, const std::string& from) {
 }
 
 int64_t ConvertContext::Axis(int64_t axis, int rank, const std::string& what) const {
+  constexpr int64_t kMaxRank = 64;  // bounds what an axis may size while the rank is unknown
+  HN_CHECK_KIND(kInvalidArgument, axis >= -kMaxRank && axis < kMaxRank, op_type(), ": ", what, " ", axis,
+                " is out of range");
   if (axis < 0) {
     if (rank < 0) Refuse(what + " " + std::to_string(axis) + " is negative and the input's rank is unknown");
     axis += rank;

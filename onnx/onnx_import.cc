@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <new>
 #include <set>
+#include <stdexcept>
 
 #include "core/proto_io.h"
 #include "onnx/onnx_context.h"
@@ -35,6 +37,36 @@ OnnxValueInfo ValueInfoOf(const onnx::ValueInfoProto& v) {
 
 bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
+// Well-formed UTF-8 without NUL (what blob names may be: they reach Python and the NetDefs).
+bool IsCleanUtf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (c == 0 || n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+    i += n;
+  }
+  return true;
+}
+
+void CheckNames(const onnx::GraphProto& g, const std::string& where) {
+  auto check = [&](const std::string& name, const char* what) {
+    HN_CHECK_KIND(kInvalidArgument, IsCleanUtf8(name), where, ": ", what, " name is not valid UTF-8 (or holds NUL)");
+  };
+  for (const auto& v : g.input()) check(v.name(), "an input");
+  for (const auto& v : g.output()) check(v.name(), "an output");
+  for (const auto& v : g.value_info()) check(v.name(), "a value_info");
+  for (const auto& t : g.initializer()) check(t.name(), "an initializer");
+  for (const auto& n : g.node()) {
+    check(n.name(), "a node");
+    check(n.op_type(), "an op type");
+    check(n.domain(), "a domain");
+    for (const auto& i : n.input()) check(i, "a node input");
+    for (const auto& o : n.output()) check(o, "a node output");
+  }
+}
+
 // "Foo (opset 13)" or "Foo (opset 13): reason"; ops listed once each.
 struct Refusals {
   std::vector<std::string> lines;
@@ -53,7 +85,22 @@ bool IsOnnxPath(const std::string& path) {
   return ext == ".onnx";
 }
 
+namespace {
+ImportedOnnxModel Import(const std::string& model_bytes, const OnnxImportOptions& options);
+}  // namespace
+
 ImportedOnnxModel ImportOnnxModel(const std::string& model_bytes, const OnnxImportOptions& options) {
+  try {
+    return Import(model_bytes, options);
+  } catch (const std::bad_alloc&) {  // a size in the model beyond what the checks bound
+    HN_THROW(kOutOfMemory, "ONNX model: out of memory while importing (a size in the model is too large)");
+  } catch (const std::length_error&) {
+    HN_THROW(kInvalidArgument, "ONNX model: a size in the model is too large");
+  }
+}
+
+namespace {
+ImportedOnnxModel Import(const std::string& model_bytes, const OnnxImportOptions& options) {
   onnx::ModelProto model;
   HN_CHECK_KIND(kInvalidArgument, !model_bytes.empty(), "ONNX model: the data is empty");
   if (!model.ParseFromString(model_bytes))
@@ -64,7 +111,10 @@ ImportedOnnxModel ImportOnnxModel(const std::string& model_bytes, const OnnxImpo
   ImportedOnnxModel out;
   out.ir_version = model.ir_version();
   out.producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
-  for (const auto& o : model.opset_import()) out.opsets[IsDefaultDomain(o.domain()) ? "" : o.domain()] = o.version();
+  for (const auto& o : model.opset_import()) {
+    HN_CHECK_KIND(kInvalidArgument, IsCleanUtf8(o.domain()), "ONNX model: an opset domain is not valid UTF-8");
+    out.opsets[IsDefaultDomain(o.domain()) ? "" : o.domain()] = o.version();
+  }
   // Before IR version 3 there was no opset_import: opset 1.
   const int64_t opset = out.opsets.count("") ? out.opsets[""] : 1;
   const std::string net_name =
@@ -76,7 +126,9 @@ ImportedOnnxModel ImportOnnxModel(const std::string& model_bytes, const OnnxImpo
   st.init_net = &out.init_net;
   st.predict_net = &out.predict_net;
   st.base_dir = options.base_dir;
+  HN_CHECK_KIND(kInvalidArgument, IsCleanUtf8(net_name), "ONNX model: the graph name is not valid UTF-8");
   const std::string where = "ONNX model '" + net_name + "'";
+  CheckNames(graph, where);
 
   // Initializers are weights: known at import time.
   std::set<std::string> initializers;
@@ -179,6 +231,7 @@ ImportedOnnxModel ImportOnnxModel(const std::string& model_bytes, const OnnxImpo
   for (const auto& v : graph.output()) out.predict_net.add_external_output(v.name());
   return out;
 }
+}  // namespace
 
 ImportedOnnxModel ImportOnnxFile(const std::string& path, OnnxImportOptions options) {
   if (options.base_dir.empty()) {

@@ -197,6 +197,18 @@ TEST_CASE("onnx import: malformed and hostile models are refused with kInvalidAr
   CHECK(KindOf(Model({Node("Relu", {"w"}, {"y"})}, {}, {Value("y", {})}, {FloatTensor("w", {-1}, {})})) ==
         ErrorKind::kInvalidArgument);
 
+  // Names must be UTF-8 without NUL (they become blob names and Python strings).
+  const std::string bad_name = Model({Node("Relu", {"x"}, {std::string("y\xda", 2)})}, {Value("x", {1})},
+                                     {Value(std::string("y\xda", 2), {1})});
+  CHECK(MessageOf(bad_name).find("not valid UTF-8") != std::string::npos);
+  CHECK(KindOf(Model({Node("Relu", {"x"}, {std::string("y\0z", 3)})}, {Value("x", {1})}, {Value("y", {1})})) ==
+        ErrorKind::kInvalidArgument);
+
+  // An absurd axis is refused before it sizes anything (found by mutating models: bad_alloc before).
+  for (const char* op : {"LayerNormalization", "Flatten", "Gather"})
+    CHECK(KindOf(Model({Node(op, {"x", "x"}, {"y"}, {AttrInt("axis", int64_t{-1} << 60)})}, {Value("x", {}, false)},
+                       {Value("y", {})}, {}, 18)) == ErrorKind::kInvalidArgument);
+
   // Every truncation and many byte flips of a valid model either import or throw hetnet::Error.
   const std::string good = Mlp().bytes;
   for (size_t n = 0; n < good.size(); ++n) {
