@@ -1,0 +1,11 @@
+// NOT VERIFIED ON A GPU (compiled with nvcc here; the machine has no GPU).
+// EnsureCPUOutput on CUDA: the output is a host tensor (schema OutputsOnCPU); the copy is queued
+// on the op's stream and waited for.
+#include "device/cuda/cuda_context.h"
+#include "operators/ensure_cpu_output_op.h"
+
+namespace hetnet {
+
+REGISTER_CUDA_OPERATOR(EnsureCPUOutput, EnsureCPUOutputOp<CUDAContext>);
+
+}  // namespace hetnet
