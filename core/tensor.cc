@@ -1,6 +1,7 @@
 #include "core/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <numeric>
 
@@ -14,6 +15,11 @@ std::string ShapeToString(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
+}
+
+uint64_t NextStorageId() {
+  static std::atomic<uint64_t> next{1};  // 0 means "no storage"
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 static int64_t Product(const std::vector<int64_t>& s, size_t b, size_t e) {
@@ -101,6 +107,7 @@ void* Tensor::raw_mutable_data(DataType dtype) {
   if (fits && !locked) {
     dtype_ = dtype;
     storage_->dtype = dtype;
+    ++storage_->generation;  // the caller may write
     return storage_->data.get();
   }
   MaybeInjectAllocationFailure(need);
@@ -208,6 +215,7 @@ void Tensor::SetExternalData(std::shared_ptr<void> holder, size_t nbytes, DataTy
   st->capacity = nbytes;
   st->device = d;
   st->dtype = dtype;
+  st->external = true;
   storage_ = std::move(st);
   device_ = d;
   dtype_ = dtype;

@@ -15,12 +15,25 @@ namespace hetnet {
 
 class DeviceContext;
 
+// Process-unique, never reused (unlike an address): with the write generation it names one
+// version of one storage, so a cache of data derived from a tensor (a reordered filter) can tell
+// whether it is still fresh without reading the data.
+uint64_t NextStorageId();
+
 struct Storage {
   std::shared_ptr<void> data;
   size_t capacity = 0;  // bytes
   Device device;
   DataType dtype = DataType::Undefined;  // strings need their element type to destroy
   bool pinned = false;                     // page-locked host memory (see Tensor::set_pinned_host)
+  // Memory owned elsewhere (SetExternalData): its owner may write it without going through Tensor,
+  // so the write generation says nothing about its contents.
+  bool external = false;
+  const uint64_t id = NextStorageId();
+  // Bumped each time Tensor hands out a writable pointer to this storage (see
+  // Tensor::write_generation). A plain counter: like the data itself, a storage is never written by
+  // one thread while another reads it, so the counter needs no atomics.
+  uint64_t generation = 0;
 };
 
 class Tensor {
@@ -62,7 +75,25 @@ class Tensor {
   template <typename T>
   T* mutable_data_existing() {
     CheckType(DataTypeOf<T>::value);
-    return static_cast<T*>(const_cast<void*>(raw_data()));
+    T* p = static_cast<T*>(const_cast<void*>(raw_data()));
+    MarkWritten();
+    return p;
+  }
+
+  // Write tracking, for caches of data derived from a tensor's contents (dnnl_util::PreparedWeight).
+  // (storage_id(), write_generation()) changes whenever the contents may have changed through this
+  // API: every writable pointer handed out (raw_mutable_data, mutable_data, mutable_data_existing,
+  // CopyFrom, and so the feeds) bumps the generation first; new storage (an allocation, a
+  // reallocation, SetExternalData, assigning another tensor) has another id. Views and ShareData
+  // share the storage and so its counter. The rule for writers: ask for the pointer again for each
+  // round of writes (every operator does, per run); a pointer kept and written later is not seen.
+  // Storage owned elsewhere (external_storage()) can change behind our back: check its contents.
+  uint64_t storage_id() const { return storage_ ? storage_->id : 0; }
+  uint64_t write_generation() const { return storage_ ? storage_->generation : 0; }
+  bool external_storage() const { return storage_ && storage_->external; }
+  // Bumps the generation: for code that writes through a pointer it obtained otherwise.
+  void MarkWritten() {
+    if (storage_) ++storage_->generation;
   }
 
   // Shape, dtype and device of `other`, sharing its storage (a view; writes are seen by both).

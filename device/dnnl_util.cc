@@ -1,12 +1,95 @@
 #include "device/dnnl_util.h"
 
+#include <atomic>
+#include <cmath>
 #include <cstring>
+#include <map>
+#include <mutex>
+
+#include "core/half.h"
 
 namespace hetnet {
 namespace dnnl_util {
 
 namespace {
 std::atomic<int64_t> g_preparations{0};
+}  // namespace
+
+// What a prepared weight was made from: one version of one storage, read with one shape and one
+// user layout, reordered into one wanted layout.
+struct WeightVersion {
+  uint64_t storage_id = 0;
+  uint64_t version = 0, version2 = 0;  // (write generation, 0), or the checksum of external storage
+  bool external = false;
+  const void* data = nullptr;
+  std::vector<int64_t> shape;
+  dnnl::memory::desc user, want;
+  bool operator==(const WeightVersion& o) const {
+    return storage_id == o.storage_id && version == o.version && version2 == o.version2 && external == o.external &&
+           data == o.data && shape == o.shape && user == o.user && want == o.want;
+  }
+};
+
+struct PreparedMemory {
+  WeightVersion from;
+  dnnl::memory mem;
+};
+
+namespace {
+
+// Prepared weights by storage id; weak, so a filter lives as long as some operator uses it. Entries
+// of older versions expire when their last user moves on and are dropped when met or swept.
+class PreparedCache {
+ public:
+  std::shared_ptr<const PreparedMemory> GetOrPrepare(const WeightVersion& v) {
+    // Preparing under the lock: two instances that miss at once reorder once (preparation is rare:
+    // at the first run and after a write).
+    std::lock_guard<std::mutex> lock(mu_);
+    auto range = entries_.equal_range(v.storage_id);
+    for (auto it = range.first; it != range.second;) {
+      std::shared_ptr<const PreparedMemory> p = it->second.lock();
+      if (!p) {
+        it = entries_.erase(it);
+        continue;
+      }
+      if (p->from == v) return p;
+      ++it;
+    }
+    auto p = std::make_shared<PreparedMemory>();
+    p->from = v;
+    p->mem = dnnl::memory(v.want, CpuEngine());
+    dnnl::memory src = Wrap(v.user, v.data);
+    dnnl::stream& s = ThreadStream();
+    Reorder(v.user, v.want).execute(s, src, p->mem);
+    s.wait();
+    g_preparations.fetch_add(1);
+    if (++inserts_since_sweep_ > entries_.size()) Sweep();
+    entries_.emplace(v.storage_id, p);
+    return p;
+  }
+
+  size_t Live() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Sweep();
+    return entries_.size();
+  }
+
+ private:
+  void Sweep() {
+    for (auto it = entries_.begin(); it != entries_.end();) it = it->second.expired() ? entries_.erase(it) : std::next(it);
+    inserts_since_sweep_ = 0;
+  }
+
+  std::mutex mu_;
+  std::multimap<uint64_t, std::weak_ptr<const PreparedMemory>> entries_;
+  size_t inserts_since_sweep_ = 0;
+};
+
+PreparedCache& Cache() {
+  static auto* c = new PreparedCache;  // never destroyed: operators may outlive static destruction order
+  return *c;
+}
+
 }  // namespace
 
 dnnl::engine& CpuEngine() {
@@ -74,27 +157,73 @@ Checksum ContentHash(const void* p, size_t nbytes) {
 }
 
 int64_t WeightPreparations() { return g_preparations.load(); }
+size_t LivePreparedWeights() { return Cache().Live(); }
+
+bool ParseFusedRelu(const std::string& value, const std::string& op_type) {
+  if (value.empty()) return false;
+  if (value == "Relu") return true;
+  HN_THROW(kInvalidArgument, op_type, ": fused_activation must be \"\" or \"Relu\", not \"", value, "\"");
+}
+
+dnnl::primitive_attr Attributes(bool relu) {
+  dnnl::primitive_attr a = UserScratchpad();
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    a.set_post_ops(ops);
+  }
+  return a;
+}
+
+void ReluInPlace(Tensor* Y) {
+  if (Y->numel() == 0) return;
+  if (Y->dtype() == DataType::Float) {
+    float* y = Y->mutable_data_existing<float>();
+    for (int64_t i = 0; i < Y->numel(); ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
+  } else if (Y->dtype() == DataType::Float16) {
+    Half* y = Y->mutable_data_existing<Half>();
+    for (int64_t i = 0; i < Y->numel(); ++i)
+      if (HalfToFloat(y[i]) < 0.0f) y[i] = Half{};
+  } else {
+    HN_THROW(kUnsupported, "fused_activation Relu on ", DataTypeName(Y->dtype()), " output ", Y->ShapeString());
+  }
+}
 
 dnnl::memory PreparedWeight::Get(const Tensor& W, const dnnl::memory::desc& user, const dnnl::memory::desc& want) {
   const void* data = W.raw_data();
   if (want == user) {  // the user's layout: read the tensor itself, nothing to keep fresh
-    valid_ = false;
+    prepared_.reset();
     return Wrap(user, data);
   }
-  const Checksum hash = ContentHash(data, W.nbytes());
-  if (valid_ && data == data_ && W.shape() == shape_ && hash == hash_ && want == want_) return mem_;
-  if (!mem_ || !(want == want_)) mem_ = dnnl::memory(want, CpuEngine());
-  dnnl::memory src = Wrap(user, data);
-  dnnl::stream& s = ThreadStream();
-  Reorder(user, want).execute(s, src, mem_);
-  s.wait();
+  uint64_t version = W.write_generation(), version2 = 0;
+  const bool external = W.external_storage();
+  if (external) {
+    const Checksum c = ContentHash(data, W.nbytes());
+    version = c.sum;
+    version2 = c.weighted;
+  }
+  if (prepared_ && W.storage_id() == storage_id_ && version == version_ && version2 == version2_ && data == data_ &&
+      W.shape() == shape_ && want == want_ && user == user_)
+    return prepared_->mem;
+  WeightVersion v;
+  v.storage_id = W.storage_id();
+  v.version = version;
+  v.version2 = version2;
+  v.external = external;
+  v.data = data;
+  v.shape = W.shape();
+  v.user = user;
+  v.want = want;
+  prepared_.reset();  // an older version need not stay alive while the new one is made
+  prepared_ = Cache().GetOrPrepare(v);
+  storage_id_ = v.storage_id;
+  version_ = version;
+  version2_ = version2;
   data_ = data;
-  shape_ = W.shape();
-  hash_ = hash;
+  shape_ = v.shape;
+  user_ = user;
   want_ = want;
-  valid_ = true;
-  g_preparations.fetch_add(1);
-  return mem_;
+  return prepared_->mem;
 }
 
 }  // namespace dnnl_util

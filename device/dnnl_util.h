@@ -5,19 +5,21 @@
 // Threads: libdnnl here is built on OpenMP (libgomp, the runtime hetnet's own kernels use), so its
 // primitives run on the same OpenMP pool at omp_get_max_threads() — no second pool to oversubscribe.
 //
-// Weight change detection. Tensor has no write counter, and a weight can be rewritten in place
-// behind the same data pointer (FeedBlob into a tensor of the same size, an optimizer's in-place
-// update in a training net), so the pointer alone would serve stale weights. A prepared weight is
-// therefore keyed by (data pointer, shape, layout wanted) and a 64-bit content hash computed on each
-// run (ContentHash: one streaming read of the weight, adds only, no copy). It detects every change of
-// a single 8-byte word for certain (the plain sum of the words is part of it); a change of several
-// words is missed only if both the sum and the position-weighted sum cancel.
-// A write generation counter on Tensor/Storage would make this O(1) (see the DNNL section of
-// benchmarks/RESULTS.md for what the hash costs).
+// Weights prepared once. A filter reordered into a primitive's layout is kept while the tensor's
+// (storage id, write generation) — see Tensor::write_generation — its data pointer, shape and the
+// two layouts are unchanged: an O(1) check per run. Storage owned elsewhere (external_storage(),
+// SetExternalData) can be written behind Tensor's back, so for it the version is a 64-bit content
+// checksum computed on each run instead (ContentHash: one streaming read, adds only; it detects
+// every change of a single 8-byte word for certain, a change of several words is missed only if
+// both the sum and the position-weighted sum cancel).
+// Prepared filters are shared through a process-wide cache of weak references keyed by that
+// version, so the operator instances of every child workspace of a Predictor (one predict-net
+// instance each, all reading the parent's weight storage) hold one copy, prepared once.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -43,6 +45,13 @@ dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data);
 // Attributes of every primitive here: scratchpad owned by the caller (allocated once per cached
 // primitive) instead of oneDNN's per-execution allocation, which page-faults on every run.
 dnnl::primitive_attr UserScratchpad();
+// "" (none) or "Relu": the `fused_activation` argument of Conv, FC and FCTransposed, Y = Relu(op(X)).
+// True for "Relu"; any other value is an InvalidArgument naming the operator type.
+bool ParseFusedRelu(const std::string& value, const std::string& op_type);
+// UserScratchpad, plus an eltwise_relu post-op when relu.
+dnnl::primitive_attr Attributes(bool relu);
+// Y = max(Y, 0) in place, for the fallback kernels' outputs (float32 and float16; -0 and NaN kept).
+void ReluInPlace(Tensor* Y);
 // A reorder primitive from one layout to another.
 dnnl::reorder Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
 
@@ -54,24 +63,28 @@ struct Checksum {
 };
 Checksum ContentHash(const void* p, size_t nbytes);
 
-// How many times any weight has been reordered into a primitive's layout (tests check "once").
+// Test hooks: how many times any weight has been reordered into a primitive's layout (tests check
+// "once"), and how many prepared weights are alive now (shared ones count once).
 int64_t WeightPreparations();
+size_t LivePreparedWeights();
 
-// One operator's weight in the layout its primitive wants, reordered from the user's tensor when
-// first asked for and again only when the tensor's pointer, shape or contents, or the wanted
-// layout, changed. With want == the user's layout it wraps the tensor without copying.
+struct PreparedMemory;  // one prepared weight, immutable, shared (dnnl_util.cc)
+
+// One operator's view of its weight in the layout its primitive wants: re-checked per run in O(1)
+// (a checksum for external storage), taken from the shared cache (or reordered) when it changed.
+// With want == the user's layout it wraps the tensor without copying.
 class PreparedWeight {
  public:
   // W's float data described by `user` (dims in the primitive's logical order); returns memory in `want`.
   dnnl::memory Get(const Tensor& W, const dnnl::memory::desc& user, const dnnl::memory::desc& want);
 
  private:
+  // What identifies the version of W that prepared_ was made from.
+  uint64_t storage_id_ = 0, version_ = 0, version2_ = 0;
   const void* data_ = nullptr;
   std::vector<int64_t> shape_;
-  Checksum hash_;
-  dnnl::memory::desc want_;
-  dnnl::memory mem_;
-  bool valid_ = false;
+  dnnl::memory::desc user_, want_;
+  std::shared_ptr<const PreparedMemory> prepared_;
 };
 
 }  // namespace dnnl_util

@@ -6,6 +6,8 @@
 // layout once and again only when it changes (dnnl_util::PreparedWeight). What oneDNN cannot run
 // here (another dtype, empty tensors, a geometry whose output size oneDNN would compute otherwise,
 // a problem oneDNN has no implementation for) runs the default engine's ConvOp<CPUContext>, unchanged.
+// fused_activation "Relu" (Y = Relu(Conv(X)), set by the graph optimizer) is a oneDNN eltwise_relu
+// post-op, applied while the output is in registers; after a fallback, a separate pass.
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -22,7 +24,10 @@ using Tag = memory::format_tag;
 class DnnlConvOp final : public Operator<CPUContext> {
  public:
   DnnlConvOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<CPUContext>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Conv)), ws_(ws) {
+      : Operator<CPUContext>(def, ws),
+        args_(ParseConvPoolArgs(def, ConvPoolKind::Conv)),
+        relu_(dnnl_util::ParseFusedRelu(GetSingleArgument<std::string>("fused_activation", ""), def.type())),
+        ws_(ws) {
     HN_ENFORCE(InputSize() == 3 || InputSize() == 2, "Conv takes X, filter[, bias]");
   }
 
@@ -100,7 +105,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
       const dnnl::convolution_forward::desc d(
           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_src, any_w,
           has_bias ? bias_md : memory::desc(), any_dst, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.pt, g.pl}, {g.pb, g.pr});
-      p->pd = dnnl::convolution_forward::primitive_desc(d, dnnl_util::UserScratchpad(), dnnl_util::CpuEngine());
+      p->pd = dnnl::convolution_forward::primitive_desc(d, dnnl_util::Attributes(relu_), dnnl_util::CpuEngine());
     } catch (const dnnl::error&) {
       return plans_.emplace(key, nullptr).first->second.get();
     }
@@ -120,9 +125,12 @@ class DnnlConvOp final : public Operator<CPUContext> {
   void RunFallback() {
     if (!fallback_) fallback_ = std::make_unique<ConvOp<CPUContext>>(def(), ws_);
     fallback_->Run();
+    // Relu is idempotent, so this is right whether or not the fallback kernel fuses it itself.
+    if (relu_) dnnl_util::ReluInPlace(Output(0));
   }
 
   ConvPoolArgs args_;
+  bool relu_;  // fused_activation "Relu": a post-op of the convolution
   Workspace* ws_;
   // Keyed by (N, C, H, W, M, kH, kW, bias): with the op's fixed arguments that fixes the whole geometry.
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;

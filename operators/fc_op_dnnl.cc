@@ -4,9 +4,12 @@
 // (FCTransposed, described to oneDNN as the transposed layout of [N, K], no copy). One primitive per
 // (M, K, N), cached. W is read in place: measured on this machine (benchmarks/RESULTS.md), oneDNN's
 // blocked weight layout plus the per-run weight check PreparedWeight needs is no faster than its
-// kernels on the plain layout (PreparedWeight still guards the case where oneDNN wants another).
+// kernels on the plain layout (PreparedWeight still guards the case where oneDNN wants another;
+// re-measured with the write generation in place of the checksum: see RESULTS.md).
 // Single rows (M = 1, a matrix-vector product) run the default engine's Eigen GEMV, measured faster;
 // so do other dtypes (float16 FC), empty tensors and shapes oneDNN has no kernel for.
+// fused_activation "Relu" (Y = Relu(FC(X)), set by the graph optimizer) is a oneDNN eltwise_relu
+// post-op; after a fallback, a separate pass.
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -29,6 +32,7 @@ class DnnlFCOp final : public Operator<CPUContext> {
       : Operator<CPUContext>(def, ws),
         axis_(GetSingleArgument<int>("axis", 1)),
         axis_w_(GetSingleArgument<int>("axis_w", 1)),
+        relu_(dnnl_util::ParseFusedRelu(GetSingleArgument<std::string>("fused_activation", ""), def.type())),
         ws_(ws) {}
 
   void RunOnDevice() override {
@@ -84,7 +88,7 @@ class DnnlFCOp final : public Operator<CPUContext> {
       const dnnl::inner_product_forward::desc d(dnnl::prop_kind::forward_inference, memory::desc({M, K}, f32, Tag::ab),
                                                 p->user_w, memory::desc({N}, f32, Tag::a),
                                                 memory::desc({M, N}, f32, Tag::ab));
-      p->pd = dnnl::inner_product_forward::primitive_desc(d, dnnl_util::UserScratchpad(), dnnl_util::CpuEngine());
+      p->pd = dnnl::inner_product_forward::primitive_desc(d, dnnl_util::Attributes(relu_), dnnl_util::CpuEngine());
     } catch (const dnnl::error&) {
       p.reset();
     }
@@ -98,9 +102,12 @@ class DnnlFCOp final : public Operator<CPUContext> {
   void RunFallback() {
     if (!fallback_) fallback_ = std::make_unique<Fallback>(def(), ws_);
     fallback_->Run();
+    // Relu is idempotent, so this is right whether or not the fallback kernel fuses it itself.
+    if (relu_) dnnl_util::ReluInPlace(Output(0));
   }
 
   int axis_, axis_w_;
+  bool relu_;  // fused_activation "Relu": a post-op of the inner product
   Workspace* ws_;
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
   std::unique_ptr<OperatorBase> fallback_;
