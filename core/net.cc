@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/checked_size.h"
+#include "core/inference_fusion.h"
 #include "core/workspace.h"
 
 namespace hetnet {
@@ -142,7 +143,11 @@ std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* 
   try {
     CheckLimit(Limit::kMaxNetOps, def.op_size(), MakeString("the number of operators"));
     EnforceNoNulNames(def);
-    placed = PlaceNet(def, *ws, DefaultPlacementOptions());
+    // Inference rewrites (BN folding, Relu fusion, Dropout removal) before placement: the placement
+    // report describes the net that runs.
+    const InferenceRewrite rewrite = RewriteForInference(def, ws, /*store_folded=*/true);
+    placed = PlaceNet(rewrite.net, *ws, DefaultPlacementOptions());
+    AnnotatePlacement(rewrite, &placed.report);
   } catch (...) {
     RethrowWithContext(net_ctx);
   }

@@ -23,6 +23,7 @@ OPERATOR_SCHEMA(Conv)
     .TensorInference(ConvShape)
     .SetDoc("2-D convolution, NCHW: X [N, C, H, W], filter [M, C/group, kH, kW], optional bias [M] -> "
             "Y [N, M, OH, OW]. Args kernel(s), stride(s), pad(s), dilation(s), group, legacy_pad; "
+            "fused_activation \"Relu\" (default kernels; set by the inference rewrite) applies max(Y, 0); "
             "CUDA tries engine CUDNN (float32/float16, tensor cores for float16) first.");
 OPERATOR_SCHEMA(ConvGradient)
     .NumInputs(3)

@@ -2,15 +2,19 @@
 // engine on every device is im2col + GEMM per image and group (math::Im2Col / math::Gemm: Eigen on
 // CPU, cuBLAS on CUDA); 1x1 stride-1 unpadded convolutions skip im2col. cuDNN is the CUDNN engine
 // (conv_op_cudnn.cc).
+// fused_activation "Relu" (set by the inference rewrite, core/inference_fusion.h): Y = max(Y, 0) per
+// image after the bias, while it is in cache.
 // ConvGradient(X, filter, dY) -> dfilter, dbias (absent with no_bias=1), dX (optional).
 #pragma once
 
 #include <algorithm>
 #include <type_traits>
 
+#include "core/inference_fusion.h"
 #include "core/operator.h"
 #include "device/math.h"
 #include "operators/conv_pool_shape.h"
+#include "operators/relu_op.h"
 
 namespace hetnet {
 
@@ -30,7 +34,7 @@ class ConvOp final : public Operator<Context> {
  public:
   ConvOp(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Conv)),
-        col_(this->device()) {
+        relu_(FusedReluArgument(def)), col_(this->device()) {
     HN_ENFORCE(this->InputSize() == 3 || this->InputSize() == 2, "Conv takes X, filter[, bias]");
   }
 
@@ -66,6 +70,7 @@ class ConvOp final : public Operator<Context> {
       // Bias while the image's output is still in cache.
       if (b) math::BroadcastBinary<float, Context>(math::BinaryOp::Add, 1, g.M, P, y + n * g.M * P, b, y + n * g.M * P,
                                                    &this->context_);
+      if (relu_) ReluKernel<Context>(g.M * P, y + n * g.M * P, y + n * g.M * P, &this->context_);
     };
     if constexpr (std::is_same_v<Context, CPUContext>) {
       math::ParallelFor(g.N, workers, image);
@@ -76,6 +81,7 @@ class ConvOp final : public Operator<Context> {
 
  private:
   ConvPoolArgs args_;
+  bool relu_;
   Tensor col_;
 };
 

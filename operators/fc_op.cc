@@ -13,7 +13,8 @@ OPERATOR_SCHEMA(FC)
                                      args.GetSingleArgument<int>("axis", 1), args.GetSingleArgument<int>("axis_w", 1));
       return std::vector<TensorInfo>{TensorInfo::Of(d.y_shape, in[0].dtype)};
     })
-    .SetDoc("Y = X * W^T + b; X flattened to 2-D at `axis` (default 1), W at `axis_w` (default 1).");
+    .SetDoc("Y = X * W^T + b; X flattened to 2-D at `axis` (default 1), W at `axis_w` (default 1). "
+            "fused_activation \"Relu\" (default kernels, float32; set by the inference rewrite) applies max(Y, 0).");
 OPERATOR_SCHEMA(FCGradient)
     .NumInputs(3)
     .NumOutputs(2, 3)

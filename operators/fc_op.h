@@ -1,10 +1,13 @@
 // FC: Y = X * W^T + b with X flattened to [M, K] at `axis` and W to [N, K] at `axis_w`; Y has X's dims
-// before `axis` followed by N. FCGradient(X, W, dY) -> dW, db[, dX]. Shape logic here; the math is
+// before `axis` followed by N. fused_activation "Relu" (the inference rewrite, core/inference_fusion.h)
+// applies max(Y, 0) after the bias (float32 only). FCGradient(X, W, dY) -> dW, db[, dX]. Shape logic here; the math is
 // device/math.h's Gemm, broadcast add and reduction.
 #pragma once
 
+#include "core/inference_fusion.h"
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
+#include "operators/relu_op.h"
 #include "device/math.h"
 
 namespace hetnet {
@@ -58,13 +61,14 @@ class FCOp final : public Operator<Context> {
   FCOp(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<Context>(def, ws),
         axis_(this->template GetSingleArgument<int>("axis", 1)),
-        axis_w_(this->template GetSingleArgument<int>("axis_w", 1)) {}
+        axis_w_(this->template GetSingleArgument<int>("axis_w", 1)), relu_(FusedReluArgument(def)) {}
 
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
     const Tensor& W = this->Input(1);
     const Tensor& b = this->Input(2);
-    if (X.dtype() == DataType::Float16) {  // all three float16: fc_op_fp16.{cc,cu}
+    if (X.dtype() == DataType::Float16) {
+      HN_CHECK_KIND(kUnsupported, !relu_, "FC: fused_activation is not supported for float16 inputs");  // all three float16: fc_op_fp16.{cc,cu}
       for (int i = 1; i < 3; ++i)
         HN_ENFORCE(this->Input(i).dtype() == DataType::Float16, "FC: input 0 ('", this->def().input(0),
                    "') is float16 but input ", i, " ('", this->def().input(i), "') is ",
@@ -83,10 +87,12 @@ class FCOp final : public Operator<Context> {
                         y, &this->context_);
     math::BroadcastBinary<float, Context>(math::BinaryOp::Add, d.M, d.N, 1, y, b.template data<float>(), y,
                                           &this->context_);
+    if (relu_) ReluKernel<Context>(d.M * d.N, y, y, &this->context_);
   }
 
  private:
   int axis_, axis_w_;
+  bool relu_;
 };
 
 // Inputs X, W, dY; outputs dW, db and (optionally) dX.

@@ -11,7 +11,8 @@ OPERATOR_SCHEMA(FCTransposed)
       const FCTDims d = ComputeFCTransposedDims(def, in[0].dims, in[1].dims, &in[2].dims);
       return std::vector<TensorInfo>{TensorInfo::Of(d.y_shape, in[0].dtype)};
     })
-    .SetDoc("Y = X * W + b; W is K x N (FC with the weight transposed); args axis, axis_w.");
+    .SetDoc("Y = X * W + b; W is K x N (FC with the weight transposed); args axis, axis_w, fused_activation "
+            "(\"Relu\": max(Y, 0), default kernels; set by the inference rewrite).");
 OPERATOR_SCHEMA(FCTransposedGradient)
     .NumInputs(3)
     .NumOutputs(2, 3)

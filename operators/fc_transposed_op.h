@@ -1,11 +1,14 @@
 // FCTransposed: Y = X * W + b with X flattened to [M, K] at `axis` (default 1) and W (stored transposed
 // relative to FC) flattened to [K, N] at `axis_w` (default 1); Y has X's dims before `axis` then N.
+// fused_activation "Relu" (the inference rewrite, core/inference_fusion.h) applies max(Y, 0) after the bias.
 // FCTransposedGradient(X, W, dY) -> dW, db[, dX]. The math is device/math.h's Gemm and broadcast add.
 #pragma once
 
+#include "core/inference_fusion.h"
 #include "core/operator.h"
 #include "device/math.h"
 #include "operators/cnn_op_utils.h"
+#include "operators/relu_op.h"
 
 namespace hetnet {
 
@@ -45,7 +48,8 @@ inline FCTDims ComputeFCTransposedDims(const caffe2::OperatorDef& def, const std
 template <class Context>
 class FCTransposedOp final : public Operator<Context> {
  public:
-  using Operator<Context>::Operator;
+  FCTransposedOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<Context>(def, ws), relu_(FusedReluArgument(def)) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
     const Tensor& W = this->Input(1);
@@ -57,7 +61,11 @@ class FCTransposedOp final : public Operator<Context> {
                         &this->context_);
     math::BroadcastBinary<float, Context>(math::BinaryOp::Add, d.M, d.N, 1, y, b.template data<float>(), y,
                                           &this->context_);
+    if (relu_) ReluKernel<Context>(d.M * d.N, y, y, &this->context_);
   }
+
+ private:
+  bool relu_;
 };
 
 template <class Context>

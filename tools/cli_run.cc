@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 
+#include "core/inference_fusion.h"
 #include "core/memonger.h"
 #include "core/net.h"
 #include "core/npy.h"
@@ -74,6 +75,7 @@ const char* const kRunHelp =
     "usage: hetnet run --predict PREDICT_NET [--init INIT_NET] [--input NAME=FILE ...]\n"
     "       hetnet run MODEL.onnx [--device DEV] [--input NAME=FILE ...] [other options as above]\n"
     "                  [--output NAME[=OUT.npy] ...] [--iters N] [--profile] [--trace FILE] [--memonger]\n"
+    "                  [--no-optimize]\n"
     "                  [--strict] [--soft-placement]\n"
     "\n"
     "Runs INIT_NET once (weights), then PREDICT_NET on the inputs, like Caffe2's Predictor.\n"
@@ -90,6 +92,8 @@ const char* const kRunHelp =
     "  --profile            also profile N runs: per-op-type times and the share spent in copies\n"
     "  --trace FILE         also write a Chrome trace (chrome://tracing, Perfetto) of N profiled runs\n"
     "  --memonger           share memory between intermediate blobs whose lifetimes do not overlap\n"
+    "  --no-optimize        run the predict net as written: no BN folding, Conv/FC+Relu fusion or\n"
+    "                       test-mode Dropout removal at net creation (core/inference_fusion.h)\n"
     "  -h, --help           this help\n"
     "placement:\n";
 
@@ -114,6 +118,8 @@ int RunCommand(int argc, char** argv) {
       profile = true;
     } else if (args.Switch("--memonger")) {
       memonger = true;
+    } else if (args.Switch("--no-optimize")) {
+      hetnet::DefaultInferenceFusionOptions().enabled = false;
     } else if (args.Flag("--trace", &trace_path) || args.Flag("--device", &onnx_device)) {
     } else if (args.Peek().rfind("-", 0) != 0 && predict_path.empty()) {
       predict_path = args.Next();  // MODEL (an ONNX file, or a predict net)

@@ -1,0 +1,70 @@
+// Graph rewrites of inference nets at net creation (issue 16 item 3), run by CreateNetFromDef
+// before placement, so that the placement report and the running net are the rewritten net:
+//   * SpatialBN (is_test=1) folded into the Conv / FC that feeds it: the filter rows and the bias
+//     are scaled by scale / sqrt(var + epsilon) into NEW blobs (`<W>_bn_folded`,
+//     `<bias or W>_bn_folded_bias`) written into the workspace the net is created in; the user's
+//     weight blobs are never modified. Folding needs the values: every weight, scale, bias, mean
+//     and var must be a float32 CPU tensor already in the workspace, written by no op of this net
+//     nor of any other net of the workspace. The folded blobs are a snapshot taken at creation:
+//     weights fed later are seen only by re-creating the net (or with hetnet_optimize=0).
+//   * Conv / FC / FCTransposed followed by Relu: the op carries `fused_activation: "Relu"` and the
+//     Relu is removed. Only where the op runs on an engine that honours the argument (the default
+//     kernels of conv_op.h, fc_op.h, fc_transposed_op.h; see EnginesWithFusedActivation).
+//   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
+//     simply dropped).
+// Never rewritten: a blob that is a net external output or read by another net of the workspace,
+// a blob read before the net writes it, ops on different devices, and training nets (any op type
+// ending in "Gradient"/"Grad", an optimizer op, SpatialBN or Dropout with is_test=0): the pass
+// leaves those nets exactly as they are. Net argument `hetnet_optimize` (int, default 1) = 0, or
+// DefaultInferenceFusionOptions().enabled = false (`hetnet run --no-optimize`, or HETNET_OPTIMIZE=0 in
+// the environment when the process starts), turns it off.
+// Blobs no longer written (a Conv's pre-Relu output, a Dropout's output) are not in the workspace
+// after a run: fetch them by making them external outputs, or turn the pass off.
+// Deterministic: the same net and workspace give the same rewrite and the same blob names.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/placement.h"
+#include "proto/caffe2.pb.h"
+
+namespace hetnet {
+
+class Workspace;
+
+struct InferenceFusionOptions {
+  bool enabled = true;  // process-wide switch: `hetnet run --no-optimize`, HETNET_OPTIMIZE=0
+};
+InferenceFusionOptions& DefaultInferenceFusionOptions();
+
+// Engines whose Conv / FC / FCTransposed kernels apply `fused_activation` ("" = the default
+// kernels). Relu is fused only into an op whose engine (on its device, and on CPU for a GPU op,
+// which soft placement may move there) is in this set.
+const std::set<std::string>& EnginesWithFusedActivation();
+
+struct InferenceRewrite {
+  bool changed = false;
+  caffe2::NetDef net;               // the rewritten net (== the input when !changed)
+  std::vector<std::string> op_notes;  // per op of `net`: what was fused into it ("" for none)
+  std::vector<std::string> notes;     // one line per rewrite, in order
+  std::string skipped;                // why the pass did not run ("" when it ran)
+};
+
+// "" when def may be rewritten, else the reason (training op, is_test=0, hetnet_optimize=0, ...).
+std::string InferenceRewriteBlocker(const caffe2::NetDef& def);
+
+// Rewrites def against ws (the workspace the net is created in: weight values, other nets). With
+// store_folded, the folded weights are written into ws (net creation); without, nothing in ws
+// changes (a preview for reports).
+InferenceRewrite RewriteForInference(const caffe2::NetDef& def, Workspace* ws, bool store_folded);
+
+// The `fused_activation` argument of a Conv / FC / FCTransposed kernel: true for "Relu", false when
+// absent or ""; any other value is a kInvalidArgument error naming the op.
+bool FusedReluArgument(const caffe2::OperatorDef& op);
+
+// Appends the fusion notes to the reasons of the report's ops (the report of rewrite.net).
+void AnnotatePlacement(const InferenceRewrite& rewrite, PlacementReport* report);
+
+}  // namespace hetnet

@@ -1,0 +1,393 @@
+// Inference rewrites at net creation (core/inference_fusion.h): each rewrite on small nets compared
+// with the same net run as written (hetnet_optimize=0), the op lists, and every case that must not
+// be rewritten.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "core/inference_fusion.h"
+#include "core/net.h"
+#include "core/operator.h"
+#include "core/predictor.h"
+#include "core/workspace.h"
+#include "test_util_io.h"
+
+using namespace hetnet;
+using namespace hetnet_test;
+
+namespace {
+
+std::vector<float> Random(int64_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+int64_t Numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+void Fill(caffe2::NetDef* init, const std::string& name, std::vector<int64_t> shape, unsigned seed, float lo = -1.f,
+          float hi = 1.f) {
+  AddFill(init, name, shape, Random(Numel(shape), seed, lo, hi));
+}
+void AddArgI(caffe2::OperatorDef* op, const std::string& n, int64_t v) {
+  auto* a = op->add_arg();
+  a->set_name(n);
+  a->set_i(v);
+}
+caffe2::OperatorDef* AddBN(caffe2::NetDef* net, caffe2::NetDef* init, const std::string& x, const std::string& y,
+                           int64_t channels, unsigned seed) {
+  const std::string p = y + "_";
+  Fill(init, p + "s", {channels}, seed, 0.5f, 1.5f);
+  Fill(init, p + "b", {channels}, seed + 1);
+  Fill(init, p + "m", {channels}, seed + 2);
+  Fill(init, p + "v", {channels}, seed + 3, 0.2f, 2.f);
+  auto* bn = AddOp(net, "SpatialBN", {x, p + "s", p + "b", p + "m", p + "v"}, {y});
+  AddArgI(bn, "is_test", 1);
+  return bn;
+}
+caffe2::OperatorDef* AddConv(caffe2::NetDef* net, caffe2::NetDef* init, const std::string& x, const std::string& y,
+                             int64_t c, int64_t m, bool bias, unsigned seed) {
+  Fill(init, y + "_w", {m, c, 3, 3}, seed);
+  std::vector<std::string> in = {x, y + "_w"};
+  if (bias) {
+    Fill(init, y + "_bias", {m}, seed + 1);
+    in.push_back(y + "_bias");
+  }
+  auto* op = AddOp(net, "Conv", in, {y});
+  AddArgI(op, "kernel", 3);
+  AddArgI(op, "pad", 1);
+  return op;
+}
+caffe2::OperatorDef* AddFC(caffe2::NetDef* net, caffe2::NetDef* init, const std::string& type, const std::string& x,
+                           const std::string& y, int64_t k, int64_t n, unsigned seed) {
+  Fill(init, y + "_w", type == "FC" ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, seed);
+  Fill(init, y + "_bias", {n}, seed + 1);
+  return AddOp(net, type, {x, y + "_w", y + "_bias"}, {y});
+}
+
+struct Model {
+  caffe2::NetDef init, net;
+  std::string input = "x";
+  std::vector<int64_t> input_shape;
+};
+
+// A workspace with the init net run and the input fed.
+void Prepare(const Model& m, Workspace* ws) {
+  ws->RunNetOnce(m.init);
+  *ws->CreateBlob(m.input)->GetMutable<Tensor>() = FloatTensor(m.input_shape, Random(Numel(m.input_shape), 99));
+}
+
+struct Outcome {
+  caffe2::NetDef rewritten;               // the net as created with the pass on
+  std::vector<std::string> types;         // its op types
+  PlacementReport placement;
+};
+
+// Creates and runs m.net with the pass on and (in another workspace) off; every external output
+// must agree to 1e-5 relative to the magnitude of the reference.
+Outcome RunBoth(const Model& m) {
+  Workspace on, off;
+  Prepare(m, &on);
+  Prepare(m, &off);
+  caffe2::NetDef plain = m.net;
+  auto* a = plain.add_arg();
+  a->set_name("hetnet_optimize");
+  a->set_i(0);
+  NetBase* n_on = on.CreateNet(m.net);
+  NetBase* n_off = off.CreateNet(plain);
+  REQUIRE(n_off->def().op_size() == m.net.op_size());  // off: as written
+  on.RunNet(m.net.name());
+  off.RunNet(m.net.name());
+  for (const auto& name : m.net.external_output()) {
+    INFO("output " << name);
+    const Tensor& got = on.GetBlobOrThrow(name).GetTensor();
+    const Tensor& want = off.GetBlobOrThrow(name).GetTensor();
+    REQUIRE(got.shape() == want.shape());
+    const auto g = Values(got), w = Values(want);
+    float scale = 1.f;
+    for (float v : w) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < w.size(); ++i) REQUIRE(std::fabs(g[i] - w[i]) <= 1e-5f * scale);
+  }
+  Outcome o;
+  o.rewritten = n_on->def();
+  for (const auto& op : o.rewritten.op()) o.types.push_back(op.type());
+  o.placement = n_on->placement();
+  return o;
+}
+
+std::string Arg(const caffe2::OperatorDef& op, const std::string& name) {
+  for (const auto& a : op.arg())
+    if (a.name() == name) return a.s();
+  return "";
+}
+void SetEngine(caffe2::NetDef* net, const std::string& engine) {
+  for (auto& op : *net->mutable_op())
+    if (op.type() == "Conv" || op.type() == "FC" || op.type() == "FCTransposed") op.set_engine(engine);
+}
+
+Model ConvBnModel(bool bias) {
+  Model m;
+  m.net.set_name("conv_bn");
+  m.input_shape = {2, 3, 6, 5};
+  AddConv(&m.net, &m.init, "x", "c1", 3, 4, bias, 1);
+  AddBN(&m.net, &m.init, "c1", "bn1", 4, 10);
+  m.net.add_external_output("bn1");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("BN folds into Conv with and without bias; the user's weights are untouched", "[fusion]") {
+  for (bool bias : {true, false}) {
+    INFO("bias " << bias);
+    Model m = ConvBnModel(bias);
+    Outcome o = RunBoth(m);
+    REQUIRE(o.types == std::vector<std::string>{"Conv"});
+    const auto& conv = o.rewritten.op(0);
+    REQUIRE(conv.input_size() == 3);
+    CHECK(conv.input(1) == "c1_w_bn_folded");
+    CHECK(conv.input(2) == (bias ? "c1_bias_bn_folded_bias" : "c1_w_bn_folded_bias"));
+    CHECK(conv.output(0) == "bn1");
+    // The original filter still holds the init net's values.
+    Workspace ws;
+    Prepare(m, &ws);
+    const auto before = Values(ws.GetBlobOrThrow("c1_w").GetTensor());
+    ws.CreateNet(m.net);
+    CHECK(Values(ws.GetBlobOrThrow("c1_w").GetTensor()) == before);
+    CHECK(ws.GetBlob("c1_w_bn_folded") != nullptr);
+  }
+}
+
+TEST_CASE("BN folds into FC", "[fusion]") {
+  Model m;
+  m.net.set_name("fc_bn");
+  m.input_shape = {3, 6};
+  AddFC(&m.net, &m.init, "FC", "x", "f1", 6, 5, 1);
+  AddBN(&m.net, &m.init, "f1", "bn1", 5, 20);
+  m.net.add_external_output("bn1");
+  Outcome o = RunBoth(m);
+  CHECK(o.types == std::vector<std::string>{"FC"});
+  CHECK(o.rewritten.op(0).input(1) == "f1_w_bn_folded");
+}
+
+TEST_CASE("Conv+Relu, FC+Relu, FCTransposed+Relu fuse on the default engine", "[fusion]") {
+  for (const std::string type : {"Conv", "FC", "FCTransposed"}) {
+    INFO(type);
+    Model m;
+    m.net.set_name("act");
+    if (type == "Conv") {
+      m.input_shape = {2, 3, 5, 5};
+      AddConv(&m.net, &m.init, "x", "y", 3, 4, true, 3);
+    } else {
+      m.input_shape = {4, 7};
+      AddFC(&m.net, &m.init, type, "x", "y", 7, 6, 3);
+    }
+    AddOp(&m.net, "Relu", {"y"}, {"r"});
+    AddOp(&m.net, "Sigmoid", {"r"}, {"out"});
+    m.net.add_external_output("out");
+    SetEngine(&m.net, "EIGEN");  // the default kernels
+    Outcome o = RunBoth(m);
+    REQUIRE(o.types == std::vector<std::string>{type, "Sigmoid"});
+    CHECK(Arg(o.rewritten.op(0), "fused_activation") == "Relu");
+    CHECK(o.rewritten.op(0).output(0) == "r");
+    CHECK(o.placement.ops.size() == 2);
+    CHECK(o.placement.ToText().find("Relu fused") != std::string::npos);
+  }
+}
+
+TEST_CASE("Conv+BN+Relu becomes one Conv; in-place Relu too", "[fusion]") {
+  for (bool inplace : {false, true}) {
+    Model m = ConvBnModel(true);
+    m.net.clear_external_output();
+    AddOp(&m.net, "Relu", {"bn1"}, {inplace ? "bn1" : "r"});
+    m.net.add_external_output(inplace ? "bn1" : "r");
+    SetEngine(&m.net, "EIGEN");
+    Outcome o = RunBoth(m);
+    REQUIRE(o.types == std::vector<std::string>{"Conv"});
+    CHECK(Arg(o.rewritten.op(0), "fused_activation") == "Relu");
+    const std::string text = o.placement.ToText();
+    CHECK(text.find("BN folded") != std::string::npos);
+    CHECK(text.find("Relu fused") != std::string::npos);
+  }
+}
+
+TEST_CASE("Relu fusion follows the engines that honour fused_activation", "[fusion]") {
+  caffe2::OperatorDef probe;
+  probe.set_type("Conv");
+  probe.set_engine("DNNL");
+  const std::string engine = ResolveEngine(probe, Device::CPU());
+  Model m;
+  m.net.set_name("dnnl");
+  m.input_shape = {1, 3, 5, 5};
+  AddConv(&m.net, &m.init, "x", "y", 3, 2, true, 5);
+  AddOp(&m.net, "Relu", {"y"}, {"r"});
+  m.net.add_external_output("r");
+  SetEngine(&m.net, "DNNL");
+  Outcome o = RunBoth(m);  // equal outputs either way
+  const bool fused = EnginesWithFusedActivation().count(engine) > 0;
+  CHECK(o.types.size() == (fused ? 1u : 2u));
+}
+
+TEST_CASE("Dropout with is_test=1 is removed; in place too; kept when its output is fetched", "[fusion]") {
+  Model m;
+  m.net.set_name("drop");
+  m.input_shape = {4, 6};
+  AddOp(&m.net, "Sigmoid", {"x"}, {"s"});
+  AddArgI(AddOp(&m.net, "Dropout", {"s"}, {"d"}), "is_test", 1);
+  AddOp(&m.net, "Tanh", {"d"}, {"t"});
+  AddOp(&m.net, "Mul", {"d", "t"}, {"u"});
+  AddArgI(AddOp(&m.net, "Dropout", {"u"}, {"u"}), "is_test", 1);  // in place
+  AddArgI(AddOp(&m.net, "Dropout", {"u"}, {"kept"}), "is_test", 1);  // fetched: kept
+  m.net.add_external_output("kept");
+  Outcome o = RunBoth(m);
+  REQUIRE(o.types == std::vector<std::string>{"Sigmoid", "Tanh", "Mul", "Dropout"});
+  CHECK(o.rewritten.op(1).input(0) == "s");
+  CHECK(o.rewritten.op(2).input(0) == "s");
+  CHECK(o.rewritten.op(3).output(0) == "kept");
+}
+
+TEST_CASE("what must not be rewritten", "[fusion]") {
+  SECTION("the Conv output is an external output") {
+    Model m = ConvBnModel(true);
+    m.net.add_external_output("c1");
+    CHECK(RunBoth(m).types == std::vector<std::string>{"Conv", "SpatialBN"});
+  }
+  SECTION("the BN output is fetched: BN folds, the Relu is not fused into it") {
+    Model m = ConvBnModel(true);
+    m.net.clear_external_output();
+    AddOp(&m.net, "Relu", {"bn1"}, {"r"});
+    m.net.add_external_output("r");
+    m.net.add_external_output("bn1");  // the BN output too: BN folds, Relu stays
+    SetEngine(&m.net, "EIGEN");
+    CHECK(RunBoth(m).types == std::vector<std::string>{"Conv", "Relu"});
+  }
+  SECTION("the Conv output has a second reader") {
+    Model m = ConvBnModel(true);
+    AddOp(&m.net, "Sigmoid", {"c1"}, {"sg"});
+    m.net.add_external_output("sg");
+    CHECK(RunBoth(m).types == std::vector<std::string>{"Conv", "SpatialBN", "Sigmoid"});
+  }
+  SECTION("the BN statistics are written by the net") {
+    Model m = ConvBnModel(true);
+    caffe2::NetDef net;
+    net.set_name(m.net.name());
+    AddOp(&net, "Copy", {"bn1_v"}, {"var2"});
+    auto* op = net.add_op();
+    *op = m.net.op(0);
+    *net.add_op() = m.net.op(1);
+    net.mutable_op(2)->set_input(4, "var2");
+    net.add_external_output("bn1");
+    m.net = net;
+    CHECK(RunBoth(m).types == std::vector<std::string>{"Copy", "Conv", "SpatialBN"});
+  }
+  SECTION("a training net (a gradient op) is left as written") {
+    Model m = ConvBnModel(true);
+    AddOp(&m.net, "ConstantFill", {"bn1"}, {"bn1_grad"});
+    AddOp(&m.net, "ReluGradient", {"bn1", "bn1_grad"}, {"g"});
+    CHECK(InferenceRewriteBlocker(m.net).find("training") != std::string::npos);
+    CHECK(RunBoth(m).types.size() == 4);
+  }
+  SECTION("BN with is_test=0 marks a training net") {
+    Model m = ConvBnModel(true);
+    CHECK(InferenceRewriteBlocker(m.net).empty());
+    m.net.mutable_op(1)->mutable_arg(0)->set_i(0);
+    CHECK_FALSE(InferenceRewriteBlocker(m.net).empty());
+  }
+  SECTION("hetnet_optimize=0 and the process switch") {
+    Model m = ConvBnModel(true);
+    Workspace ws;
+    Prepare(m, &ws);
+    caffe2::NetDef off = m.net;
+    auto* a = off.add_arg();
+    a->set_name("hetnet_optimize");
+    a->set_i(0);
+    CHECK(ws.CreateNet(off)->def().op_size() == 2);
+    DefaultInferenceFusionOptions().enabled = false;
+    const int n = ws.CreateNet(m.net, true)->def().op_size();
+    DefaultInferenceFusionOptions().enabled = true;
+    CHECK(n == 2);
+    CHECK(ws.CreateNet(m.net, true)->def().op_size() == 1);
+  }
+}
+
+TEST_CASE("no rewrite across devices or across a blob another net reads", "[fusion]") {
+  Model m = ConvBnModel(true);
+  AddOp(&m.net, "Relu", {"bn1"}, {"r"});
+  m.net.clear_external_output();
+  m.net.add_external_output("r");
+  SetEngine(&m.net, "EIGEN");
+  Workspace ws;
+  Prepare(m, &ws);
+  SECTION("the Relu on another device (rewrite previewed: no GPU here)") {
+    DeviceToOption(Device::CUDA(0), m.net.mutable_op(2)->mutable_device_option());
+    auto r = RewriteForInference(m.net, &ws, /*store_folded=*/false);
+    std::vector<std::string> types;
+    for (const auto& op : r.net.op()) types.push_back(op.type());
+    CHECK(types == std::vector<std::string>{"Conv", "Relu"});  // BN folded (both on CPU), Relu not fused
+    CHECK(ws.GetBlob("c1_w_bn_folded") == nullptr);           // a preview stores nothing
+  }
+  SECTION("another net of the workspace reads the BN output") {
+    caffe2::NetDef reader;
+    reader.set_name("reader");
+    AddOp(&reader, "Sigmoid", {"bn1"}, {"other"});
+    *ws.CreateBlob("bn1")->GetMutable<Tensor>() = FloatTensor({1}, {0.f});
+    ws.CreateNet(reader);
+    CHECK(ws.CreateNet(m.net)->def().op_size() == 2);  // BN folded, Relu kept: bn1 is read by "reader"
+  }
+}
+
+TEST_CASE("re-creating a net gives fresh folded blobs; results stay equal", "[fusion]") {
+  Model m = ConvBnModel(false);
+  Workspace ws;
+  Prepare(m, &ws);
+  ws.CreateNet(m.net);
+  ws.RunNet(m.net.name());
+  const auto first = Values(ws.GetBlobOrThrow("bn1").GetTensor());
+  NetBase* again = ws.CreateNet(m.net, /*overwrite=*/true);
+  CHECK(again->def().op(0).input(1) == "c1_w_bn_folded_1");  // the replaced net may still read the first
+  ws.RunNet(m.net.name());
+  CHECK(Values(ws.GetBlobOrThrow("bn1").GetTensor()) == first);
+}
+
+TEST_CASE("a Predictor runs the rewritten predict net", "[fusion][predictor]") {
+  Model m = ConvBnModel(true);
+  AddOp(&m.net, "Relu", {"bn1"}, {"r"});
+  m.net.clear_external_output();
+  m.net.add_external_output("r");
+  m.net.add_external_input("x");
+  Predictor p(m.init, m.net);
+  const Tensor x = FloatTensor(m.input_shape, Random(Numel(m.input_shape), 99));
+  auto out = p.Run(Predictor::TensorMap{{"x", x}});
+  Workspace ref;
+  Prepare(m, &ref);
+  caffe2::NetDef plain = m.net;
+  auto* a = plain.add_arg();
+  a->set_name("hetnet_optimize");
+  a->set_i(0);
+  ref.RunNetOnce(plain);
+  const auto want = Values(ref.GetBlobOrThrow("r").GetTensor());
+  const auto got = Values(out.at("r"));
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(std::fabs(got[i] - want[i]) <= 1e-5f * std::max(1.f, std::fabs(want[i])));
+}
+
+TEST_CASE("fused_activation other than Relu is refused by the kernels", "[fusion]") {
+  Workspace ws;
+  *ws.CreateBlob("x")->GetMutable<Tensor>() = FloatTensor({1, 2}, {1, -1});
+  *ws.CreateBlob("w")->GetMutable<Tensor>() = FloatTensor({1, 2}, {1, 1});
+  *ws.CreateBlob("b")->GetMutable<Tensor>() = FloatTensor({1}, {0});
+  caffe2::OperatorDef op;
+  op.set_type("FC");
+  op.set_engine("EIGEN");
+  for (const char* n : {"x", "w", "b"}) op.add_input(n);
+  op.add_output("y");
+  auto* a = op.add_arg();
+  a->set_name("fused_activation");
+  a->set_s("Tanh");
+  CHECK_THROWS_AS(ws.RunOperatorOnce(op), Error);
+}
