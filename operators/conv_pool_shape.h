@@ -130,14 +130,18 @@ inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKi
   const int lp = a.GetSingleArgument<int>("legacy_pad", 0);
   HN_ENFORCE(lp >= 0 && lp <= 3, op, ": legacy_pad ", lp, " is not one of NOTSET 0, VALID 1, SAME 2, CAFFE_LEGACY_POOLING 3");
   r.legacy_pad = static_cast<LegacyPadding>(lp);
+  // Explicit pads of 0 are the defaults that Caffe2's writers (translator, brew) spell out; Caffe2
+  // accepted them with global pooling and legacy padding, so only non-zero pads are refused there.
+  const bool nonzero_pads = pads_given && (r.pads[0] || r.pads[1] || r.pads[2] || r.pads[3]);
   if (r.legacy_pad == LegacyPadding::VALID || r.legacy_pad == LegacyPadding::SAME)
-    HN_ENFORCE(!pads_given, op, ": with legacy_pad VALID or SAME no explicit pad may be given");
+    HN_ENFORCE(!nonzero_pads, op, ": with legacy_pad VALID or SAME no non-zero explicit pad may be given");
   HN_CHECK_KIND(kUnsupported, !(kind == ConvPoolKind::ConvTranspose && r.legacy_pad == LegacyPadding::CAFFE_LEGACY_POOLING),
                 op, ": legacy_pad CAFFE_LEGACY_POOLING is not supported by ConvTranspose");
   HN_ENFORCE(!r.global_pooling || kind == ConvPoolKind::Pool, op, ": global_pooling is a pooling argument");
   if (r.global_pooling) {
-    HN_ENFORCE(r.stride[0] == 1 && r.stride[1] == 1 && !pads_given, op,
-               ": global_pooling takes no stride or pad (got stride ", r.stride[0], "x", r.stride[1], ")");
+    HN_ENFORCE(r.stride[0] == 1 && r.stride[1] == 1 && !nonzero_pads, op,
+               ": global_pooling takes no stride or pad other than 1 and 0 (got stride ", r.stride[0], "x",
+               r.stride[1], ", pads ", r.pads[0], ",", r.pads[1], ",", r.pads[2], ",", r.pads[3], ")");
   } else if (kind != ConvPoolKind::Conv) {
     HN_ENFORCE(r.kernel_given, op, ": needs a kernel (kernel, kernel_h/kernel_w or kernels)");
   }
