@@ -1,6 +1,6 @@
 // Harness cases for the Caffe2 operators of issue 13 added with the normalization group: TopK,
-// InstanceNorm, GroupNorm. References are naive float64 loops written from Caffe2's operator docs,
-// not from the kernels.
+// InstanceNorm, GroupNorm, EnsureCPUOutput (Print has no outputs: test_ops_caffe2_norm.cc). References
+// are naive float64 loops written from Caffe2's operator docs, not from the kernels.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -151,11 +151,22 @@ std::vector<Case> GroupNormCases() {
   };
 }
 
+// EnsureCPUOutput: the output equals the input (the GPU column checks the device-to-host copy).
+std::vector<Case> EnsureCPUOutputCases() {
+  auto identity = [](const caffe2::OperatorDef&, const RefTensors& in) { return RefTensors{in[0]}; };
+  return {
+      Case("float 3-D").Def(Op("EnsureCPUOutput", {"X"}, {"Y"})).Inputs({In({2, 3, 4}).NoGrad()}).Ref(identity)
+          .NoGrad(),
+      Case("int64").Def(Op("EnsureCPUOutput", {"X"}, {"Y"})).Inputs({In({5}, i64).Range(-9, 9)}).Ref(identity)
+          .NoGrad(),
+  };
+}
+
 }  // namespace
 
 HN_OP_CASES(Caffe2NormOps) {
   std::vector<Case> all;
-  for (auto&& group : {TopKCases(), InstanceNormCases(), GroupNormCases()})
+  for (auto&& group : {TopKCases(), InstanceNormCases(), GroupNormCases(), EnsureCPUOutputCases()})
     for (auto& c : group) all.push_back(c);
   return all;
 }
