@@ -56,6 +56,10 @@ std::vector<Form> K3S2P1Forms(bool filter_kernel) {
       {"plural dilations", Join(canon, {ArgInts("dilations", {1, 1})}), ""},
       {"is_test", Join(canon, {ArgI("is_test", 1)}), ""},
       {"cuDNN arguments", Join(canon, {ArgI("ws_nbytes_limit", 1 << 20), ArgI("exhaustive_search", 1)}), ""},
+      // Other arguments of Caffe2's cuDNN ops (CudnnConvOpBase / CuDNNPoolOp), ignored here.
+      {"more cuDNN arguments", Join(canon, {ArgI("deterministic", 1), ArgI("cudnn_state", 0),
+                                            ArgI("enable_tensor_core", 1), ArgI("force_algo_fwd", -1),
+                                            ArgI("force_algo_dgrad", -1), ArgI("force_algo_wgrad", -1)}), ""},
       {"engine CUDNN on CPU", canon, "CUDNN"},
       {"engine list NNPACK,EIGEN", canon, "NNPACK,EIGEN"},
       {"unknown engine", canon, "NOSUCHENGINE"},
@@ -133,4 +137,25 @@ TEST_CASE("MaxPool: legacy_pad CAFFE_LEGACY_POOLING equals the tail pads of Caff
   CheckSame(legacy, RunForm(ws, "MaxPool", {"X"}, {"", {ArgI("kernel", 3), ArgI("stride", 2),
                                                         ArgInts("pads", {0, 0, 2, 2})}, ""}),
             "explicit tail pads");
+}
+
+TEST_CASE("Conv and MaxPool gradients accept the plural and _h/_w forms", "[ops][conv][pool][argforms][grad]") {
+  Workspace ws;
+  Feed<float>(ws, "X", {1, 2, 7, 6}, RandomVec(84, 6));
+  Feed<float>(ws, "W", {3, 2, 3, 3}, RandomVec(54, 7));
+  Feed<float>(ws, "b", {3}, RandomVec(3, 8));
+  CheckGradient(ws, MakeOp("Conv", {"X", "W", "b"}, {"Y"}, {ArgInts("kernels", {3, 3}), ArgInts("strides", {2, 1}),
+                                                            ArgInts("pads", {1, 0, 1, 2})}),
+                {0, 1, 2});
+  // MaxPool: distinct values 0.096 apart, so the finite-difference step (0.01) never crosses a tie.
+  std::vector<float> spread(84);
+  for (int i = 0; i < 84; ++i) spread[i] = -4.f + 8.f * static_cast<float>((i * 37) % 84) / 83.f;
+  Feed<float>(ws, "Xs", {1, 2, 7, 6}, spread);
+  CheckGradient(ws, MakeOp("MaxPool", {"Xs"}, {"Y"}, {ArgI("kernel_h", 2), ArgI("kernel_w", 3), ArgI("stride_h", 2),
+                                                     ArgI("stride_w", 1), ArgI("pad_t", 1), ArgI("pad_l", 0),
+                                                     ArgI("pad_b", 0), ArgI("pad_r", 1)}),
+                {0});
+  CheckGradient(ws, MakeOp("AveragePool", {"X"}, {"Y"}, {ArgI("global_pooling", 1), ArgI("kernel", 0),
+                                                         ArgI("stride", 1), ArgI("pad", 0), ArgI("legacy_pad", 3)}),
+                {0});
 }
