@@ -7,7 +7,9 @@
 // here (another dtype, empty tensors, a geometry whose output size oneDNN would compute otherwise,
 // a problem oneDNN has no implementation for) runs the default engine's ConvOp<CPUContext>, unchanged.
 // fused_activation "Relu" (Y = Relu(Conv(X)), set by the graph optimizer) is a oneDNN eltwise_relu
-// post-op, applied while the output is in registers; after a fallback, a separate pass.
+// post-op, applied while the output is in registers, except on the 1x1 NCHW (GEMM) path: there
+// oneDNN 2.6's post-op made the convolution ~2x slower (measured, RESULTS.md), so a separate pass
+// over Y follows, as after a fallback.
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -59,6 +61,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     p.conv.execute(s, a);
     if (p.dst_reorder) p.dst_reorder.execute(s, p.dst, dst);
     s.wait();
+    if (p.relu_pass) dnnl_util::ReluInPlace(Y);
   }
 
  private:
@@ -70,6 +73,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     memory scratch;
     dnnl::reorder src_reorder, dst_reorder;
     dnnl_util::PreparedWeight weight;
+    bool relu_pass = false;  // fused Relu as a pass over Y instead of a post-op
   };
 
   // oneDNN computes the output size from the pads as NOTSET does; legacy padding has already been
@@ -98,6 +102,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     // convolutions run fastest on plain NCHW (oneDNN's GEMM path, no reorders); the others on the
     // blocked layout oneDNN picks, worth the per-run reorders of X and Y.
     const Tag act = ConvIs1x1(g) ? Tag::nchw : Tag::any;
+    p->relu_pass = relu_ && act == Tag::nchw;
     const memory::desc any_src({g.N, g.C, g.H, g.W}, f32, act), any_dst({g.N, g.M, g.OH, g.OW}, f32, act),
         any_w(p->user_w.dims(), f32, Tag::any), bias_md({g.M}, f32, Tag::a);
     // oneDNN's dilation counts the gaps between taps (ours minus one).
@@ -105,7 +110,8 @@ class DnnlConvOp final : public Operator<CPUContext> {
       const dnnl::convolution_forward::desc d(
           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_src, any_w,
           has_bias ? bias_md : memory::desc(), any_dst, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.pt, g.pl}, {g.pb, g.pr});
-      p->pd = dnnl::convolution_forward::primitive_desc(d, dnnl_util::Attributes(relu_), dnnl_util::CpuEngine());
+      p->pd = dnnl::convolution_forward::primitive_desc(d, dnnl_util::Attributes(relu_ && !p->relu_pass),
+                                                           dnnl_util::CpuEngine());
     } catch (const dnnl::error&) {
       return plans_.emplace(key, nullptr).first->second.get();
     }

@@ -269,6 +269,17 @@ TEST_CASE("DNNL Conv, FC and FCTransposed apply fused_activation Relu", "[dnnl][
     for (int64_t i = 0; i < plain.numel(); ++i) some_clamped |= plain[i] < -0.1;
     CHECK(some_clamped);  // the case tests something
   }
+  SECTION("Conv 1x1 (the NCHW GEMM path, where the Relu is a pass over Y)") {
+    Workspace ws;
+    Feed<float>(ws, "X", {2, 3, 6, 6}, RandomVec(2 * 3 * 36, 1));
+    Feed<float>(ws, "W", {8, 3, 1, 1}, RandomVec(8 * 3, 2));
+    Feed<float>(ws, "b", {8}, RandomVec(8, 3));
+    auto def = MakeOp("Conv", {"X", "W", "b"}, {"Y"}, {ArgI("kernel", 1), ArgS("fused_activation", "Relu")});
+    def.set_engine("DNNL");
+    RunOp(ws, def);
+    const RefTensor b = RefOf(ws, "b");
+    CheckClose(Fetch(ws, "Y"), Relu(harness::DnnlNaiveConv(RefOf(ws, "X"), RefOf(ws, "W"), &b, {1, 1})));
+  }
   for (bool transposed : {false, true})
     for (int64_t m : {1, 6}) {  // one row runs the fallback GEMV, then a Relu pass
       DYNAMIC_SECTION((transposed ? "FCTransposed" : "FC") << " with " << m << " rows") {
