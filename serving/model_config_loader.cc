@@ -354,7 +354,10 @@ void CheckNetsAgainstConfig(const ModelNets& nets, const inference::ModelConfig&
   for (const auto* net : {&nets.init_net, &nets.predict_net})
     for (const auto& op : net->op()) {
       const std::string& t = op.type();
-      const bool unsafe = t == "Save" || t == "Load" || t == "Checkpoint" || t == "Snapshot" ||
+      const bool prints_to_file = t == "Print" && std::any_of(op.arg().begin(), op.arg().end(), [](const auto& a) {
+                                    return a.name() == "to_file" && a.i() != 0;
+                                  });
+      const bool unsafe = t == "Save" || t == "Load" || t == "Checkpoint" || t == "Snapshot" || prints_to_file ||
                           t.find("DB") != std::string::npos || t.rfind("Python", 0) == 0 || t == "ImageInput";
       if (unsafe)
         HN_THROW(kInvalidArgument, "model '", config.name(), "': net '", net->name(), "' contains operator ", t,

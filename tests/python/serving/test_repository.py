@@ -59,6 +59,12 @@ def test_bad_models_fail_alone_with_clear_reasons(tmp_path):
                                  su._op("Sub", ["INPUT0", "INPUT1"], ["OUTPUT1"])],
                       ["INPUT0", "INPUT1"], ["OUTPUT0", "OUTPUT1"])
     su.write_model(repo, "unsafe", predict, None, su.SIMPLE_CONFIG.replace('name: "simple"', 'name: "unsafe"'))
+    # Print writing to a file counts as touching files too.
+    predict = su._net("printer", [su._op("Print", ["INPUT0"], [], to_file=1),
+                                  su._op("Add", ["INPUT0", "INPUT1"], ["OUTPUT0"]),
+                                  su._op("Sub", ["INPUT0", "INPUT1"], ["OUTPUT1"])],
+                      ["INPUT0", "INPUT1"], ["OUTPUT0", "OUTPUT1"])
+    su.write_model(repo, "printer", predict, None, su.SIMPLE_CONFIG.replace('name: "simple"', 'name: "printer"'))
     with su.ServerProcess(repo, ["--strict-readiness=false"]) as s:
         models = index(s)
         assert models["simple"]["state"] == "READY"
@@ -72,6 +78,7 @@ def test_bad_models_fail_alone_with_clear_reasons(tmp_path):
         assert "does not parse" in reasons["unparsable"]
         assert "outside the model repository" in reasons["escape"]
         assert "contains operator Save" in reasons["unsafe"] and "--allow-unsafe-ops" in reasons["unsafe"]
+        assert "contains operator Print" in reasons["printer"]
         client = httpclient.InferenceServerClient(s.http_url)
         simple_infer(client)  # the good model serves; the server stays up
         assert not client.is_model_ready("seqmodel")
