@@ -27,8 +27,9 @@ InferenceFusionOptions& DefaultInferenceFusionOptions() {
 }
 
 const std::set<std::string>& EnginesWithFusedActivation() {
-  // The DNNL and CUDNN kernels do not read fused_activation yet: they would silently drop the Relu.
-  static const std::set<std::string> engines = {""};
+  // The default kernels and DNNL's (a oneDNN post-op, operators/conv_op_dnnl.cc, fc_op_dnnl.cc) apply
+  // it; CUDNN's Conv does not read it yet and would silently drop the Relu.
+  static const std::set<std::string> engines = {"", "DNNL"};
   return engines;
 }
 

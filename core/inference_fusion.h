@@ -9,7 +9,8 @@
 //     weights fed later are seen only by re-creating the net (or with hetnet_optimize=0).
 //   * Conv / FC / FCTransposed followed by Relu: the op carries `fused_activation: "Relu"` and the
 //     Relu is removed. Only where the op runs on an engine that honours the argument (the default
-//     kernels of conv_op.h, fc_op.h, fc_transposed_op.h; see EnginesWithFusedActivation).
+//     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL engine; not CUDNN's Conv yet:
+//     see EnginesWithFusedActivation), and for FC only when its weight is a float32 tensor.
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
 //     simply dropped).
 // Never rewritten: a blob that is a net external output or read by another net of the workspace,
