@@ -289,8 +289,9 @@ class Rewriter {
     if (X != Y) {
       if (protected_.count(Y) || external_in_.count(Y) || uses.Writers(Y).size() != 1) return false;
       const auto& readers = uses.Readers(Y);
-      if (!readers.empty() && readers.front() <= j) return false;
-      const int last = readers.empty() ? j : readers.back();
+      // Unread afterwards: a result of the net the caller fetches (declared or not), kept.
+      if (readers.empty() || readers.front() <= j) return false;
+      const int last = readers.back();
       if (uses.WrittenBetween(X, j, last + 1)) return false;
       for (int r : readers) {
         for (int k = 0; k < ops_[r].input_size(); ++k)

@@ -12,7 +12,8 @@
 //     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL engine; not CUDNN's Conv yet:
 //     see EnginesWithFusedActivation), and for FC only when its weight is a float32 tensor.
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
-//     simply dropped).
+//     simply dropped). A Dropout whose output no later op reads (a result of the net, declared as
+//     an external output or not) is kept.
 // Never rewritten: a blob that is a net external output or read by another net of the workspace,
 // a blob read before the net writes it, ops on different devices, and training nets (any op type
 // ending in "Gradient"/"Grad", an optimizer op, SpatialBN or Dropout with is_test=0): the pass

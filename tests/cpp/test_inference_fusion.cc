@@ -251,6 +251,20 @@ TEST_CASE("Dropout with is_test=1 is removed; in place too; kept when its output
   CHECK(o.rewritten.op(3).output(0) == "kept");
 }
 
+TEST_CASE("a Dropout whose output nothing reads is a result: kept, even undeclared", "[fusion]") {
+  Workspace ws;
+  *ws.CreateBlob("x")->GetMutable<Tensor>() = FloatTensor({2}, {1.f, -2.f});
+  caffe2::OperatorDef op;
+  op.set_type("Dropout");
+  op.add_input("x");
+  op.add_output("y");
+  auto* a = op.add_arg();
+  a->set_name("is_test");
+  a->set_i(1);
+  ws.RunOperatorOnce(op);  // a one-op net with no external outputs
+  CHECK(Values(ws.GetBlobOrThrow("y").GetTensor()) == std::vector<float>{1.f, -2.f});
+}
+
 TEST_CASE("what must not be rewritten", "[fusion]") {
   SECTION("the Conv output is an external output") {
     Model m = ConvBnModel(true);
