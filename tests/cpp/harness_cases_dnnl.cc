@@ -6,6 +6,8 @@
 // and > 1, FC's single-row fallback and its oneDNN path. References: naive float64 loops with the
 // geometry written out here, independent of operators/conv_pool_shape.h. Without oneDNN both
 // columns run the default kernels.
+#include <algorithm>
+
 #include "tests/cpp/op_harness.h"
 
 namespace hetnet {
@@ -43,8 +45,17 @@ RefTensor DnnlNaiveConv(const RefTensor& X, const RefTensor& F, const RefTensor*
 
 namespace {
 
+RefTensor ReluRef(RefTensor t, bool relu) {
+  if (relu)
+    for (int64_t i = 0; i < t.numel(); ++i) t[i] = std::max(t[i], 0.0);
+  return t;
+}
+
+// With relu: fused_activation "Relu" (Y = Relu(op(X))); no gradient check (the gradient kernels
+// know nothing of fused activations: the graph optimizer fuses inference nets only).
 Case EngineConv(const char* engine, const std::string& label, std::vector<int64_t> x, int64_t m, DnnlConvGeo g,
-                std::vector<caffe2::Argument> args, bool bias = true) {
+                std::vector<caffe2::Argument> args, bool bias = true, bool relu = false) {
+  if (relu) args.push_back(Arg("fused_activation", std::string("Relu")));
   std::vector<InputSpec> ins{In(x), In({m, x[1] / g.group, g.kh, g.kw})};
   std::vector<std::string> names{"X", "W"};
   if (bias) {
@@ -53,26 +64,32 @@ Case EngineConv(const char* engine, const std::string& label, std::vector<int64_
   }
   caffe2::OperatorDef def = Op("Conv", names, {"Y"}, args);
   def.set_engine(engine);
-  return Case(std::string(engine) + " " + label)
-      .Def(def)
-      .Inputs(ins)
-      .Ref([g](const caffe2::OperatorDef&, const RefTensors& in) {
-        return RefTensors{DnnlNaiveConv(in[0], in[1], in.size() > 2 ? &in[2] : nullptr, g)};
-      })
-      .Tol(1e-4)
-      .CpuOnly();
+  Case c = Case(std::string(engine) + " " + label + (relu ? " fused Relu" : ""))
+               .Def(def)
+               .Inputs(ins)
+               .Ref([g, relu](const caffe2::OperatorDef&, const RefTensors& in) {
+                 return RefTensors{ReluRef(DnnlNaiveConv(in[0], in[1], in.size() > 2 ? &in[2] : nullptr, g), relu)};
+               })
+               .Tol(1e-4)
+               .CpuOnly();
+  if (relu) c.NoGrad();
+  return c;
 }
 
 // FC (W [N, K]) or FCTransposed (W [K, N]); X [M, K].
-Case EngineFC(const char* engine, bool transposed, int64_t M, int64_t K, int64_t N) {
-  caffe2::OperatorDef def = Op(transposed ? "FCTransposed" : "FC", {"X", "W", "b"}, {"Y"});
+Case EngineFC(const char* engine, bool transposed, int64_t M, int64_t K, int64_t N, bool relu = false) {
+  std::vector<caffe2::Argument> args;
+  if (relu) args.push_back(Arg("fused_activation", std::string("Relu")));
+  caffe2::OperatorDef def = Op(transposed ? "FCTransposed" : "FC", {"X", "W", "b"}, {"Y"}, args);
   def.set_engine(engine);
   const std::string label = std::string(engine) + " " + std::to_string(M) + "x" + std::to_string(K) + " -> " +
-                            std::to_string(N);
-  return Case(label)
+                            std::to_string(N) + (relu ? " fused Relu" : "");
+  Case c = Case(label);
+  if (relu) c.NoGrad();
+  return c
       .Def(def)
       .Inputs({In({M, K}), transposed ? In({K, N}) : In({N, K}), In({N})})
-      .Ref([transposed](const caffe2::OperatorDef&, const RefTensors& in) {
+      .Ref([transposed, relu](const caffe2::OperatorDef&, const RefTensors& in) {
         const RefTensor &X = in[0], &W = in[1], &b = in[2];
         const int64_t M = X.dim(0), K = X.dim(1), N = b.dim(0);
         RefTensor Y({M, N});
@@ -80,7 +97,7 @@ Case EngineFC(const char* engine, bool transposed, int64_t M, int64_t K, int64_t
           for (int64_t n = 0; n < N; ++n) {
             double s = b[n];
             for (int64_t k = 0; k < K; ++k) s += X[m * K + k] * (transposed ? W[k * N + n] : W[n * K + k]);
-            Y[m * N + n] = s;
+            Y[m * N + n] = relu ? std::max(s, 0.0) : s;
           }
         return RefTensors{Y};
       })
@@ -116,6 +133,12 @@ HN_OP_CASES(ConvEngines) {
     out.push_back(EngineConv(e, "legacy SAME s2 (asymmetric)", {1, 2, 6, 6}, 2, DnnlConvGeo{3, 3, 2, 2, 0, 0, 1, 1},
                              {Arg("kernel", 3), Arg("stride", 2), Arg("legacy_pad", 2)}));
   }
+#ifdef HETNET_WITH_DNNL  // the default kernels' fused_activation cases are theirs
+  // fused_activation on the DNNL engine: post-op (blocked layout) and the pass after the 1x1 GEMM path.
+  out.push_back(EngineConv("DNNL", "k3 p1 b3", {3, 5, 5, 5}, 6, DnnlConvGeo{3, 3, 1, 1, 1, 1, 1, 1},
+                           {Arg("kernel", 3), Arg("pad", 1)}, true, true));
+  out.push_back(EngineConv("DNNL", "1x1 b2 (plain layout)", {2, 6, 4, 3}, 5, DnnlConvGeo{1, 1}, {}, true, true));
+#endif
   return out;
 }
 
@@ -127,6 +150,12 @@ HN_OP_CASES(FCEngines) {
       out.push_back(EngineFC(e, t, 6, 13, 9));  // oneDNN inner product
       out.push_back(EngineFC(e, t, 33, 20, 17));
     }
+#ifdef HETNET_WITH_DNNL
+  for (bool t : {false, true}) {
+    out.push_back(EngineFC("DNNL", t, 1, 7, 5, true));  // the GEMV fallback, then a Relu pass
+    out.push_back(EngineFC("DNNL", t, 6, 13, 9, true));  // eltwise_relu post-op
+  }
+#endif
   return out;
 }
 
