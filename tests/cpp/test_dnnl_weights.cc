@@ -235,7 +235,8 @@ TEST_CASE("A Predictor run from several threads prepares its filter once", "[dnn
       std::copy(v.begin(), v.end(), x.mutable_data<float>());
       ++ready;
       while (ready.load() < 4) std::this_thread::yield();  // all at once: several instances
-      for (int r = 0; r < 3; ++r) {
+      // Until the pool has grown past one instance (a busy host can serialize the first rounds).
+      for (int r = 0; r < 3 || (p.NumInstances() < 2 && r < 200); ++r) {
         auto out = p.Run(Predictor::TensorMap{{"X", x}});
         if (out.at("Y").shape() != std::vector<int64_t>{4, 32, 28, 28}) failed = true;
       }
