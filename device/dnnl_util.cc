@@ -1,12 +1,9 @@
 #include "device/dnnl_util.h"
 
 #include <atomic>
-#include <cmath>
 #include <cstring>
 #include <map>
 #include <mutex>
-
-#include "core/half.h"
 
 namespace hetnet {
 namespace dnnl_util {
@@ -159,12 +156,6 @@ Checksum ContentHash(const void* p, size_t nbytes) {
 int64_t WeightPreparations() { return g_preparations.load(); }
 size_t LivePreparedWeights() { return Cache().Live(); }
 
-bool ParseFusedRelu(const std::string& value, const std::string& op_type) {
-  if (value.empty()) return false;
-  if (value == "Relu") return true;
-  HN_THROW(kInvalidArgument, op_type, ": fused_activation must be \"\" or \"Relu\", not \"", value, "\"");
-}
-
 dnnl::primitive_attr Attributes(bool relu) {
   dnnl::primitive_attr a = UserScratchpad();
   if (relu) {
@@ -173,20 +164,6 @@ dnnl::primitive_attr Attributes(bool relu) {
     a.set_post_ops(ops);
   }
   return a;
-}
-
-void ReluInPlace(Tensor* Y) {
-  if (Y->numel() == 0) return;
-  if (Y->dtype() == DataType::Float) {
-    float* y = Y->mutable_data_existing<float>();
-    for (int64_t i = 0; i < Y->numel(); ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
-  } else if (Y->dtype() == DataType::Float16) {
-    Half* y = Y->mutable_data_existing<Half>();
-    for (int64_t i = 0; i < Y->numel(); ++i)
-      if (HalfToFloat(y[i]) < 0.0f) y[i] = Half{};
-  } else {
-    HN_THROW(kUnsupported, "fused_activation Relu on ", DataTypeName(Y->dtype()), " output ", Y->ShapeString());
-  }
 }
 
 dnnl::memory PreparedWeight::Get(const Tensor& W, const dnnl::memory::desc& user, const dnnl::memory::desc& want) {

@@ -19,7 +19,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -45,13 +44,9 @@ dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data);
 // Attributes of every primitive here: scratchpad owned by the caller (allocated once per cached
 // primitive) instead of oneDNN's per-execution allocation, which page-faults on every run.
 dnnl::primitive_attr UserScratchpad();
-// "" (none) or "Relu": the `fused_activation` argument of Conv, FC and FCTransposed, Y = Relu(op(X)).
-// True for "Relu"; any other value is an InvalidArgument naming the operator type.
-bool ParseFusedRelu(const std::string& value, const std::string& op_type);
-// UserScratchpad, plus an eltwise_relu post-op when relu.
+// UserScratchpad, plus an eltwise_relu post-op when relu (fused_activation "Relu", read with
+// FusedReluArgument of core/inference_fusion.h, the parser every engine shares).
 dnnl::primitive_attr Attributes(bool relu);
-// Y = max(Y, 0) in place, for the fallback kernels' outputs (float32 and float16; -0 and NaN kept).
-void ReluInPlace(Tensor* Y);
 // A reorder primitive from one layout to another.
 dnnl::reorder Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
 

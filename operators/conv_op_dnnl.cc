@@ -9,13 +9,15 @@
 // fused_activation "Relu" (Y = Relu(Conv(X)), set by the graph optimizer) is a oneDNN eltwise_relu
 // post-op, applied while the output is in registers, except on the 1x1 NCHW (GEMM) path: there
 // oneDNN 2.6's post-op made the convolution ~2x slower (measured, RESULTS.md), so a separate pass
-// over Y follows, as after a fallback.
+// over Y (the Relu operator's kernel) follows.
 #include <map>
 #include <memory>
 #include <unordered_map>
 
+#include "core/inference_fusion.h"
 #include "device/dnnl_util.h"
 #include "operators/conv_op.h"
+#include "operators/relu_op.h"
 
 namespace hetnet {
 namespace {
@@ -28,7 +30,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   DnnlConvOp(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<CPUContext>(def, ws),
         args_(ParseConvPoolArgs(def, ConvPoolKind::Conv)),
-        relu_(dnnl_util::ParseFusedRelu(GetSingleArgument<std::string>("fused_activation", ""), def.type())),
+        relu_(FusedReluArgument(def)),
         ws_(ws) {
     HN_ENFORCE(InputSize() == 3 || InputSize() == 2, "Conv takes X, filter[, bias]");
   }
@@ -61,7 +63,10 @@ class DnnlConvOp final : public Operator<CPUContext> {
     p.conv.execute(s, a);
     if (p.dst_reorder) p.dst_reorder.execute(s, p.dst, dst);
     s.wait();
-    if (p.relu_pass) dnnl_util::ReluInPlace(Y);
+    if (p.relu_pass) {
+      float* y = Y->mutable_data<float>();
+      ReluKernel<CPUContext>(Y->numel(), y, y, &context_);
+    }
   }
 
  private:
@@ -130,13 +135,11 @@ class DnnlConvOp final : public Operator<CPUContext> {
 
   void RunFallback() {
     if (!fallback_) fallback_ = std::make_unique<ConvOp<CPUContext>>(def(), ws_);
-    fallback_->Run();
-    // Relu is idempotent, so this is right whether or not the fallback kernel fuses it itself.
-    if (relu_) dnnl_util::ReluInPlace(Output(0));
+    fallback_->Run();  // it reads fused_activation itself
   }
 
   ConvPoolArgs args_;
-  bool relu_;  // fused_activation "Relu": a post-op of the convolution
+  bool relu_;  // fused_activation "Relu": a post-op of the convolution (a pass on the 1x1 path)
   Workspace* ws_;
   // Keyed by (N, C, H, W, M, kH, kW, bias): with the op's fixed arguments that fixes the whole geometry.
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;

@@ -9,11 +9,12 @@
 // Single rows (M = 1, a matrix-vector product) run the default engine's Eigen GEMV, measured faster;
 // so do other dtypes (float16 FC), empty tensors and shapes oneDNN has no kernel for.
 // fused_activation "Relu" (Y = Relu(FC(X)), set by the graph optimizer) is a oneDNN eltwise_relu
-// post-op; after a fallback, a separate pass.
+// post-op; the fallback kernels apply it themselves.
 #include <map>
 #include <memory>
 #include <unordered_map>
 
+#include "core/inference_fusion.h"
 #include "device/dnnl_util.h"
 #include "operators/fc_op.h"
 #include "operators/fc_transposed_op.h"
@@ -32,7 +33,7 @@ class DnnlFCOp final : public Operator<CPUContext> {
       : Operator<CPUContext>(def, ws),
         axis_(GetSingleArgument<int>("axis", 1)),
         axis_w_(GetSingleArgument<int>("axis_w", 1)),
-        relu_(dnnl_util::ParseFusedRelu(GetSingleArgument<std::string>("fused_activation", ""), def.type())),
+        relu_(FusedReluArgument(def)),
         ws_(ws) {}
 
   void RunOnDevice() override {
@@ -101,9 +102,7 @@ class DnnlFCOp final : public Operator<CPUContext> {
 
   void RunFallback() {
     if (!fallback_) fallback_ = std::make_unique<Fallback>(def(), ws_);
-    fallback_->Run();
-    // Relu is idempotent, so this is right whether or not the fallback kernel fuses it itself.
-    if (relu_) dnnl_util::ReluInPlace(Output(0));
+    fallback_->Run();  // it reads fused_activation itself
   }
 
   int axis_, axis_w_;
