@@ -152,7 +152,7 @@ HN_OP_CASES(FCEngines) {
     }
 #ifdef HETNET_WITH_DNNL
   for (bool t : {false, true}) {
-    out.push_back(EngineFC("DNNL", t, 1, 7, 5, true));  // the GEMV fallback, then a Relu pass
+    out.push_back(EngineFC("DNNL", t, 1, 7, 5, true));  // the GEMV fallback, which applies the Relu itself
     out.push_back(EngineFC("DNNL", t, 6, 13, 9, true));  // eltwise_relu post-op
   }
 #endif

@@ -282,7 +282,7 @@ TEST_CASE("DNNL Conv, FC and FCTransposed apply fused_activation Relu", "[dnnl][
     CheckClose(Fetch(ws, "Y"), Relu(harness::DnnlNaiveConv(RefOf(ws, "X"), RefOf(ws, "W"), &b, {1, 1})));
   }
   for (bool transposed : {false, true})
-    for (int64_t m : {1, 6}) {  // one row runs the fallback GEMV, then a Relu pass
+    for (int64_t m : {1, 6}) {  // one row: the fallback GEMV, which applies the Relu itself
       DYNAMIC_SECTION((transposed ? "FCTransposed" : "FC") << " with " << m << " rows") {
         const int64_t k = 5, n = 4;
         Workspace ws;
