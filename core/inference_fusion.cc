@@ -12,7 +12,6 @@
 #include "core/net.h"
 #include "core/operator.h"
 #include "core/workspace.h"
-#include "core/workspace_memory.h"
 
 namespace hetnet {
 
@@ -71,7 +70,7 @@ struct BlobUses {
 
 class Rewriter {
  public:
-  Rewriter(const caffe2::NetDef& def, Workspace* ws, bool store) : def_(def), ws_(ws), store_(store) {
+  Rewriter(const caffe2::NetDef& def, Workspace* ws) : def_(def), ws_(ws) {
     ops_.assign(def.op().begin(), def.op().end());
     notes_.assign(ops_.size(), "");
     protected_.insert(def.external_output().begin(), def.external_output().end());
@@ -96,7 +95,6 @@ class Rewriter {
     r.net = def_;
     r.net.clear_op();
     for (const auto& op : ops_) *r.net.add_op() = op;
-    for (const auto& b : new_blobs_) r.net.add_external_input(b);
     r.changed = !log_.empty();
     r.op_notes = notes_;
     r.notes = log_;
@@ -116,8 +114,11 @@ class Rewriter {
     if (!any) return;
     std::vector<caffe2::OperatorDef> ops;
     std::vector<std::string> notes;
-    for (size_t i = 0; i < ops_.size(); ++i)
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      for (auto& op : before_[static_cast<int>(i)]) ops.push_back(std::move(op)), notes.push_back("");
       if (!dead_[i]) ops.push_back(std::move(ops_[i])), notes.push_back(std::move(notes_[i]));
+    }
+    before_.clear();
     ops_ = std::move(ops);
     notes_ = std::move(notes);
   }
@@ -208,7 +209,26 @@ class Rewriter {
     const double eps = bargs.GetSingleArgument<float>("epsilon", 1e-5f);
     const std::string w_name = FreshName(p.input(1) + "_bn_folded", uses);
     const std::string b_name = FreshName((B ? p.input(2) : p.input(1)) + "_bn_folded_bias", uses);
-    if (store_) StoreFolded(*W, B, stats, eps, channels, w_name, b_name);
+    // The fold is an op of the net, run before the Conv/FC: it folds again whenever a weight or a
+    // statistic changes (fed, trained, replaced for one Predictor run), so the rewrite never serves
+    // stale weights; unchanged, it costs a few comparisons per run.
+    caffe2::OperatorDef fold;
+    fold.set_type("FoldBatchNormWeights");
+    fold.set_name(p.name().empty() ? "" : p.name() + "_bn_fold");
+    for (const std::string& in : {p.input(1), bn.input(1), bn.input(2), bn.input(3), bn.input(4)}) fold.add_input(in);
+    if (B) fold.add_input(p.input(2));
+    fold.add_output(w_name);
+    fold.add_output(b_name);
+    DeviceToOption(Device::CPU(), fold.mutable_device_option());  // the weights are CPU tensors (Constant)
+    auto* a = fold.add_arg();
+    a->set_name("epsilon");
+    a->set_f(static_cast<float>(eps));
+    if (fc) {
+      a = fold.add_arg();
+      a->set_name("axis_w");
+      a->set_i(pargs.GetSingleArgument<int>("axis_w", 1));
+    }
+    before_[i].push_back(std::move(fold));
     caffe2::OperatorDef fused = p;
     fused.set_input(1, w_name);
     if (fused.input_size() == 3) fused.set_input(2, b_name); else fused.add_input(b_name);
@@ -227,31 +247,7 @@ class Rewriter {
       if (other_reads_.count(n) || uses.readers.count(n) || uses.writers.count(n) || external_in_.count(n) ||
           protected_.count(n) || !given_.insert(n).second)
         continue;
-      new_blobs_.push_back(n);
       return n;
-    }
-  }
-
-  void StoreFolded(const Tensor& W, const Tensor* B, const Tensor* const* stats, double eps, int64_t channels,
-                   const std::string& w_name, const std::string& b_name) {
-    const float* scale = stats[0]->data<float>();
-    const float* beta = stats[1]->data<float>();
-    const float* mean = stats[2]->data<float>();
-    const float* var = stats[3]->data<float>();
-    const int64_t row = W.numel() / channels;
-    WorkspaceMemoryScope charge(ws_);
-    Tensor* w = ws_->CreateBlob(w_name)->GetMutableTensor(Device::CPU());
-    w->Resize(W.shape());
-    float* wd = w->mutable_data<float>();
-    Tensor* b = ws_->CreateBlob(b_name)->GetMutableTensor(Device::CPU());
-    b->Resize({channels});
-    float* bd = b->mutable_data<float>();
-    const float* src = W.data<float>();
-    const float* bias = B ? B->data<float>() : nullptr;
-    for (int64_t c = 0; c < channels; ++c) {
-      const double alpha = scale[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-      for (int64_t k = 0; k < row; ++k) wd[c * row + k] = static_cast<float>(src[c * row + k] * alpha);
-      bd[c] = static_cast<float>(((bias ? bias[c] : 0.0) - mean[c]) * alpha + beta[c]);
     }
   }
 
@@ -265,8 +261,8 @@ class Rewriter {
     if (!engines.count(ResolveEngine(p, d)) || (!d.is_cpu() && !engines.count(ResolveEngine(p, Device::CPU()))))
       return false;
     // FC's float16 path has no fused Relu: fuse only what is known to be float32.
-    if (fc) {
-      const Blob* w = p.input_size() > 1 ? ws_->GetBlob(p.input(1)) : nullptr;
+    if (fc && p.input_size() > 1 && !given_.count(p.input(1))) {  // a BN-folded weight is float32
+      const Blob* w = ws_->GetBlob(p.input(1));
       if (!w || !w->IsTensor() || w->GetTensor().dtype() != DataType::Float) return false;
     }
     const int j = SoleConsumer(i, uses, {"Relu"});
@@ -315,11 +311,11 @@ class Rewriter {
 
   const caffe2::NetDef& def_;
   Workspace* ws_;
-  bool store_;
   std::vector<caffe2::OperatorDef> ops_;
   std::vector<std::string> notes_;
   std::vector<bool> dead_;
-  std::vector<std::string> log_, new_blobs_;
+  std::vector<std::string> log_;
+  std::map<int, std::vector<caffe2::OperatorDef>> before_;  // ops inserted before ops_[i] (the BN folds)
   std::set<std::string> protected_, external_in_, other_reads_, other_writes_, given_;
 };
 
@@ -334,7 +330,11 @@ const std::set<std::string>& TrainingTypes() {
 
 std::string InferenceRewriteBlocker(const caffe2::NetDef& def) {
   if (!DefaultInferenceFusionOptions().enabled) return "turned off for the process (--no-optimize)";
-  if (ArgumentHelper(def).GetSingleArgument<int>("hetnet_optimize", 1) == 0) return "net argument hetnet_optimize=0";
+  const int asked = ArgumentHelper(def).GetSingleArgument<int>("hetnet_optimize", -1);
+  if (asked == 0) return "net argument hetnet_optimize=0";
+  // A net made through the workspace API keeps every blob Caffe2 would have written (users fetch
+  // intermediate blobs); Predictors, `hetnet run` and `hetnet serve` ask for the rewrite.
+  if (asked < 0) return "a workspace net (hetnet_optimize=1 asks for the rewrite; Predictors set it)";
   for (int i = 0; i < def.op_size(); ++i) {
     const auto& op = def.op(i);
     const std::string& t = op.type();
@@ -346,7 +346,15 @@ std::string InferenceRewriteBlocker(const caffe2::NetDef& def) {
   return "";
 }
 
-InferenceRewrite RewriteForInference(const caffe2::NetDef& def, Workspace* ws, bool store_folded) {
+void RequestInferenceRewrite(caffe2::NetDef* net) {
+  for (const auto& a : net->arg())
+    if (a.name() == "hetnet_optimize") return;  // the net's own choice stands
+  auto* a = net->add_arg();
+  a->set_name("hetnet_optimize");
+  a->set_i(1);
+}
+
+InferenceRewrite RewriteForInference(const caffe2::NetDef& def, Workspace* ws) {
   InferenceRewrite r;
   r.skipped = InferenceRewriteBlocker(def);
   bool candidates = false;
@@ -358,7 +366,7 @@ InferenceRewrite RewriteForInference(const caffe2::NetDef& def, Workspace* ws, b
     r.op_notes.assign(def.op_size(), "");
     return r;
   }
-  return Rewriter(def, ws, store_folded).Run();
+  return Rewriter(def, ws).Run();
 }
 
 bool FusedReluArgument(const caffe2::OperatorDef& op) {

@@ -1,12 +1,12 @@
 // Graph rewrites of inference nets at net creation (issue 16 item 3), run by CreateNetFromDef
 // before placement, so that the placement report and the running net are the rewritten net:
-//   * SpatialBN (is_test=1) folded into the Conv / FC that feeds it: the filter rows and the bias
-//     are scaled by scale / sqrt(var + epsilon) into NEW blobs (`<W>_bn_folded`,
-//     `<bias or W>_bn_folded_bias`) written into the workspace the net is created in; the user's
-//     weight blobs are never modified. Folding needs the values: every weight, scale, bias, mean
-//     and var must be a float32 CPU tensor already in the workspace, written by no op of this net
-//     nor of any other net of the workspace. The folded blobs are a snapshot taken at creation:
-//     weights fed later are seen only by re-creating the net (or with hetnet_optimize=0).
+//   * SpatialBN (is_test=1) folded into the Conv / FC that feeds it: a FoldBatchNormWeights op
+//     (operators/fold_batch_norm_op.h) inserted before the Conv / FC writes the scaled filter and
+//     bias into NEW blobs (`<W>_bn_folded`, `<bias or W>_bn_folded_bias`) that the Conv / FC reads;
+//     the user's weight blobs are never modified. It folds again whenever a weight or statistic
+//     changes (a write generation), so weights fed or trained after creation are seen. The pass
+//     folds only where every weight, scale, bias, mean and var is a float32 CPU tensor already in
+//     the workspace at creation, written by no op of this net nor of any other net of the workspace.
 //   * Conv / FC / FCTransposed followed by Relu: the op carries `fused_activation: "Relu"` and the
 //     Relu is removed. Only where the op runs on an engine that honours the argument (the default
 //     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL engine; not CUDNN's Conv yet:
@@ -17,9 +17,12 @@
 // Never rewritten: a blob that is a net external output or read by another net of the workspace,
 // a blob read before the net writes it, ops on different devices, and training nets (any op type
 // ending in "Gradient"/"Grad", an optimizer op, SpatialBN or Dropout with is_test=0): the pass
-// leaves those nets exactly as they are. Net argument `hetnet_optimize` (int, default 1) = 0, or
-// DefaultInferenceFusionOptions().enabled = false (`hetnet run --no-optimize`, or HETNET_OPTIMIZE=0 in
-// the environment when the process starts), turns it off.
+// leaves those nets exactly as they are. Which nets: those with the net argument `hetnet_optimize`
+// = 1, which a Predictor (so `hetnet run` and `hetnet serve`) sets on its predict net unless the
+// net says otherwise (RequestInferenceRewrite); a net made through the workspace API without the
+// argument is not rewritten, so every blob Caffe2 would have written stays fetchable.
+// hetnet_optimize=0, or DefaultInferenceFusionOptions().enabled = false (`hetnet run --no-optimize`,
+// or HETNET_OPTIMIZE=0 in the environment when the process starts), turns it off.
 // Blobs no longer written (a Conv's pre-Relu output, a Dropout's output) are not in the workspace
 // after a run: fetch them by making them external outputs, or turn the pass off.
 // Deterministic: the same net and workspace give the same rewrite and the same blob names.
@@ -54,13 +57,15 @@ struct InferenceRewrite {
   std::string skipped;                // why the pass did not run ("" when it ran)
 };
 
+// Sets hetnet_optimize=1 on the net unless it has the argument already.
+void RequestInferenceRewrite(caffe2::NetDef* net);
+
 // "" when def may be rewritten, else the reason (training op, is_test=0, hetnet_optimize=0, ...).
 std::string InferenceRewriteBlocker(const caffe2::NetDef& def);
 
-// Rewrites def against ws (the workspace the net is created in: weight values, other nets). With
-// store_folded, the folded weights are written into ws (net creation); without, nothing in ws
-// changes (a preview for reports).
-InferenceRewrite RewriteForInference(const caffe2::NetDef& def, Workspace* ws, bool store_folded);
+// Rewrites def against ws (the workspace the net is created in: weight values, other nets).
+// Nothing in ws changes, so the same call previews the rewrite for reports.
+InferenceRewrite RewriteForInference(const caffe2::NetDef& def, Workspace* ws);
 
 // The `fused_activation` argument of a Conv / FC / FCTransposed kernel: true for "Relu", false when
 // absent or ""; any other value is a kInvalidArgument error naming the op.

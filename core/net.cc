@@ -145,7 +145,7 @@ std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* 
     EnforceNoNulNames(def);
     // Inference rewrites (BN folding, Relu fusion, Dropout removal) before placement: the placement
     // report describes the net that runs.
-    const InferenceRewrite rewrite = RewriteForInference(def, ws, /*store_folded=*/true);
+    const InferenceRewrite rewrite = RewriteForInference(def, ws);
     placed = PlaceNet(rewrite.net, *ws, DefaultPlacementOptions());
     AnnotatePlacement(rewrite, &placed.report);
   } catch (...) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/copy_timing.h"
+#include "core/inference_fusion.h"
 #include "core/net.h"
 #include "core/operator.h"
 #include "core/run_guard.h"
@@ -25,6 +26,7 @@ struct Predictor::Instance {
 Predictor::Predictor(const caffe2::NetDef& init_net, const caffe2::NetDef& predict_net, PredictorOptions options)
     : options_(options), predict_net_(predict_net), parent_(std::make_unique<Workspace>()) {
   if (predict_net_.name().empty()) predict_net_.set_name("predict");
+  RequestInferenceRewrite(&predict_net_);  // BN folding, Relu fusion, Dropout removal (core/inference_fusion.h)
   try {
     if (init_net.op_size() > 0) parent_->RunNetOnce(init_net);
   } catch (Error& e) {

@@ -182,6 +182,7 @@ int RunCommand(int argc, char** argv) {
     hetnet::Workspace ws;
     ws.RunNetOnce(init_net);
     for (const auto& [name, t] : feed) *ws.CreateBlob(name)->GetMutable<hetnet::Tensor>() = t;
+    hetnet::RequestInferenceRewrite(&predict_net);  // profile the net the Predictor ran
     hetnet::ProfileResult r = hetnet::ProfileNet(ws.CreateNet(predict_net), 1, static_cast<int>(iters),
                                                  !trace_path.empty());
     if (profile) std::cout << "\nprofile of net '" << predict_net.name() << "':\n" << r.summary.ToMarkdown();

@@ -70,7 +70,18 @@ caffe2::OperatorDef* AddFC(caffe2::NetDef* net, caffe2::NetDef* init, const std:
   return AddOp(net, type, {x, y + "_w", y + "_bias"}, {y});
 }
 
+// hetnet_optimize = v on the net (replacing the argument when present).
+void SetOptimize(caffe2::NetDef* net, int v) {
+  for (auto& a : *net->mutable_arg())
+    if (a.name() == "hetnet_optimize") return a.set_i(v);
+  auto* a = net->add_arg();
+  a->set_name("hetnet_optimize");
+  a->set_i(v);
+}
+
+// An inference model: its net asks for the rewrite (as a Predictor's does).
 struct Model {
+  Model() { SetOptimize(&net, 1); }
   caffe2::NetDef init, net;
   std::string input = "x";
   std::vector<int64_t> input_shape;
@@ -95,9 +106,7 @@ Outcome RunBoth(const Model& m) {
   Prepare(m, &on);
   Prepare(m, &off);
   caffe2::NetDef plain = m.net;
-  auto* a = plain.add_arg();
-  a->set_name("hetnet_optimize");
-  a->set_i(0);
+  SetOptimize(&plain, 0);
   NetBase* n_on = on.CreateNet(m.net);
   NetBase* n_off = off.CreateNet(plain);
   REQUIRE(n_off->def().op_size() == m.net.op_size());  // off: as written
@@ -147,8 +156,8 @@ TEST_CASE("BN folds into Conv with and without bias; the user's weights are unto
     INFO("bias " << bias);
     Model m = ConvBnModel(bias);
     Outcome o = RunBoth(m);
-    REQUIRE(o.types == std::vector<std::string>{"Conv"});
-    const auto& conv = o.rewritten.op(0);
+    REQUIRE(o.types == std::vector<std::string>{"FoldBatchNormWeights", "Conv"});
+    const auto& conv = o.rewritten.op(1);
     REQUIRE(conv.input_size() == 3);
     CHECK(conv.input(1) == "c1_w_bn_folded");
     CHECK(conv.input(2) == (bias ? "c1_bias_bn_folded_bias" : "c1_w_bn_folded_bias"));
@@ -158,9 +167,46 @@ TEST_CASE("BN folds into Conv with and without bias; the user's weights are unto
     Prepare(m, &ws);
     const auto before = Values(ws.GetBlobOrThrow("c1_w").GetTensor());
     ws.CreateNet(m.net);
+    ws.RunNet(m.net.name());
     CHECK(Values(ws.GetBlobOrThrow("c1_w").GetTensor()) == before);
     CHECK(ws.GetBlob("c1_w_bn_folded") != nullptr);
   }
+}
+
+TEST_CASE("BN folding follows weights and statistics written after the net was created", "[fusion]") {
+  Model m = ConvBnModel(true);
+  Workspace on, off;
+  Prepare(m, &on);
+  Prepare(m, &off);
+  caffe2::NetDef plain = m.net;
+  SetOptimize(&plain, 0);
+  on.CreateNet(m.net);
+  off.CreateNet(plain);
+  auto compare = [&] {
+    on.RunNet(m.net.name());
+    off.RunNet(m.net.name());
+    const auto g = Values(on.GetBlobOrThrow("bn1").GetTensor()), w = Values(off.GetBlobOrThrow("bn1").GetTensor());
+    REQUIRE(g.size() == w.size());
+    float scale = 1.f;
+    for (float v : w) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < w.size(); ++i) REQUIRE(std::fabs(g[i] - w[i]) <= 1e-5f * scale);
+  };
+  compare();
+  const auto folded_before = Values(on.GetBlobOrThrow("c1_w_bn_folded").GetTensor());
+  const uint64_t generation = on.GetBlobOrThrow("c1_w_bn_folded").GetTensor().write_generation();
+  compare();  // nothing changed: the fold is not redone
+  CHECK(on.GetBlobOrThrow("c1_w_bn_folded").GetTensor().write_generation() == generation);
+  // Every BN input and the filter, each written in place in both workspaces after creation.
+  for (const std::string name : {"c1_w", "c1_bias", "bn1_s", "bn1_b", "bn1_m", "bn1_v"}) {
+    INFO(name);
+    for (Workspace* ws : {&on, &off}) {
+      Tensor* t = ws->GetMutableBlob(name)->GetMutable<Tensor>();
+      float* p = t->mutable_data<float>();
+      for (int64_t i = 0; i < t->numel(); ++i) p[i] = p[i] * 1.25f + 0.125f;
+    }
+    compare();
+  }
+  CHECK(Values(on.GetBlobOrThrow("c1_w_bn_folded").GetTensor()) != folded_before);
 }
 
 TEST_CASE("BN folds into FC", "[fusion]") {
@@ -171,8 +217,8 @@ TEST_CASE("BN folds into FC", "[fusion]") {
   AddBN(&m.net, &m.init, "f1", "bn1", 5, 20);
   m.net.add_external_output("bn1");
   Outcome o = RunBoth(m);
-  CHECK(o.types == std::vector<std::string>{"FC"});
-  CHECK(o.rewritten.op(0).input(1) == "f1_w_bn_folded");
+  CHECK(o.types == std::vector<std::string>{"FoldBatchNormWeights", "FC"});
+  CHECK(o.rewritten.op(1).input(1) == "f1_w_bn_folded");
 }
 
 TEST_CASE("Conv+Relu, FC+Relu, FCTransposed+Relu fuse on the default engine", "[fusion]") {
@@ -208,8 +254,8 @@ TEST_CASE("Conv+BN+Relu becomes one Conv; in-place Relu too", "[fusion]") {
     m.net.add_external_output(inplace ? "bn1" : "r");
     SetEngine(&m.net, "EIGEN");
     Outcome o = RunBoth(m);
-    REQUIRE(o.types == std::vector<std::string>{"Conv"});
-    CHECK(Arg(o.rewritten.op(0), "fused_activation") == "Relu");
+    REQUIRE(o.types == std::vector<std::string>{"FoldBatchNormWeights", "Conv"});
+    CHECK(Arg(o.rewritten.op(1), "fused_activation") == "Relu");
     const std::string text = o.placement.ToText();
     CHECK(text.find("BN folded") != std::string::npos);
     CHECK(text.find("Relu fused") != std::string::npos);
@@ -278,7 +324,7 @@ TEST_CASE("what must not be rewritten", "[fusion]") {
     m.net.add_external_output("r");
     m.net.add_external_output("bn1");  // the BN output too: BN folds, Relu stays
     SetEngine(&m.net, "EIGEN");
-    CHECK(RunBoth(m).types == std::vector<std::string>{"Conv", "Relu"});
+    CHECK(RunBoth(m).types == std::vector<std::string>{"FoldBatchNormWeights", "Conv", "Relu"});
   }
   SECTION("the Conv output has a second reader") {
     Model m = ConvBnModel(true);
@@ -317,15 +363,13 @@ TEST_CASE("what must not be rewritten", "[fusion]") {
     Workspace ws;
     Prepare(m, &ws);
     caffe2::NetDef off = m.net;
-    auto* a = off.add_arg();
-    a->set_name("hetnet_optimize");
-    a->set_i(0);
+    SetOptimize(&off, 0);
     CHECK(ws.CreateNet(off)->def().op_size() == 2);
     DefaultInferenceFusionOptions().enabled = false;
     const int n = ws.CreateNet(m.net, true)->def().op_size();
     DefaultInferenceFusionOptions().enabled = true;
     CHECK(n == 2);
-    CHECK(ws.CreateNet(m.net, true)->def().op_size() == 1);
+    CHECK(ws.CreateNet(m.net, true)->def().op_size() == 2);
   }
 }
 
@@ -339,10 +383,10 @@ TEST_CASE("no rewrite across devices or across a blob another net reads", "[fusi
   Prepare(m, &ws);
   SECTION("the Relu on another device (rewrite previewed: no GPU here)") {
     DeviceToOption(Device::CUDA(0), m.net.mutable_op(2)->mutable_device_option());
-    auto r = RewriteForInference(m.net, &ws, /*store_folded=*/false);
+    auto r = RewriteForInference(m.net, &ws);
     std::vector<std::string> types;
     for (const auto& op : r.net.op()) types.push_back(op.type());
-    CHECK(types == std::vector<std::string>{"Conv", "Relu"});  // BN folded (both on CPU), Relu not fused
+    CHECK(types == std::vector<std::string>{"FoldBatchNormWeights", "Conv", "Relu"});  // BN folded (both on CPU), Relu not fused
     CHECK(ws.GetBlob("c1_w_bn_folded") == nullptr);           // a preview stores nothing
   }
   SECTION("another net of the workspace reads the BN output") {
@@ -351,7 +395,7 @@ TEST_CASE("no rewrite across devices or across a blob another net reads", "[fusi
     AddOp(&reader, "Sigmoid", {"bn1"}, {"other"});
     *ws.CreateBlob("bn1")->GetMutable<Tensor>() = FloatTensor({1}, {0.f});
     ws.CreateNet(reader);
-    CHECK(ws.CreateNet(m.net)->def().op_size() == 2);  // BN folded, Relu kept: bn1 is read by "reader"
+    CHECK(ws.CreateNet(m.net)->def().op_size() == 3);  // BN folded, Relu kept: bn1 is read by "reader"
   }
 }
 
@@ -363,7 +407,7 @@ TEST_CASE("re-creating a net gives fresh folded blobs; results stay equal", "[fu
   ws.RunNet(m.net.name());
   const auto first = Values(ws.GetBlobOrThrow("bn1").GetTensor());
   NetBase* again = ws.CreateNet(m.net, /*overwrite=*/true);
-  CHECK(again->def().op(0).input(1) == "c1_w_bn_folded_1");  // the replaced net may still read the first
+  CHECK(again->def().op(1).input(1) == "c1_w_bn_folded_1");  // the replaced net may still read the first
   ws.RunNet(m.net.name());
   CHECK(Values(ws.GetBlobOrThrow("bn1").GetTensor()) == first);
 }
@@ -380,9 +424,7 @@ TEST_CASE("a Predictor runs the rewritten predict net", "[fusion][predictor]") {
   Workspace ref;
   Prepare(m, &ref);
   caffe2::NetDef plain = m.net;
-  auto* a = plain.add_arg();
-  a->set_name("hetnet_optimize");
-  a->set_i(0);
+  SetOptimize(&plain, 0);
   ref.RunNetOnce(plain);
   const auto want = Values(ref.GetBlobOrThrow("r").GetTensor());
   const auto got = Values(out.at("r"));
@@ -404,4 +446,31 @@ TEST_CASE("fused_activation other than Relu is refused by the kernels", "[fusion
   a->set_name("fused_activation");
   a->set_s("Tanh");
   CHECK_THROWS_AS(ws.RunOperatorOnce(op), Error);
+}
+
+TEST_CASE("a workspace net without hetnet_optimize is left as written; a Predictor asks for the rewrite",
+          "[fusion]") {
+  Model m = ConvBnModel(true);
+  caffe2::NetDef plain = m.net;
+  plain.clear_arg();
+  Workspace ws;
+  Prepare(m, &ws);
+  CHECK(ws.CreateNet(plain)->def().op_size() == 2);  // Conv, SpatialBN: intermediate blobs stay fetchable
+  ws.RunNet(plain.name());
+  CHECK(ws.GetBlob("c1") != nullptr);
+  RequestInferenceRewrite(&plain);
+  CHECK(ws.CreateNet(plain, true)->def().op_size() == 2);  // FoldBatchNormWeights, Conv
+  CHECK(ws.GetNet(plain.name())->def().op(0).type() == "FoldBatchNormWeights");
+  caffe2::NetDef init = m.init;
+  caffe2::NetDef bare = m.net;
+  bare.clear_arg();
+  bare.clear_external_input();
+  for (const auto& op : bare.op())
+    for (const auto& in : op.input())
+      if (in != "c1") bare.add_external_input(in);
+  Predictor p(init, bare);
+  CHECK(p.predict_net().op_size() == 2);  // the def as given, with the argument added
+  bool asked = false;
+  for (const auto& a : p.predict_net().arg()) asked |= a.name() == "hetnet_optimize" && a.i() == 1;
+  CHECK(asked);
 }

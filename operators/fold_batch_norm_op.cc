@@ -1,0 +1,76 @@
+#include "operators/fold_batch_norm_op.h"
+
+#include <cmath>
+
+#include "core/gradient.h"
+#include "core/op_schema.h"
+
+namespace hetnet {
+
+FoldBatchNormWeightsOp::FoldBatchNormWeightsOp(const caffe2::OperatorDef& def, Workspace* ws)
+    : Operator<CPUContext>(def, ws),
+      epsilon_(this->GetSingleArgument<float>("epsilon", 1e-5f)),
+      axis_w_(this->GetSingleArgument<int>("axis_w", 1)) {}
+
+bool FoldBatchNormWeightsOp::UpToDate() {
+  if (inputs_seen_.size() != static_cast<size_t>(InputSize())) return false;
+  for (int i = 0; i < InputSize(); ++i) {
+    const Tensor& t = Input(i);
+    if (t.external_storage() || !Same(inputs_seen_[i], Of(t))) return false;
+  }
+  for (int o = 0; o < 2; ++o) {
+    const Blob* b = OutputBlob(o);
+    if (!b->IsTensor() || !Same(outputs_seen_[o], Of(b->GetTensor()))) return false;
+  }
+  return true;
+}
+
+void FoldBatchNormWeightsOp::RunOnDevice() {
+  if (!UpToDate()) Fold();
+}
+
+void FoldBatchNormWeightsOp::Fold() {
+  const Tensor& W = Input(0);
+  HN_ENFORCE(W.dtype() == DataType::Float && W.ndim() >= 2, "FoldBatchNormWeights: W ('", def().input(0),
+             "') must be a float tensor of at least 2 dims, got ", DataTypeName(W.dtype()), " of ", W.ndim(), " dims");
+  HN_ENFORCE(axis_w_ >= 1 && axis_w_ < W.ndim(), "FoldBatchNormWeights: axis_w ", axis_w_, " out of range for W of ",
+             W.ndim(), " dims");
+  const int64_t channels = W.size_to_dim(axis_w_);
+  const float* stats[4];
+  for (int k = 0; k < 4; ++k) {
+    const Tensor& s = Input(k + 1);
+    HN_ENFORCE(s.dtype() == DataType::Float && s.numel() == channels, "FoldBatchNormWeights: '", def().input(k + 1),
+               "' must hold ", channels, " floats (one per output channel)");
+    stats[k] = s.data<float>();
+  }
+  const float* bias = nullptr;
+  if (InputSize() == 6) {
+    const Tensor& B = Input(5);
+    HN_ENFORCE(B.dtype() == DataType::Float && B.numel() == channels, "FoldBatchNormWeights: bias '",
+               def().input(5), "' must hold ", channels, " floats");
+    bias = B.data<float>();
+  }
+  const int64_t row = channels ? W.numel() / channels : 0;
+  float* wd = Output(0, W.shape(), DataType::Float)->mutable_data<float>();
+  float* bd = Output(1, {channels}, DataType::Float)->mutable_data<float>();
+  const float* src = W.data<float>();
+  for (int64_t c = 0; c < channels; ++c) {
+    const double alpha = stats[0][c] / std::sqrt(static_cast<double>(stats[3][c]) + epsilon_);
+    for (int64_t k = 0; k < row; ++k) wd[c * row + k] = static_cast<float>(src[c * row + k] * alpha);
+    bd[c] = static_cast<float>(((bias ? bias[c] : 0.0) - stats[2][c]) * alpha + stats[1][c]);
+  }
+  inputs_seen_.clear();
+  for (int i = 0; i < InputSize(); ++i) inputs_seen_.push_back(Of(Input(i)));
+  outputs_seen_ = {Of(OutputBlob(0)->GetTensor()), Of(OutputBlob(1)->GetTensor())};
+}
+
+OPERATOR_SCHEMA(FoldBatchNormWeights)
+    .NumInputs(5, 6)
+    .NumOutputs(2)
+    .SetDoc("Inference: the weights of a Conv/FC with the SpatialBN (is_test) after it folded in. Inputs "
+            "(W, scale, shift, mean, var[, B]); outputs (W_folded, B_folded). Args: epsilon, axis_w. Folds "
+            "again only when an input changed; inserted by the inference rewrite (core/inference_fusion.h).");
+REGISTER_CPU_OPERATOR(FoldBatchNormWeights, FoldBatchNormWeightsOp);
+NO_GRADIENT(FoldBatchNormWeights);
+
+}  // namespace hetnet
