@@ -1,0 +1,109 @@
+"""ONNX files for the side-by-side benchmarks, built with onnx.helper and random weights (no download):
+an MLP, LeNet, ResNet-18 and ResNet-50 (torchvision's layer layout, batch norm in inference form).
+Every model has one input "data" (batch dimension "N") and one output "prob"."""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+class GraphBuilder:
+    def __init__(self, seed=0):
+        self.rng = np.random.RandomState(seed)
+        self.nodes, self.inits, self.n = [], [], 0
+
+    def name(self, what):
+        self.n += 1
+        return "%s_%d" % (what, self.n)
+
+    def weight(self, what, arr):
+        n = self.name(what)
+        self.inits.append(numpy_helper.from_array(arr.astype(np.float32), n))
+        return n
+
+    def op(self, type_, inputs, **attrs):
+        out = self.name(type_.lower())
+        self.nodes.append(helper.make_node(type_, inputs, [out], **attrs))
+        return out
+
+    def conv(self, x, cin, cout, k, stride=1, pad=0, bias=True):
+        w = self.weight("w", self.rng.randn(cout, cin, k, k) * np.sqrt(2.0 / (cin * k * k)))
+        ins = [x, w] + ([self.weight("b", self.rng.randn(cout) * 0.01)] if bias else [])
+        return self.op("Conv", ins, kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4)
+
+    def bn(self, x, c):
+        scale = self.weight("scale", 1.0 + 0.1 * self.rng.randn(c))
+        shift = self.weight("shift", 0.1 * self.rng.randn(c))
+        mean = self.weight("mean", 0.1 * self.rng.randn(c))
+        var = self.weight("var", 1.0 + 0.1 * self.rng.rand(c))
+        return self.op("BatchNormalization", [x, scale, shift, mean, var], epsilon=1e-5)
+
+    def gemm(self, x, cin, cout):
+        w = self.weight("fc_w", self.rng.randn(cout, cin) * np.sqrt(2.0 / cin))
+        b = self.weight("fc_b", self.rng.randn(cout) * 0.01)
+        return self.op("Gemm", [x, w, b], transB=1)
+
+    def model(self, out, input_shape, out_dim, name, opset=17):
+        self.nodes.append(helper.make_node("Softmax", [out], ["prob"], axis=-1))
+        graph = helper.make_graph(
+            self.nodes, name, [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["N"] + list(input_shape))],
+            [helper.make_tensor_value_info("prob", TensorProto.FLOAT, ["N", out_dim])], self.inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="hetnet-bench")
+        m.ir_version = 8  # the IR version of opset 17; onnx 1.23's default (14) is newer than onnxruntime reads
+        onnx.checker.check_model(m)
+        return m
+
+
+def mlp(sizes=(784, 512, 512, 10)):
+    g = GraphBuilder(1)
+    x = "data"
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        x = g.gemm(x, a, b)
+        if i + 2 < len(sizes):
+            x = g.op("Relu", [x])
+    return g.model(x, [sizes[0]], sizes[-1], "mlp"), [sizes[0]]
+
+
+def lenet():
+    g = GraphBuilder(2)
+    x = g.conv("data", 1, 20, 5)
+    x = g.op("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    x = g.conv(x, 20, 50, 5)
+    x = g.op("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    x = g.op("Flatten", [x], axis=1)
+    x = g.op("Relu", [g.gemm(x, 800, 500)])
+    return g.model(g.gemm(x, 500, 10), [1, 28, 28], 10, "lenet"), [1, 28, 28]
+
+
+def _basic_block(g, x, cin, cout, stride):
+    y = g.op("Relu", [g.bn(g.conv(x, cin, cout, 3, stride, 1, bias=False), cout)])
+    y = g.bn(g.conv(y, cout, cout, 3, 1, 1, bias=False), cout)
+    if stride != 1 or cin != cout:
+        x = g.bn(g.conv(x, cin, cout, 1, stride, 0, bias=False), cout)
+    return g.op("Relu", [g.op("Add", [y, x])]), cout
+
+
+def _bottleneck(g, x, cin, width, stride):
+    cout = width * 4
+    y = g.op("Relu", [g.bn(g.conv(x, cin, width, 1, 1, 0, bias=False), width)])
+    y = g.op("Relu", [g.bn(g.conv(y, width, width, 3, stride, 1, bias=False), width)])
+    y = g.bn(g.conv(y, width, cout, 1, 1, 0, bias=False), cout)
+    if stride != 1 or cin != cout:
+        x = g.bn(g.conv(x, cin, cout, 1, stride, 0, bias=False), cout)
+    return g.op("Relu", [g.op("Add", [y, x])]), cout
+
+
+def resnet(depth):
+    blocks = {18: ([2, 2, 2, 2], _basic_block, 1), 50: ([3, 4, 6, 3], _bottleneck, 4)}[depth]
+    counts, block, expansion = blocks
+    g = GraphBuilder(depth)
+    x = g.op("Relu", [g.bn(g.conv("data", 3, 64, 7, 2, 3, bias=False), 64)])
+    x = g.op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c = 64
+    for stage, n in enumerate(counts):
+        for i in range(n):
+            x, c = block(g, x, c, 64 * 2 ** stage, 2 if (i == 0 and stage > 0) else 1)
+    x = g.op("Flatten", [g.op("GlobalAveragePool", [x])], axis=1)
+    return g.model(g.gemm(x, 512 * expansion, 1000), [3, 224, 224], 1000, "resnet%d" % depth), [3, 224, 224]
+
+
+MODELS = {"mlp": mlp, "lenet": lenet, "resnet18": lambda: resnet(18), "resnet50": lambda: resnet(50)}

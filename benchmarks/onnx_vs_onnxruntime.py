@@ -1,0 +1,68 @@
+"""The same ONNX files through hetnet (imported by onnx/, run by the Predictor) and ONNX Runtime on
+CPU, in one process, with the same thread count: median time per batch at batch 1 and 32, the ratio
+(ORT time / hetnet time: above 1 means hetnet is faster) and the largest output difference.
+
+    OMP_NUM_THREADS is set from --threads before hetnet loads.
+    PYTHONPATH=build/python python3 benchmarks/onnx_vs_onnxruntime.py --threads 2 [--models mlp,lenet]
+
+Prints a Markdown table for benchmarks/RESULTS.md."""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--models", default="mlp,lenet,resnet18,resnet50")
+    p.add_argument("--batches", default="1,32")
+    p.add_argument("--seconds", type=float, default=3.0, help="time budget per (model, batch, runtime)")
+    return p.parse_args()
+
+
+def time_runs(fn, budget):
+    fn()  # warm-up (first-run allocations, algorithm choice)
+    times, start = [], time.perf_counter()
+    while len(times) < 3 or (time.perf_counter() - start < budget and len(times) < 200):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), len(times)
+
+
+def main():
+    args = parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import numpy as np
+    import onnxruntime as ort
+    from hetnet import _C, workspace
+    import onnx_models
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = args.threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    print("| model | batch | hetnet ms | onnxruntime ms | ORT/hetnet | max abs diff | runs (h/o) |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for name in args.models.split(","):
+        model, shape = onnx_models.MODELS[name]()
+        data = model.SerializeToString()
+        imported = _C.onnx_import(data)
+        pred = workspace.Predictor(imported["init_net"], imported["predict_net"])
+        sess = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+        for batch in (int(b) for b in args.batches.split(",")):
+            x = np.random.RandomState(batch).rand(batch, *shape).astype(np.float32)
+            ours = pred.run({"data": x})[0]
+            theirs = sess.run(None, {"data": x})[0]
+            diff = float(np.max(np.abs(ours - theirs)))
+            th, nh = time_runs(lambda: pred.run({"data": x}), args.seconds)
+            to, no = time_runs(lambda: sess.run(None, {"data": x}), args.seconds)
+            print("| %s | %d | %.3f | %.3f | %.2f | %.1e | %d/%d |" % (name, batch, th * 1e3, to * 1e3, to / th, diff, nh, no))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
