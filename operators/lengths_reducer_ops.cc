@@ -4,6 +4,7 @@
 
 #include "core/argument.h"
 #include "core/gradient.h"
+#include "operators/index_read.h"
 
 namespace hetnet {
 
@@ -39,15 +40,7 @@ std::vector<int64_t> SegmentOutputShape(const caffe2::OperatorDef& def, const st
 
 void ThrowBadSegmentIndex(const caffe2::OperatorDef& def, int input, const Tensor& indices, int64_t pos, int64_t n,
                           DeviceContext* ctx) {
-  int64_t value = 0;
-  if (indices.dtype() == DataType::Int64) {
-    ctx->CopyBytes(sizeof(int64_t), indices.data<int64_t>() + pos, indices.device(), &value, Device::CPU());
-  } else {
-    int32_t v = 0;
-    ctx->CopyBytes(sizeof(int32_t), indices.data<int32_t>() + pos, indices.device(), &v, Device::CPU());
-    value = v;
-  }
-  ctx->FinishDeviceComputation();
+  const int64_t value = ReadIndexToHost(indices, pos, ctx);
   HN_THROW(kInvalidArgument, def.type(), ": index ", value, " at position ", pos, " of input ", input, " ('",
            def.input(input), "') is out of range for input 0 ('", def.input(0), "') with ", n, " rows (valid: 0 to ",
            n - 1, ")");
