@@ -283,7 +283,8 @@ TEST_CASE("Comparisons with numpy broadcast", "[ops][elementwise][numpy]") {
       {"EQ", [](double a, double b) { return a == b; }}, {"NE", [](double a, double b) { return a != b; }},
       {"GT", [](double a, double b) { return a > b; }},  {"GE", [](double a, double b) { return a >= b; }},
       {"LT", [](double a, double b) { return a < b; }},  {"LE", [](double a, double b) { return a <= b; }}};
-  for (const auto& [t, f] : cmps) {
+  for (const auto& [t, cmp] : cmps) {
+    const auto& f = cmp;  // a lambda may not capture a structured binding before C++20
     for (const auto& s : kNumpyShapes) {
       INFO(t << " A" << ShapeToString(s.a) << " B" << ShapeToString(s.b));
       Workspace ws;
