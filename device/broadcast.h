@@ -85,24 +85,22 @@ struct ReduceToShapeIndex {
 };
 ReduceToShapeIndex MakeReduceToShapeIndex(const std::vector<int64_t>& out, const std::vector<int64_t>& in);
 
-// The x offset where y element j's sum starts, and the offset of its t-th term from there.
-HN_BROADCAST_HD inline int64_t ReducedBase(const ReduceToShapeIndex& r, int64_t j) {
-  int64_t base = 0;
-  for (int d = r.kept_ndim - 1; d >= 0; --d) {
-    const int64_t q = j / r.kept_dims[d];
-    base += (j - q * r.kept_dims[d]) * r.kept_strides[d];
-    j = q;
-  }
-  return base;
-}
-HN_BROADCAST_HD inline int64_t ReducedTerm(const ReduceToShapeIndex& r, int64_t t) {
+// The offset of row-major index i over dims[0, ndim) in a layout with these strides.
+HN_BROADCAST_HD inline int64_t StridedOffset(int64_t i, int ndim, const int64_t* dims, const int64_t* strides) {
   int64_t off = 0;
-  for (int d = r.reduced_ndim - 1; d >= 0; --d) {
-    const int64_t q = t / r.reduced_dims[d];
-    off += (t - q * r.reduced_dims[d]) * r.reduced_strides[d];
-    t = q;
+  for (int d = ndim - 1; d >= 0; --d) {
+    const int64_t q = i / dims[d];
+    off += (i - q * dims[d]) * strides[d];
+    i = q;
   }
   return off;
+}
+// The x offset where y element j's sum starts, and the offset of its t-th term from there.
+HN_BROADCAST_HD inline int64_t ReducedBase(const ReduceToShapeIndex& r, int64_t j) {
+  return StridedOffset(j, r.kept_ndim, r.kept_dims, r.kept_strides);
+}
+HN_BROADCAST_HD inline int64_t ReducedTerm(const ReduceToShapeIndex& r, int64_t t) {
+  return StridedOffset(t, r.reduced_ndim, r.reduced_dims, r.reduced_strides);
 }
 HN_BROADCAST_HD inline float ReducedSum(const ReduceToShapeIndex& r, const float* x, int64_t j) {
   const int64_t base = ReducedBase(r, j);

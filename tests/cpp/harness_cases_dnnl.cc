@@ -8,17 +8,12 @@
 // columns run the default kernels.
 #include <algorithm>
 
-#include "tests/cpp/op_harness.h"
+#include "tests/cpp/dnnl_test_reference.h"
 
 namespace hetnet {
 namespace harness {
 
-struct DnnlConvGeo {  // hand-written geometry
-  int kh, kw, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, dh = 1, dw = 1, group = 1;
-};
-
-// Y[n, m, oh, ow] = b[m] + sum over the group's channels and taps of X * F (zero outside X).
-// Also used by tests/cpp/test_ops_dnnl.cc.
+// DnnlNaiveConv (tests/cpp/dnnl_test_reference.h), also used by the DNNL tests.
 RefTensor DnnlNaiveConv(const RefTensor& X, const RefTensor& F, const RefTensor* b, const DnnlConvGeo& g) {
   const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3), M = F.dim(0);
   const int64_t OH = 1 + (H + g.pt + g.pb - (g.dh * (g.kh - 1) + 1)) / g.sh;

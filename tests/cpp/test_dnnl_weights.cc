@@ -10,25 +10,16 @@
 
 #include "core/net.h"
 #include "core/predictor.h"
-#include "tests/cpp/op_harness.h"
-#include "tests/cpp/op_test_util.h"
+#include "tests/cpp/dnnl_test_reference.h"
 #ifdef HETNET_WITH_DNNL
 #include "device/dnnl_util.h"
 #endif
 
-namespace hetnet {
-namespace harness {
-struct DnnlConvGeo {
-  int kh, kw, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, dh = 1, dw = 1, group = 1;
-};
-// Defined in tests/cpp/harness_cases_dnnl.cc.
-RefTensor DnnlNaiveConv(const RefTensor& X, const RefTensor& F, const RefTensor* b, const DnnlConvGeo& g);
-}  // namespace harness
-}  // namespace hetnet
 
 using namespace hetnet;
 using namespace hetnet::optest;
 using harness::RefTensor;
+using namespace hetnet::dnnl_test;
 
 namespace {
 
@@ -47,28 +38,9 @@ int64_t Preparations() {
 #endif
 }
 
-RefTensor RefOf(const Tensor& t) {
-  RefTensor r(t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) r[i] = t.data<float>()[i];
-  return r;
-}
-RefTensor RefOf(const Workspace& ws, const std::string& name) { return RefOf(Fetch(ws, name)); }
-
-void CheckClose(const Tensor& got, const RefTensor& want) {
-  REQUIRE(got.shape() == want.shape);
-  for (int64_t i = 0; i < got.numel(); ++i)
-    REQUIRE(std::abs(got.data<float>()[i] - want[i]) <= 1e-4 * std::max(1.0, std::abs(want[i])));
-}
-
 RefTensor Relu(RefTensor t) {
   for (int64_t i = 0; i < t.numel(); ++i) t[i] = std::max(t[i], 0.0);
   return t;
-}
-
-// Y of a k3 pad-1 convolution of the workspace's X, W, b.
-RefTensor ExpectedConv(const Workspace& ws) {
-  const RefTensor b = RefOf(ws, "b");
-  return harness::DnnlNaiveConv(RefOf(ws, "X"), RefOf(ws, "W"), &b, harness::DnnlConvGeo{3, 3, 1, 1, 1, 1, 1, 1});
 }
 
 caffe2::OperatorDef ConvDef(const std::string& fused = "") {
