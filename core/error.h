@@ -17,6 +17,8 @@ enum class ErrorKind {
   kUnsupported,      // a device or feature this build or machine does not have
   kOutOfMemory,      // an allocator could not satisfy a request
   kUnavailable,      // cannot be served now: not ready, queue full, shutting down (retry later)
+  kTimeout,          // a wait ran past its deadline (a store key never set, a rendezvous incomplete)
+  kIo,               // a peer or transport failed (connection closed, peer died mid-collective)
 };
 
 class Error : public std::exception {

@@ -10,7 +10,9 @@ inline int HttpStatusOf(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kInvalidArgument: return 400;
     case ErrorKind::kNotFound: return 404;
-    case ErrorKind::kUnavailable: return 503;
+    case ErrorKind::kUnavailable:
+    case ErrorKind::kIo: return 503;
+    case ErrorKind::kTimeout: return 504;
     case ErrorKind::kUnsupported: return 501;
     case ErrorKind::kOutOfMemory:
     case ErrorKind::kRuntime: return 500;
@@ -23,7 +25,9 @@ inline int GrpcStatusOf(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kInvalidArgument: return 3;   // INVALID_ARGUMENT
     case ErrorKind::kNotFound: return 5;          // NOT_FOUND
-    case ErrorKind::kUnavailable: return 14;      // UNAVAILABLE
+    case ErrorKind::kUnavailable:
+    case ErrorKind::kIo: return 14;               // UNAVAILABLE
+    case ErrorKind::kTimeout: return 4;           // DEADLINE_EXCEEDED
     case ErrorKind::kUnsupported: return 12;      // UNIMPLEMENTED
     case ErrorKind::kOutOfMemory: return 8;       // RESOURCE_EXHAUSTED
     case ErrorKind::kRuntime: return 13;          // INTERNAL

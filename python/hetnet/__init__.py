@@ -6,6 +6,6 @@ same module objects for code written against Caffe2.
 """
 from hetnet import _C  # noqa: F401  (loads libhetnet)
 from hetnet._errors import (HetnetError, RunError, InvalidArgumentError, NotFoundError,  # noqa: F401
-                            UnsupportedError, OutOfMemoryError)
+                            UnsupportedError, OutOfMemoryError, DeadlineExceededError, IoError)
 from hetnet.proto import caffe2_pb2  # noqa: F401
 from hetnet import scope, core, workspace, model_helper, brew, net_drawer  # noqa: F401,E402

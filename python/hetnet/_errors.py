@@ -48,12 +48,29 @@ class OutOfMemoryError(HetnetError):
     kind = "out_of_memory"
 
 
+class DeadlineExceededError(HetnetError):
+    """A wait ran past its deadline: a store key never set, a rendezvous that did not complete.
+
+    ``caffe2.distributed.python.StoreHandlerTimeoutError`` is this class."""
+
+    kind = "timeout"
+
+
+class IoError(HetnetError):
+    """A peer or transport failed: a connection closed, a peer died mid-collective.
+
+    ``gloo.python.IoError`` is this class."""
+
+    kind = "io"
+
+
 for _cls in (HetnetError, RunError, InvalidArgumentError, NotFoundError, UnsupportedError,
-             OutOfMemoryError):
+             OutOfMemoryError, DeadlineExceededError, IoError):
     _cls.__module__ = "hetnet"
 
 _BY_KIND = {cls.kind: cls for cls in
-            (RunError, InvalidArgumentError, NotFoundError, UnsupportedError, OutOfMemoryError)}
+            (RunError, InvalidArgumentError, NotFoundError, UnsupportedError, OutOfMemoryError,
+             DeadlineExceededError, IoError)}
 
 
 def error_class_for_kind(kind):

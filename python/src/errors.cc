@@ -14,6 +14,8 @@ const char* KindName(hetnet::ErrorKind kind) {
     case hetnet::ErrorKind::kUnsupported: return "unsupported";
     case hetnet::ErrorKind::kOutOfMemory: return "out_of_memory";
     case hetnet::ErrorKind::kUnavailable: return "unavailable";
+    case hetnet::ErrorKind::kTimeout: return "timeout";
+    case hetnet::ErrorKind::kIo: return "io";
   }
   return "runtime";
 }
@@ -47,7 +49,9 @@ void InitErrors(py::module_& m) {
         {"not_found", hetnet::ErrorKind::kNotFound},
         {"unsupported", hetnet::ErrorKind::kUnsupported},
         {"out_of_memory", hetnet::ErrorKind::kOutOfMemory},
-        {"unavailable", hetnet::ErrorKind::kUnavailable}};
+        {"unavailable", hetnet::ErrorKind::kUnavailable},
+        {"timeout", hetnet::ErrorKind::kTimeout},
+        {"io", hetnet::ErrorKind::kIo}};
     for (const auto& [name, k] : kinds)
       if (kind == name) throw hetnet::Error(k, message);
     throw py::value_error("unknown error kind " + kind);

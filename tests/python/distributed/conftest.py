@@ -1,0 +1,1 @@
+"""Multi-process tests: real processes over loopback (ctest entry distributed_tests)."""
