@@ -38,4 +38,12 @@ class StoreHandler {
 
 using StoreHandlerPtr = std::shared_ptr<StoreHandler>;
 
+// The text of every store's wait timeout (Caffe2's, which scripts match on), then where and how long.
+inline std::string WaitTimeoutMessage(const std::vector<std::string>& names, const StoreHandler& store,
+                                      std::chrono::milliseconds timeout) {
+  std::string text = "Wait timeout for name(s):";
+  for (const auto& n : names) text += " " + n;
+  return text + " (" + store.Describe() + ", waited " + std::to_string(timeout.count()) + " ms)";
+}
+
 }  // namespace hetnet
