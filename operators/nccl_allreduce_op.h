@@ -1,0 +1,16 @@
+// NCCLAllreduce: the elementwise sum over one tensor per GPU, written to every GPU (N->N, in place
+// allowed). One input: the output is the input (Caffe2 left a distinct output unwritten).
+// UNVERIFIED on a GPU: compiled without one; tests/cpp/test_nccl_ops.cc [gpu].
+#pragma once
+
+#include "operators/nccl_op_common.h"
+
+namespace hetnet {
+
+class NCCLAllreduceOp final : public NCCLOpBase {
+ public:
+  NCCLAllreduceOp(const caffe2::OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+};
+
+}  // namespace hetnet

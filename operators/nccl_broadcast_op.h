@@ -1,0 +1,17 @@
+// NCCLBroadcast: input `root` (an index into the inputs) copied to every GPU, in place (output i
+// must be input i). The other inputs need only be GPU tensors of the root's dtype: they are resized
+// to the root's shape. One input: nothing to do.
+// UNVERIFIED on a GPU: compiled without one; tests/cpp/test_nccl_ops.cc [gpu].
+#pragma once
+
+#include "operators/nccl_op_common.h"
+
+namespace hetnet {
+
+class NCCLBroadcastOp final : public NCCLOpBase {
+ public:
+  NCCLBroadcastOp(const caffe2::OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+};
+
+}  // namespace hetnet

@@ -1,0 +1,96 @@
+// UNVERIFIED on a GPU (compiled without one); see nccl_op_common.h.
+#include "operators/nccl_op_common.h"
+
+namespace hetnet {
+
+int NcclRootArg(const caffe2::OperatorDef& def) {
+  for (const auto& a : def.arg())
+    if (a.name() == "root" && a.has_i()) return static_cast<int>(a.i());
+  return 0;
+}
+
+std::pair<std::vector<Device>, std::vector<Device>> NcclOpDevices(const caffe2::OperatorDef& def, Device) {
+  std::vector<Device> in, out;
+  for (int i = 0; i < def.input_size(); ++i) in.push_back(Device::CUDA(i));
+  if (def.output_size() == 1 && def.input_size() > 1) {
+    const int root = NcclRootArg(def);
+    out.push_back(Device::CUDA(root >= 0 && root < def.input_size() ? root : 0));
+  } else {
+    for (int i = 0; i < def.output_size(); ++i) out.push_back(Device::CUDA(i));
+  }
+  return {in, out};
+}
+
+NCCLOpBase::NCCLOpBase(const caffe2::OperatorDef& def, Workspace* ws)
+    : Operator<CUDAContext>(def, ws), root_(GetSingleArgument<int>("root", 0)) {
+  HN_ENFORCE(root_ >= 0 && root_ < InputSize(), who(), ": root ", root_, " is not an index into its ", InputSize(),
+             " input(s) (root is the position in the input list, not a GPU id)");
+}
+
+std::vector<NCCLOpBase::Element> NCCLOpBase::Inputs(bool same_numel) const {
+  std::vector<Element> el(InputSize());
+  for (int i = 0; i < InputSize(); ++i) {
+    const Blob* b = InputBlob(i);
+    const std::string& name = def_.input(i);
+    HN_CHECK_KIND(kNotFound, !b->empty(), who(), ": input ", i, " ('", name, "') has no data");
+    HN_ENFORCE(b->IsTensor(), who(), ": input ", i, " ('", name, "') holds ", b->TypeName(), ", not a tensor");
+    const Tensor& t = b->GetTensor();
+    HN_ENFORCE(t.initialized(), who(), ": input ", i, " ('", name, "') has no data");
+    HN_ENFORCE(t.device().type == DeviceType::CUDA, who(), ": input ", i, " ('", name, "') is on ", t.device().str(),
+               "; NCCL operators take one GPU tensor per GPU");
+    NcclDataType(t.dtype(), who());  // float32 / float16, else a kUnsupported naming the op and dtype
+    el[i].src = &t;
+    el[i].device = t.device().id;
+    for (int j = 0; j < i; ++j) {
+      HN_ENFORCE(el[j].device != el[i].device, who(), ": inputs ", j, " ('", def_.input(j), "') and ", i, " ('",
+                 name, "') are both on ", t.device().str(), "; NCCL operators take one tensor per GPU");
+    }
+    const Tensor& first = *el[0].src;
+    HN_ENFORCE(t.dtype() == first.dtype(), who(), ": input ", i, " ('", name, "') is ", DataTypeName(t.dtype()),
+               " but input 0 ('", def_.input(0), "') is ", DataTypeName(first.dtype()));
+    HN_ENFORCE(!same_numel || t.numel() == first.numel(), who(), ": input ", i, " ('", name, "') has shape ",
+               t.ShapeString(), " but input 0 ('", def_.input(0), "') has ", first.ShapeString(),
+               "; every GPU must contribute the same number of elements");
+  }
+  return el;
+}
+
+Tensor* NCCLOpBase::OutputOn(int out, int device, std::vector<int64_t> shape, DataType dtype) {
+  Tensor* t = OutputBlob(out)->GetMutableTensor(Device::CUDA(device));
+  try {
+    t->Resize(std::move(shape));
+    t->raw_mutable_data(dtype);
+  } catch (Error& e) {
+    throw e.AddContext(MakeString("while allocating output ", out, " ('", def_.output(out), "') of ", who()));
+  }
+  return t;
+}
+
+void NCCLOpBase::CheckDistinct(const Element& e, int index) const {
+  HN_ENFORCE(!e.dst || e.src->nbytes() == 0 || e.src->raw_data() != e.dst->raw_data(), who(), ": input ", index,
+             " ('", def_.input(index), "') and its output share memory; this operator cannot run in place");
+}
+
+void NCCLOpBase::CopyIfDistinct(const Tensor& src, Tensor* dst) {
+  if (src.nbytes() == 0 || src.raw_data() == dst->raw_data()) return;
+  // Same GPU (the output is placed on the input's): an ordinary copy in the op's stream order.
+  HN_CUDA_CHECK(cudaMemcpyAsync(dst->raw_mutable_data(src.dtype()), src.raw_data(), src.nbytes(),
+                                cudaMemcpyDefault, context_.stream()));
+}
+
+void NCCLOpBase::Collective(const std::vector<Element>& elements, const ElementLaunch& launch) {
+  std::vector<int> devices;
+  for (const auto& e : elements) devices.push_back(e.device);
+  // Blobs may move between runs: the communicators follow the device list of this run.
+  if (!comms_ || comms_->devices() != devices) {
+    try {
+      comms_ = NCCLCommunicators::Get(devices);
+    } catch (Error& e) {
+      throw e.AddContext(MakeString("in ", who()));
+    }
+  }
+  comms_->Run(context_.device_id(), context_.stream(),
+              [&](size_t rank, ncclComm_t comm, cudaStream_t stream) { launch(rank, elements[rank], comm, stream); });
+}
+
+}  // namespace hetnet

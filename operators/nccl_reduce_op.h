@@ -1,0 +1,17 @@
+// NCCLReduce: the elementwise sum over one tensor per GPU, written only to GPU `root` (an index
+// into the inputs): N inputs, 1 output, which may share input `root`'s blob. One input: the output
+// is the input.
+// UNVERIFIED on a GPU: compiled without one; tests/cpp/test_nccl_ops.cc [gpu].
+#pragma once
+
+#include "operators/nccl_op_common.h"
+
+namespace hetnet {
+
+class NCCLReduceOp final : public NCCLOpBase {
+ public:
+  NCCLReduceOp(const caffe2::OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+};
+
+}  // namespace hetnet
