@@ -2,8 +2,10 @@
 // ForwardTraining / Backward in CUDNN_BATCHNORM_SPATIAL mode. cuDNN's own running variance is the
 // unbiased one while Caffe2's CPU kernel keeps the biased one, so cuDNN is given no running
 // statistics and BNRunningUpdate applies Caffe2's rule from the saved mean and inverse std.
-// epsilon is raised to CUDNN_BN_MIN_EPSILON when smaller. The is_test gradient (which uses the
-// running variance) runs the default CUDA kernels.
+// epsilon is raised to CUDNN_BN_MIN_EPSILON when smaller. The forms cuDNN lacks run the default
+// CUDA kernels (SpatialBNOp / SpatialBNGradientOp<CUDAContext>) instead: multi-batch (7 or 8
+// inputs: statistics from combined sums), order NHWC (declined: unverified on a GPU here), and the
+// is_test gradient (which uses the running variance).
 #include <algorithm>
 #include <memory>
 
@@ -23,11 +25,16 @@ struct BNDescs {
     cudnnDestroyTensorDescriptor(x);
     cudnnDestroyTensorDescriptor(bn);
   }
-  void Set(const BNDims& d) {
+  void Set(const ChannelLayout& d) {
     HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)d.N, (int)d.C, (int)d.HW, 1));
     HN_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(bn, x, CUDNN_BATCHNORM_SPATIAL));
   }
 };
+
+// True when cuDNN cannot run this def: multi-batch inputs or a layout other than NCHW.
+bool NeedsDefaultKernel(const caffe2::OperatorDef& def) {
+  return def.input_size() > 5 || ArgumentHelper(def).GetSingleArgument<std::string>("order", "NCHW") != "NCHW";
+}
 
 void EnforceFloatInputs(const OperatorBase& op) {
   for (int i = 0; i < op.InputSize(); ++i)
@@ -41,14 +48,19 @@ class CudnnSpatialBNOp final : public Operator<CUDAContext> {
   CudnnSpatialBNOp(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<CUDAContext>(def, ws), is_test_(GetSingleArgument<int>("is_test", 0) != 0),
         eps_(std::max<double>(GetSingleArgument<float>("epsilon", 1e-5f), CUDNN_BN_MIN_EPSILON)),
-        momentum_(GetSingleArgument<float>("momentum", 0.9f)) {
+        momentum_(GetSingleArgument<float>("momentum", 0.9f)), ws_(ws) {
     HN_ENFORCE(is_test_ || OutputSize() == 5, "SpatialBN: training (is_test=0) has 5 outputs, got ", OutputSize());
   }
   void RunOnDevice() override {
+    if (NeedsDefaultKernel(def())) {
+      if (!fallback_) fallback_.reset(new SpatialBNOp<CUDAContext>(def(), ws_));
+      fallback_->Run();
+      return;
+    }
     EnforceFloatInputs(*this);
     const Tensor& X = Input(0);
-    const BNDims d = CheckSpatialBNInputs(def(), X.shape(), {Input(1).shape(), Input(2).shape(), Input(3).shape(),
-                                                            Input(4).shape()});
+    const ChannelLayout d = ChannelLayoutOf(def(), X.shape());
+    for (int i = 1; i < 5; ++i) CheckPerChannel(def(), Input(i), i, d);
     descs_.Set(d);
     cudnnHandle_t h = CudnnHandle(context_);
     const float one = 1.f, zero = 0.f;
@@ -82,7 +94,9 @@ class CudnnSpatialBNOp final : public Operator<CUDAContext> {
   bool is_test_;
   double eps_;
   float momentum_;
+  Workspace* ws_;
   BNDescs descs_;
+  std::unique_ptr<OperatorBase> fallback_;
 };
 
 class CudnnSpatialBNGradientOp final : public Operator<CUDAContext> {
@@ -91,16 +105,14 @@ class CudnnSpatialBNGradientOp final : public Operator<CUDAContext> {
       : Operator<CUDAContext>(def, ws), is_test_(GetSingleArgument<int>("is_test", 0) != 0),
         eps_(std::max<double>(GetSingleArgument<float>("epsilon", 1e-5f), CUDNN_BN_MIN_EPSILON)), ws_(ws) {}
   void RunOnDevice() override {
-    if (is_test_) {  // inputs 3, 4 are running statistics: the default kernels handle that form
+    if (is_test_ || NeedsDefaultKernel(def())) {
       if (!fallback_) fallback_.reset(new SpatialBNGradientOp<CUDAContext>(def(), ws_));
       fallback_->Run();
       return;
     }
-    EnforceFloatInputs(*this);
     const Tensor& X = Input(0);
-    HN_ENFORCE(Input(2).shape() == X.shape(), "SpatialBNGradient: dY ('", def().input(2), "') ", Input(2).ShapeString(),
-               " differs from X ", X.ShapeString());
-    const BNDims d = CheckSpatialBNInputs(def(), X.shape(), {Input(1).shape(), Input(3).shape(), Input(4).shape()});
+    const ChannelLayout d = CheckChannelBackpropInputs(def(), X, Input(2), 0, 2);
+    for (int i : {1, 3, 4}) CheckPerChannel(def(), Input(i), i, d);
     descs_.Set(d);
     const float one = 1.f, zero = 0.f;
     HN_CUDNN_CHECK(cudnnBatchNormalizationBackward(
