@@ -1,0 +1,252 @@
+"""caffe2.python.data_parallel_model in one process on CPU devices: Caffe2's data_parallel_model_test
+CPU cases re-expressed (n devices with batch/n each train exactly like one device with the whole
+batch, shared_model, AddBlobSync), the net surgery (names, seeds, order, args), checkpoints,
+learning-rate names, predictor extraction, BMUF, and combine_spatial_bn."""
+import numpy as np
+import pytest
+
+from caffe2.proto import caffe2_pb2
+from caffe2.python import brew, core, model_helper, optimizer, workspace
+from caffe2.python import data_parallel_model as dpm
+
+import hetnet
+
+
+def _fc_model_builder(model, loss_scale):
+    fc = brew.fc(model, "data", "fc", 16, 1, weight_init=("ConstantFill", {}), bias_init=("ConstantFill", {}))
+    fc_fl = model.net.Squeeze(fc, "fc_fl", dims=[1])
+    sigm = model.net.Sigmoid(fc_fl, "sigm")
+    sq = model.net.SquaredL2Distance([sigm, "label"], "sq")
+    loss = model.net.AveragedLoss(sq, "loss")
+    loss = model.net.Scale(loss, scale=loss_scale)
+    model.param_init_net.UniformFill([], ["sync_num"], shape=[1])  # for AddBlobSync
+    return [loss]
+
+
+def _sgd(model):
+    return optimizer.build_sgd(model, 0.1, policy="fixed", momentum=0.9)
+
+
+def _run_fc_model(devices, shared_model=False, iterations=10):
+    """Caffe2's run_model: returns devices[0]'s fc_w after `iterations` steps of batch 64."""
+    workspace.ResetWorkspace()
+    model = model_helper.ModelHelper(name="test{}".format(devices))
+    dpm.Parallelize(model, input_builder_fun=lambda m: None, forward_pass_builder_fun=_fc_model_builder,
+                    optimizer_builder_fun=_sgd, devices=devices, cpu_device=True, shared_model=shared_model)
+    dpm.AddBlobSync(model, ["sync_num"])
+    rng = np.random.RandomState(2603)
+    batch_size = 64
+    for i in range(iterations):
+        full_data = rng.rand(batch_size, 16)
+        full_labels = np.round(full_data[:, 0])
+        per_device = batch_size // len(devices)
+        for j, d in enumerate(devices):
+            workspace.FeedBlob("cpu_{}/data".format(d), full_data[j * per_device:(j + 1) * per_device].astype(np.float32))
+            workspace.FeedBlob("cpu_{}/label".format(d),
+                               full_labels[j * per_device:(j + 1) * per_device].astype(np.float32))
+        if i == 0:
+            dpm.RunInitNet(model)
+            assert workspace.FetchBlob("cpu_{}/data".format(devices[-1])).shape == (per_device, 16)
+        workspace.FeedBlob("cpu_{}/sync_num".format(devices[0]), np.array([i * 2], dtype=np.float32))
+        workspace.RunNet(model.net.Proto().name)
+        for d in devices:  # AddBlobSync copied devices[0]'s value
+            assert abs(workspace.FetchBlob("cpu_{}/sync_num".format(d))[0] - i * 2) < 0.01
+    return workspace.FetchBlob("cpu_{}/fc_w".format(devices[0])), model
+
+
+def test_n_cpu_devices_train_like_one_device_with_the_whole_batch(ws):
+    one, _ = _run_fc_model([0])
+    assert np.abs(one).max() > 1e-3  # it trained
+    for devices in ([0, 1], [0, 1, 2, 3], [1, 3]):  # ids need not be 0..n-1
+        many, model = _run_fc_model(devices)
+        np.testing.assert_allclose(many, one, rtol=1e-5, atol=1e-6)
+        for d in devices[1:]:  # replicas stay identical
+            np.testing.assert_array_equal(workspace.FetchBlob("cpu_{}/fc_w".format(d)), many)
+
+
+def test_shared_model_trains_like_one_device_and_keeps_one_copy(ws):
+    one, _ = _run_fc_model([0])
+    shared, model = _run_fc_model([0, 1, 2, 3], shared_model=True)
+    np.testing.assert_allclose(shared, one, rtol=1e-5, atol=1e-6)
+    assert not workspace.HasBlob("cpu_1/fc_w")  # every replica reads cpu_0's params
+    assert [str(p) for p in model.params] == ["cpu_0/fc_w", "cpu_0/fc_b"]
+    fc_ops = [op for op in model.net.Proto().op if op.type == "FC"]
+    assert [op.input[1] for op in fc_ops] == ["cpu_0/fc_w"] * 4
+
+
+def _build(devices, **kwargs):
+    model = model_helper.ModelHelper(name="build")
+    dpm.Parallelize_CPU(model, input_builder_fun=lambda m: None, forward_pass_builder_fun=_fc_model_builder,
+                        optimizer_builder_fun=_sgd, devices=devices, **kwargs)
+    return model
+
+
+def test_net_surgery_names_seeds_order_and_args(ws):
+    model = _build([0, 2])
+    proto = model.net.Proto()
+    assert proto.type == "dag" and proto.num_workers == 2 * 4
+    assert [(a.name, a.i) for a in proto.arg] == [("first_iter_only_one_worker", 1)]
+    assert [str(p) for p in model.params] == ["cpu_0/fc_w", "cpu_0/fc_b", "cpu_2/fc_w", "cpu_2/fc_b"]
+    assert model._device_prefix == "cpu" and model._device_type == caffe2_pb2.CPU
+    seeds = [op for op in proto.op if op.type == "ConstantFill" and op.output[0] == op.input[0] + "_grad"]
+    assert [(op.input[0].split("/")[0], op.device_option.device_id) for op in seeds] == [("cpu_0", 0), ("cpu_2", 2)]
+    assert all(next(a.f for a in op.arg if a.name == "value") == 1.0 for op in seeds)
+    scales = [op for op in proto.op if op.type == "Scale" and not op.output[0].endswith("_grad")]
+    assert all(next(a.f for a in op.arg if a.name == "scale") == 0.5 for op in scales)  # 1/(2 devices)
+    # Gradients are reduced in reverse order into devices[0], then copied back.
+    sums = [op for op in proto.op if op.type == "Sum" and op.input[0].startswith("cpu_0/") and op.input[0].endswith("_grad")]
+    assert [list(op.input) for op in sums] == [["cpu_0/fc_b_grad", "cpu_2/fc_b_grad"],
+                                                ["cpu_0/fc_w_grad", "cpu_2/fc_w_grad"]]
+    assert all(list(op.output) == [op.input[0]] for op in sums)
+    copies = [(op.input[0], op.output[0]) for op in proto.op if op.type == "Copy"]
+    assert copies == [("cpu_0/fc_b_grad", "cpu_2/fc_b_grad"), ("cpu_0/fc_w_grad", "cpu_2/fc_w_grad")]
+    # The initial sync copies every devices[0] param init output to the other device.
+    init_copies = [(op.input[0], op.output[0]) for op in model.param_init_net.Proto().op if op.type == "Copy"]
+    assert ("cpu_0/fc_w", "cpu_2/fc_w") in init_copies and ("cpu_0/fc_w_momentum", "cpu_2/fc_w_momentum") in init_copies
+    assert model._data_parallel_model_nets == [model.net]
+
+
+def test_initial_params_are_copied_from_the_first_device(ws):
+    model = model_helper.ModelHelper(name="init_sync")
+
+    def builder(m, loss_scale):
+        fc = brew.fc(m, "data", "fc", 4, 3)  # XavierFill: random per device before the sync
+        return [m.net.AveragedLoss(m.net.SumSqrElements(fc, "ss"), "loss")]
+    dpm.Parallelize_CPU(model, lambda m: None, builder, optimizer_builder_fun=_sgd, devices=[0, 1, 2])
+    dpm.RunInitNet(model)
+    w0 = workspace.FetchBlob("cpu_0/fc_w")
+    for d in (1, 2):
+        np.testing.assert_array_equal(workspace.FetchBlob("cpu_{}/fc_w".format(d)), w0)
+
+
+def test_checkpoint_params_and_finalize(ws):
+    model = _build([0, 1])
+    names = sorted(str(b) for b in dpm.GetCheckpointParams(model))
+    assert names == ["cpu_0/fc_b", "cpu_0/fc_b_momentum", "cpu_0/fc_w", "cpu_0/fc_w_momentum", "cpu_0/sync_num",
+                     "optimizer_iteration"]
+    workspace.FeedBlob("cpu_0/data", np.zeros((2, 16), np.float32))
+    workspace.FeedBlob("cpu_0/label", np.zeros((2,), np.float32))
+    workspace.FeedBlob("cpu_1/data", np.zeros((2, 16), np.float32))
+    workspace.FeedBlob("cpu_1/label", np.zeros((2,), np.float32))
+    dpm.RunInitNet(model)
+    loaded = np.arange(16, dtype=np.float32).reshape(1, 16)
+    workspace.FeedBlob("cpu_0/fc_w", loaded)  # as a checkpoint load writes devices[0]'s blobs
+    dpm.FinalizeAfterCheckpoint(model)
+    np.testing.assert_array_equal(workspace.FetchBlob("cpu_1/fc_w"), loaded)
+
+
+def test_learning_rate_blob_names(ws):
+    model = _build([0, 1])
+    assert dpm.GetLearningRateBlobNames(model) == [model._optimizer.get_cpu_blob_name("lr")]
+
+    def update(m):  # param_update_builder_fun: one LearningRate per device
+        it = m.param_init_net.ConstantFill([], "it", shape=[1], value=0, dtype=core.DataType.INT64,
+                                           device_option=core.DeviceOption(caffe2_pb2.CPU))
+        m.net.Iter(it, it)
+        lr = m.net.LearningRate(it, "LR", base_lr=-0.1, policy="fixed")
+        one = m.param_init_net.ConstantFill([], "ONE", shape=[1], value=1.0)
+        for p in m.GetParams():
+            m.net.WeightedSum([p, one, m.param_to_grad[p], lr], p)
+    other = model_helper.ModelHelper(name="update_fun")
+    dpm.Parallelize_CPU(other, lambda m: None, _fc_model_builder, param_update_builder_fun=update, devices=[0, 1])
+    assert dpm.GetLearningRateBlobNames(other) == ["cpu_0/LR", "cpu_1/LR"]
+
+
+def test_extract_predictor_net_and_convert_net_for_device(ws):
+    model = model_helper.ModelHelper(name="pred", init_params=False)
+
+    def builder(m, loss_scale):
+        fc = brew.fc(m, "data", "fc", 16, 2)
+        return [m.net.Softmax(fc, "softmax")]
+    dpm.Parallelize_CPU(model, lambda m: None, builder, devices=[0, 1])
+    net, params = dpm.ExtractPredictorNet(model, ["data"], ["softmax"], core.DeviceOption(caffe2_pb2.CPU))
+    assert [op.type for op in net.Proto().op] == ["FC", "Softmax"]
+    assert list(net.Proto().op[0].input) == ["data", "cpu_0/fc_w", "cpu_0/fc_b"]
+    assert sorted(params) == ["cpu_0/fc_b", "cpu_0/fc_w"]
+    assert list(net.Proto().external_output) == ["softmax"]
+
+    plain = core.Net("plain")
+    plain.Relu("x", "y")
+    converted = dpm.ConvertNetForDevice(plain, core.DeviceOption(caffe2_pb2.CPU, 3))
+    op = converted.Proto().op[0]
+    assert (list(op.input), list(op.output), op.device_option.device_id) == (["cpu_3/x"], ["cpu_3/y"], 3)
+    assert list(converted.Proto().external_input) == ["cpu_3/x"]
+    assert list(plain.Proto().op[0].input) == ["x"]  # the original is unchanged
+
+
+def test_strip_blob_name_and_unsupported_device_types(ws):
+    assert dpm.stripBlobName("cpu_0/a/b") == "a/b"
+    with pytest.raises(hetnet.UnsupportedError, match="IDEEP"):
+        dpm.Parallelize_iDeep(model_helper.ModelHelper(), None, None)
+    with pytest.raises(AssertionError, match="device-scope"):
+        with core.DeviceScope(core.DeviceOption(caffe2_pb2.CUDA, 0)):
+            dpm.Parallelize_CPU(model_helper.ModelHelper(), None, None, devices=[0])
+
+
+def test_lenet_on_two_cpu_devices_equals_one(ws):
+    def lenet(m, loss_scale):
+        conv1 = brew.conv(m, "data", "conv1", 1, 4, 3)
+        pool1 = brew.max_pool(m, brew.relu(m, conv1, "relu1"), "pool1", kernel=2, stride=2)
+        fc = brew.fc(m, pool1, "fc", 4 * 3 * 3, 10)
+        _, loss = m.net.SoftmaxWithLoss([fc, "label"], ["softmax", "xent"])
+        return [m.net.Scale(loss, "loss", scale=loss_scale)]
+
+    def train(devices):
+        workspace.ResetWorkspace()
+        model = model_helper.ModelHelper(name="lenet{}".format(len(devices)))
+        dpm.Parallelize_CPU(model, lambda m: None, lenet, optimizer_builder_fun=_sgd, devices=devices)
+        rng = np.random.RandomState(5)
+        data = rng.randn(8, 1, 8, 8).astype(np.float32)
+        label = rng.randint(0, 10, size=8).astype(np.int32)
+        per = 8 // len(devices)
+        for j, d in enumerate(devices):
+            workspace.FeedBlob("cpu_{}/data".format(d), data[j * per:(j + 1) * per])
+            workspace.FeedBlob("cpu_{}/label".format(d), label[j * per:(j + 1) * per])
+        dpm.RunInitNet(model)
+        init = np.random.RandomState(7)  # the same initial params for both runs, from devices[0]
+        for name in ("conv1_w", "conv1_b", "fc_w", "fc_b"):
+            shape = workspace.FetchBlob("cpu_{}/{}".format(devices[0], name)).shape
+            workspace.FeedBlob("cpu_{}/{}".format(devices[0], name), init.randn(*shape).astype(np.float32) * 0.3)
+        dpm.FinalizeAfterCheckpoint(model)
+        dpm.RunNet(model, 5)
+        return {b: workspace.FetchBlob("cpu_{}/{}".format(d, b)) for b in ("conv1_w", "conv1_b", "fc_w", "fc_b")
+                for d in devices[:1]}
+
+    one = train([0])
+    two = train([0, 1])
+    for k in one:
+        assert not np.allclose(two[k], 0)
+        np.testing.assert_allclose(two[k], one[k], rtol=1e-4, atol=1e-5)
+
+
+def test_bmuf_block_update_averages_the_replicas(ws):
+    model = model_helper.ModelHelper(name="bmuf")
+
+    def update(m):
+        lr = m.param_init_net.ConstantFill([], "LR", shape=[1], value=-0.5)
+        one = m.param_init_net.ConstantFill([], "ONE", shape=[1], value=1.0)
+        for p in m.GetParams():
+            m.net.WeightedSum([p, one, m.param_to_grad[p], lr], p)
+    dpm.Parallelize_CPU_BMUF(model, lambda m: None, _fc_model_builder, update, block_learning_rate=1.0,
+                             block_momentum=0.0, devices=[0, 1])
+    rng = np.random.RandomState(1)
+    for d in (0, 1):
+        workspace.FeedBlob("cpu_{}/data".format(d), rng.rand(4, 16).astype(np.float32))
+        workspace.FeedBlob("cpu_{}/label".format(d), np.ones(4, np.float32) * d)
+    dpm.RunInitNet(model)
+    workspace.RunNet(model.net, 3)  # local steps: the replicas drift apart
+    w = [workspace.FetchBlob("cpu_{}/fc_w".format(d)) for d in (0, 1)]
+    assert not np.allclose(w[0], w[1])
+    workspace.RunNet(model._global_model_param_updates_net.Proto().name)
+    # momentum 0, block lr 1: the global model moves to the replicas' average, every replica gets it.
+    for d in (0, 1):
+        np.testing.assert_allclose(workspace.FetchBlob("cpu_{}/fc_w".format(d)), (w[0] + w[1]) / 2, rtol=1e-5)
+
+
+def test_dyndep_ignores_missing_libraries_and_rnn_cell_errors(ws, capsys):
+    from caffe2.python import dyndep, rnn_cell
+    dyndep.InitOpsLibrary("@/caffe2/caffe2/distributed:file_store_handler_ops")
+    assert capsys.readouterr().out == \
+        "Ignoring @/caffe2/caffe2/distributed:file_store_handler_ops as it is not a valid file.\n"
+    with pytest.raises(hetnet.UnsupportedError, match="recurrent"):
+        rnn_cell.LSTM(None, "x", "seq", ("h", "c"), 4, 4, scope="lstm")
