@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "bindings.h"
+#include "core/blob_serialization.h"
 #include "core/checked_size.h"
 #include "core/run_guard.h"
 #include "core/workspace_memory.h"
@@ -176,6 +177,15 @@ void InitTensorConversion(py::module_& m) {
   m.def("feed_blob", &FeedBlob, py::arg("name"), py::arg("value"), py::arg("device_option") = py::none(),
         "Copies a C-contiguous numpy array (or bytes) into blob `name` of the current workspace.");
   m.def("fetch_blob", &FetchBlob, py::arg("name"), "Copies blob `name` into a new numpy array (or bytes).");
+  // Caffe2's workspace.SerializeBlob / DeserializeBlob: a serialized BlobProto (tensor or string blob).
+  m.def("serialize_blob", [](const std::string& name) {
+    return py::bytes(hetnet::SerializeBlob(CurrentWorkspace()->GetBlobOrThrow(name), name));
+  }, py::arg("name"), "The blob as serialized caffe2.BlobProto bytes (tensors and string blobs).");
+  m.def("deserialize_blob", [](const std::string& name, const py::bytes& bytes) {
+    hetnet::Workspace* ws = CurrentWorkspace();
+    hetnet::RefuseWhileRunning(ws, "cannot deserialize into blob '" + hetnet::PrintableName(name) + "'");
+    hetnet::DeserializeBlob(std::string(bytes), ws->CreateBlob(name), "DeserializeBlob('" + name + "')");
+  }, py::arg("name"), py::arg("serialized"), "Replaces blob `name` with a deserialized caffe2.BlobProto.");
   m.def("blob_info", [](const std::string& name) {
     const hetnet::Blob& blob = CurrentWorkspace()->GetBlobOrThrow(name);
     py::dict d;
