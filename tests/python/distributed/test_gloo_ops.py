@@ -1,0 +1,225 @@
+"""Communicator ops with engine GLOO across real processes over loopback (Caffe2's gloo_test.py
+pattern): processes forked after ``import caffe2`` rendezvous through a FileStoreHandler in a temp
+dir, connect Gloo TCP pairs and run every collective, checked against numpy. Failure: a rank
+SIGKILLed mid-allreduce makes the survivors raise gloo.python.IoError (hetnet.IoError) within the
+world's timeout; status_blob is set to [1] on failure. Every child runs under a deadline and is
+killed if it overruns."""
+import multiprocessing
+import os
+import queue as queue_module
+import shutil
+import signal
+import tempfile
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import hetnet
+from caffe2.python import core, workspace
+from gloo.python import IoError
+
+CHILD_DEADLINE_S = 60  # bounds a broken test only; each finishes in seconds
+CTX = multiprocessing.get_context("fork")
+
+
+def _run_child(queue, fn, rank, args):
+    try:
+        workspace.ResetWorkspace()
+        queue.put((rank, "ok", fn(rank, *args)))
+    except BaseException as e:  # noqa: B902 - everything goes back to the parent
+        queue.put((rank, "error", e))
+
+
+def run_ranks(fn, size, *args, expect=None):
+    """Runs fn(rank, *args) in `size` forked processes; returns {rank: ("ok"|"error", value)} for
+    the ranks in `expect` (default all). Children still alive at the end are killed."""
+    expect = set(range(size)) if expect is None else set(expect)
+    q = CTX.Queue()
+    procs = [CTX.Process(target=_run_child, args=(q, fn, r, args)) for r in range(size)]
+    for p in procs:
+        p.start()
+    results, deadline = {}, time.monotonic() + CHILD_DEADLINE_S
+    try:
+        while not expect <= set(results):
+            try:
+                rank, status, value = q.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue_module.Empty:
+                raise AssertionError("ranks %s did not report within %d s" % (expect - set(results), CHILD_DEADLINE_S))
+            results[rank] = (status, value)
+    finally:
+        for p in procs:
+            p.join(timeout=max(0.1, min(5, deadline - time.monotonic())))
+            if p.is_alive():
+                p.kill()
+                p.join()
+    return results
+
+
+def ok_results(results):
+    for rank, (status, value) in sorted(results.items()):
+        if status == "error":
+            raise value
+    return [results[r][1] for r in sorted(results)]
+
+
+@pytest.fixture
+def store_dir():
+    d = tempfile.mkdtemp(prefix="hetnet_gloo_test_")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def run(op_type, inputs, outputs, **kwargs):
+    workspace.RunOperatorOnce(core.CreateOperator(op_type, inputs, outputs, engine="GLOO", **kwargs))
+
+
+def create_world(rank, size, path, timeout_ms=10000, name="cw_op", **kwargs):
+    workspace.RunOperatorOnce(core.CreateOperator(
+        "FileStoreHandlerCreate", [], ["store"], path=path, prefix="gloo_test"))
+    run("CreateCommonWorld", ["store"], ["cw"], name=name, size=size, rank=rank, timeout_ms=timeout_ms, **kwargs)
+
+
+def rank_inputs(rank, size):
+    """The tensors rank `rank` contributes (deterministic, so the parent can recompute them)."""
+    rs = np.random.RandomState(rank)
+    return {
+        "f32a": rs.randn(1000).astype(np.float32),
+        "f32b": rs.randn(1000).astype(np.float32),
+        "f16": rs.randint(-50, 50, size=300).astype(np.float16),
+        "i64": rs.randint(-1000, 1000, size=77).astype(np.int64),
+        "f64": rs.randn(50),
+        "i32": rs.randint(-1000, 1000, size=9).astype(np.int32),
+        "scatter": rs.randn(4 * size + 3).astype(np.float32),
+    }
+
+
+def collectives_child(rank, size, path):
+    create_world(rank, size, path)
+    x = rank_inputs(rank, size)
+    out = {}
+    for k, v in x.items():
+        workspace.FeedBlob(k, v)
+    run("Allreduce", ["cw", "f32a", "f32b"], ["f32a", "f32b"])
+    out["allreduce_f32"] = workspace.FetchBlob("f32a")
+    out["allreduce_f32_b"] = workspace.FetchBlob("f32b")
+    for k in ("f16", "i64", "f64"):
+        run("Allreduce", ["cw", k], [k])
+        out["allreduce_" + k] = workspace.FetchBlob(k)
+    for k, v in x.items():
+        workspace.FeedBlob(k, v)
+    run("Broadcast", ["cw", "i32", ], ["i32"], root=size - 1)
+    out["broadcast_i32"] = workspace.FetchBlob("i32")
+    run("Broadcast", ["cw", "f16"], ["f16"], root=1)
+    out["broadcast_f16"] = workspace.FetchBlob("f16")
+    run("Reduce", ["cw", "f32a"], ["reduced"], root=size - 1)
+    if rank == size - 1:
+        out["reduce"] = workspace.FetchBlob("reduced")
+    run("Allgather", ["cw", "f32a", "f32b"], ["gathered"])
+    out["allgather"] = workspace.FetchBlob("gathered")
+    counts = np.array([4] * size, dtype=np.int32)
+    counts[-1] += 3
+    workspace.FeedBlob("counts", counts)
+    run("ReduceScatter", ["cw", "scatter", "counts"], ["scatter", "counts"])
+    out["reduce_scatter"] = workspace.FetchBlob("scatter")
+    run("Barrier", ["cw"], [])
+    run("DestroyCommonWorld", ["cw"], ["cw"])
+    return out
+
+
+@pytest.mark.parametrize("size", [2, 4])
+def test_every_collective_matches_numpy(store_dir, size):
+    outs = ok_results(run_ranks(collectives_child, size, size, store_dir))
+    ins = [rank_inputs(r, size) for r in range(size)]
+    total = {k: sum(i[k] for i in ins) for k in ins[0]}
+    for rank, out in enumerate(outs):
+        expect_f32 = total["f32a"] + total["f32b"]
+        np.testing.assert_allclose(out["allreduce_f32"], expect_f32, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(out["allreduce_f32_b"], expect_f32, rtol=1e-5, atol=1e-5)
+        assert out["allreduce_f16"].dtype == np.float16
+        np.testing.assert_array_equal(out["allreduce_f16"], total["f16"])
+        np.testing.assert_array_equal(out["allreduce_i64"], total["i64"])
+        np.testing.assert_allclose(out["allreduce_f64"], total["f64"], rtol=1e-12)
+        np.testing.assert_array_equal(out["broadcast_i32"], ins[size - 1]["i32"])
+        np.testing.assert_array_equal(out["broadcast_f16"], ins[1]["f16"])
+        if rank == size - 1:
+            np.testing.assert_allclose(out["reduce"], total["f32a"], rtol=1e-5, atol=1e-5)
+        gathered = np.concatenate([np.concatenate([i["f32a"], i["f32b"]]) for i in ins])
+        np.testing.assert_array_equal(out["allgather"], gathered)
+        lo = 4 * rank
+        hi = lo + 4 + (3 if rank == size - 1 else 0)
+        np.testing.assert_allclose(out["reduce_scatter"][lo:hi], total["scatter"][lo:hi], rtol=1e-5, atol=1e-5)
+
+
+def sigkill_child(rank, size, path, victim):
+    create_world(rank, size, path, timeout_ms=4000)
+    run("Barrier", ["cw"], [])
+    workspace.FeedBlob("x", np.ones(1 << 22, dtype=np.float32))  # 16 MiB: each allreduce takes a while
+    if rank == victim:
+        threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
+    start = time.monotonic()
+    runs = 0
+    try:
+        while time.monotonic() - start < 20:
+            run("Allreduce", ["cw", "x"], ["x"])
+            runs += 1
+    except IoError as e:
+        return ("IoError", runs, time.monotonic() - start, str(e), isinstance(e, hetnet.IoError))
+    return ("no error", runs, time.monotonic() - start, "", False)
+
+
+def test_sigkill_mid_allreduce_raises_ioerror_in_survivors(store_dir):
+    size, victim = 3, 1
+    survivors = [r for r in range(size) if r != victim]
+    results = ok_results(run_ranks(sigkill_child, size, size, store_dir, victim, expect=survivors))
+    for kind, runs, seconds, text, is_hetnet in results:
+        assert kind == "IoError", (kind, runs, seconds)
+        assert is_hetnet
+        assert runs >= 1  # the kill came mid-run, after allreduces had worked
+        assert seconds < 0.3 + 4 + 3, seconds  # within the world's timeout (4 s) after the kill
+        assert "cw_op" in text
+
+
+def status_blob_child(rank, size, path):
+    create_world(rank, size, path, timeout_ms=1500)
+    run("Barrier", ["cw"], [])
+    if rank == 1:
+        time.sleep(3)  # never joins the allreduce
+        return None
+    workspace.FeedBlob("x", np.ones(10, dtype=np.float32))
+    start = time.monotonic()
+    with pytest.raises(IoError):
+        run("Allreduce", ["cw", "x"], ["x"], status_blob="failed")
+    return workspace.FetchBlob("failed"), time.monotonic() - start
+
+
+def test_status_blob_is_set_on_failure(store_dir):
+    results = ok_results(run_ranks(status_blob_child, 2, 2, store_dir))
+    status, seconds = results[0]
+    assert status.dtype == np.int32 and status.tolist() == [1]
+    assert seconds < 1.5 + 2
+
+
+def never_joins_child(rank, size, path):
+    if rank == size - 1:
+        return None
+    start = time.monotonic()
+    with pytest.raises(hetnet.DeadlineExceededError, match="Wait timeout for name"):
+        create_world(rank, size, path, timeout_ms=1000)
+    return time.monotonic() - start
+
+
+def test_rank_that_never_joins_times_out(store_dir):
+    results = ok_results(run_ranks(never_joins_child, 3, 3, store_dir))
+    for seconds in results[:2]:
+        assert seconds < 1 + 3
+
+
+def test_running_without_engine_fails():
+    workspace.ResetWorkspace()
+    workspace.FeedBlob("x", np.ones(3, dtype=np.float32))
+    workspace.FeedBlob("cw", np.ones(1, dtype=np.float32))
+    with pytest.raises(RuntimeError, match="The operator Allreduce does not have a default engine implementation. "
+                                           "Please specify an engine explicitly for this operator."):
+        workspace.RunOperatorOnce(core.CreateOperator("Allreduce", ["cw", "x"], ["x"]))
