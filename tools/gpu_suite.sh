@@ -42,12 +42,15 @@ setup_env() {
   lib="$root/usr/lib/x86_64-linux-gnu"
   export PATH="$root/usr/bin:$PATH" LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export HETNET_SHARED_DIR="$deps/shared" PYTHONUNBUFFERED=1
-  cudnn_lib=""
+  cudnn_lib="" nccl_lib=""
   for d in $(python3 -c 'import glob, os, nvidia
 for b in nvidia.__path__:
     print("\n".join(sorted(glob.glob(os.path.join(b, "*", "lib")))))' 2>/dev/null); do
     export LD_LIBRARY_PATH="$d:$LD_LIBRARY_PATH"
     [ -z "$cudnn_lib" ] && cudnn_lib=$(ls "$d"/libcudnn.so* 2>/dev/null | head -1)
+    # NCCL ops and the NCCL engine ([gpu][nccl] tests) build only when CMake finds NCCL: the
+    # toolkit's, else the nvidia-nccl package's (which has no unversioned libnccl.so).
+    [ -z "$nccl_lib" ] && nccl_lib=$(ls "$d"/libnccl.so* 2>/dev/null | head -1)
   done
   root_dir=$root
 }
@@ -55,7 +58,14 @@ for b in nvidia.__path__:
 env_info() {
   nvidia-smi; nvcc --version; python3 --version
   python3 -c 'import google.protobuf, numpy, pybind11; print("protobuf", google.protobuf.__version__, "numpy", numpy.__version__, "pybind11", pybind11.__version__)'
-  echo "cudnn: $cudnn_lib"; nproc; free -g
+  echo "cudnn: $cudnn_lib"; echo "nccl: $nccl_lib"; nproc; free -g
+}
+
+# The toolkit's NCCL when it has one (CMake finds it), else the nvidia-nccl package's.
+nccl_cmake_args() {
+  local nvcc_dir; nvcc_dir=$(dirname "$(dirname "$(command -v nvcc)")")
+  [ -e "$nvcc_dir/include/nccl.h" ] && return 0
+  echo "-DNCCL_LIBRARY=$nccl_lib -DNCCL_INCLUDE_DIR=$(dirname "$(dirname "$nccl_lib")")/include"
 }
 
 configure_and_build() {
@@ -71,6 +81,7 @@ configure_and_build() {
     -DProtobuf_LIBRARY="$lib/libprotobuf.so" -DEigen3_DIR="$root_dir/usr/share/eigen3/cmake" \
     -DCatch2_DIR="$root_dir/usr/lib/cmake/Catch2" -DHETNET_BUILD_SERVING=OFF -DHETNET_BUILD_ONNX=OFF \
     ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
+    ${nccl_lib:+$(nccl_cmake_args)} \
     -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build build-gpu -j"$(nproc)" || return 1
   echo "libstdc++ code inside libhetnet.so (0 expected): $(nm --defined-only build-gpu/lib/libhetnet.so | grep -c ' _ZNSo9_M_insert')"
 }
