@@ -225,21 +225,18 @@ void NCCLCommonWorld::Close() {
       // Let queued collectives finish (bounded), then a graceful finalize; anything left aborts.
       const auto deadline = Clock::now() + opts_.timeout;
       cv_.wait_until(lock, deadline, [&] { return pending_.empty() || !broken_.empty(); });
-      if (comm_ && pending_.empty()) {
-        CUDADeviceGuard guard(opts_.device);
-        const ncclResult_t f = ncclCommFinalize(comm_);
-        bool finished = f == ncclSuccess || f == ncclInProgress;
-        if (finished) {
-          try {
-            AwaitProgress("closing", deadline);
-          } catch (const Error&) {
-            finished = false;  // Break aborted and cleared comm_
-          }
+      bool graceful = comm_ && pending_.empty();
+      try {
+        if (graceful) {
+          CUDADeviceGuard guard(opts_.device);
+          const ncclResult_t f = ncclCommFinalize(comm_);
+          graceful = f == ncclSuccess || f == ncclInProgress;
+          if (graceful) AwaitProgress("closing", deadline);  // on failure Break aborts and clears comm_
         }
-        if (comm_) (finished ? ncclCommDestroy(comm_) : ncclCommAbort(comm_));
-      } else if (comm_) {
-        ncclCommAbort(comm_);
+      } catch (const Error&) {
+        graceful = false;
       }
+      if (comm_) (graceful ? ncclCommDestroy(comm_) : ncclCommAbort(comm_));
       comm_ = nullptr;
       for (auto& p : pending_) cudaEventDestroy(p.done);
       pending_.clear();
