@@ -1,6 +1,7 @@
 #include "device/collectives/gloo_redis_store_handler.h"
 
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -51,17 +52,27 @@ class Reply {
 
 GlooRedisStoreHandler::GlooRedisStoreHandler(const std::string& host, int port, const std::string& prefix,
                                              std::chrono::milliseconds timeout)
-    : host_(host), port_(port), prefix_(prefix) {
+    : host_(host), port_(port), prefix_(prefix), timeout_(timeout) {
   HN_ENFORCE(!host.empty() && port > 0 && port <= 65535, "Redis store: host and a port in 1..65535 are required");
+  Connect();
+}
+
+void GlooRedisStoreHandler::Connect() {
   try {
-    store_ = std::make_unique<Store>(host, port);
+    store_ = std::make_unique<Store>(host_, port_);
   } catch (const std::exception& e) {
     HN_THROW(kIo, "cannot connect to ", Describe(), ": ", e.what());
   }
-  if (timeout.count() > 0) {
-    timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  pid_ = ::getpid();
+  if (timeout_.count() > 0) {
+    timeval tv{static_cast<time_t>(timeout_.count() / 1000), static_cast<suseconds_t>(timeout_.count() % 1000 * 1000)};
     redisSetTimeout(store_->context(), tv);
   }
+}
+
+GlooRedisStoreHandler::Store& GlooRedisStoreHandler::Connection() {
+  if (pid_ != ::getpid()) Connect();  // freeing the inherited context only closes this process's copy
+  return *store_;
 }
 
 GlooRedisStoreHandler::~GlooRedisStoreHandler() = default;
@@ -74,9 +85,9 @@ void GlooRedisStoreHandler::Set(const std::string& name, const std::string& data
   std::lock_guard<std::mutex> lock(mu_);
   const std::string key = Key(name);
   // SETNX (as Gloo's set), then the set-once rule: the same data again is fine.
-  Reply set(store_->context(), Describe(), "SETNX %b %b", key.data(), key.size(), data.data(), data.size());
+  Reply set(Connection().context(), Describe(), "SETNX %b %b", key.data(), key.size(), data.data(), data.size());
   if (set->type == REDIS_REPLY_INTEGER && set->integer == 1) return;
-  Reply get(store_->context(), Describe(), "GET %b", key.data(), key.size());
+  Reply get(Connection().context(), Describe(), "GET %b", key.data(), key.size());
   HN_ENFORCE(get->type == REDIS_REPLY_STRING && std::string(get->str, get->len) == data, Describe(), ": key '", name,
              "' is already set to different data; keys are set once");
 }
@@ -85,7 +96,7 @@ std::string GlooRedisStoreHandler::Get(const std::string& name, std::chrono::mil
   Wait({name}, timeout);
   std::lock_guard<std::mutex> lock(mu_);
   try {
-    const std::vector<char> v = store_->get(Key(name));
+    const std::vector<char> v = Connection().get(Key(name));
     return std::string(v.begin(), v.end());
   } catch (const std::exception& e) {
     HN_THROW(kIo, Describe(), ": get '", name, "': ", e.what());
@@ -95,7 +106,7 @@ std::string GlooRedisStoreHandler::Get(const std::string& name, std::chrono::mil
 int64_t GlooRedisStoreHandler::Add(const std::string& name, int64_t value) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string key = Key(name);
-  Reply r(store_->context(), Describe(), "INCRBY %b %lld", key.data(), key.size(), static_cast<long long>(value));
+  Reply r(Connection().context(), Describe(), "INCRBY %b %lld", key.data(), key.size(), static_cast<long long>(value));
   HN_CHECK_KIND(kIo, r->type == REDIS_REPLY_INTEGER, Describe(), ": unexpected reply to INCRBY");
   return r->integer;
 }
@@ -103,7 +114,7 @@ int64_t GlooRedisStoreHandler::Add(const std::string& name, int64_t value) {
 int64_t GlooRedisStoreHandler::GetNumKeys() {
   std::lock_guard<std::mutex> lock(mu_);
   if (prefix_.empty()) {
-    Reply r(store_->context(), Describe(), "DBSIZE");
+    Reply r(Connection().context(), Describe(), "DBSIZE");
     return r->integer;
   }
   // KEYS with the prefix escaped for the glob.
@@ -113,14 +124,14 @@ int64_t GlooRedisStoreHandler::GetNumKeys() {
     pattern += c;
   }
   pattern += '*';
-  Reply r(store_->context(), Describe(), "KEYS %b", pattern.data(), pattern.size());
+  Reply r(Connection().context(), Describe(), "KEYS %b", pattern.data(), pattern.size());
   return r->type == REDIS_REPLY_ARRAY ? static_cast<int64_t>(r->elements) : 0;
 }
 
 bool GlooRedisStoreHandler::DeleteKey(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string key = Key(name);
-  Reply r(store_->context(), Describe(), "DEL %b", key.data(), key.size());
+  Reply r(Connection().context(), Describe(), "DEL %b", key.data(), key.size());
   return r->type == REDIS_REPLY_INTEGER && r->integer > 0;
 }
 
@@ -129,7 +140,7 @@ bool GlooRedisStoreHandler::Check(const std::vector<std::string>& names) {
   for (const auto& n : names) keys.push_back(Key(n));
   std::lock_guard<std::mutex> lock(mu_);
   try {
-    return store_->check(keys);
+    return Connection().check(keys);
   } catch (const std::exception& e) {
     HN_THROW(kIo, Describe(), ": check: ", e.what());
   }

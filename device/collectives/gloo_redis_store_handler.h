@@ -33,11 +33,16 @@ class GlooRedisStoreHandler final : public StoreHandler {
  private:
   class Store;  // gloo::rendezvous::RedisStore with access to its hiredis context
   std::string Key(const std::string& name) const { return prefix_ + name; }
+  // The connection of this process (a forked child opens its own; the parent's stays the parent's).
+  Store& Connection();
+  void Connect();
 
   std::string host_;
   int port_;
   std::string prefix_;
   std::mutex mu_;  // a hiredis context is not thread-safe
+  std::chrono::milliseconds timeout_;
+  int pid_ = 0;
   std::unique_ptr<Store> store_;
 };
 

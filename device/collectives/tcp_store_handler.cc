@@ -96,7 +96,7 @@ Writer RequestOf(Command c) { return std::move(Writer().U8(static_cast<uint8_t>(
 
 TCPStoreHandler::TCPStoreHandler(const std::string& host, int port, bool is_server, milliseconds timeout,
                                  const std::string& prefix)
-    : host_(host.empty() ? "127.0.0.1" : host), port_(port), timeout_(timeout), prefix_(prefix) {
+    : host_(host.empty() ? "127.0.0.1" : host), port_(port), timeout_(timeout), prefix_(prefix), pool_pid_(::getpid()) {
   HN_ENFORCE(port >= 0 && port <= 65535, "TCP store: port ", port, " is out of range");
   HN_ENFORCE(is_server || port > 0, "TCP store: clients need the server's port (got 0)");
   HN_ENFORCE(timeout.count() >= 0, "TCP store: timeout must be >= 0 ms");
@@ -166,6 +166,11 @@ std::string TCPStoreHandler::Request(const std::string& payload, milliseconds re
   int fd = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (pool_pid_ != ::getpid()) {  // forked: the parent's connections would interleave with ours
+      for (int old : idle_) ::close(old);
+      idle_.clear();
+      pool_pid_ = ::getpid();
+    }
     if (!idle_.empty()) {
       fd = idle_.back();
       idle_.pop_back();

@@ -56,6 +56,7 @@ class TCPStoreHandler final : public StoreHandler {
   std::unique_ptr<TCPStoreServer> server_;
   std::mutex mu_;
   std::vector<int> idle_;  // connected sockets not in use
+  int pool_pid_;           // the process idle_ was opened by: a forked child must not share them
 };
 
 }  // namespace hetnet

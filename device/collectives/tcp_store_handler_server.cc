@@ -88,14 +88,19 @@ TCPStoreServer::TCPStoreServer(const std::string& host, int port) {
     ::close(listen_fd_);
     HN_THROW(kIo, "TCP store: pipe: ", std::strerror(errno));
   }
-  thread_ = std::thread([this] { Loop(); });
+  owner_pid_ = ::getpid();
+  thread_ = std::make_unique<std::thread>([this] { Loop(); });
 }
 
 TCPStoreServer::~TCPStoreServer() {
-  const char b = 1;
-  while (::write(wake_fds_[1], &b, 1) < 0 && errno == EINTR) {
+  if (::getpid() == owner_pid_) {
+    const char b = 1;
+    while (::write(wake_fds_[1], &b, 1) < 0 && errno == EINTR) {
+    }
+    thread_->join();
+  } else {
+    (void)thread_.release();  // the parent's thread: not ours to join or signal (a std::thread must not be destroyed joinable)
   }
-  if (thread_.joinable()) thread_.join();
   for (auto& kv : clients_) ::close(kv.first);
   ::close(listen_fd_);
   ::close(wake_fds_[0]);

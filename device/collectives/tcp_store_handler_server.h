@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include <sys/types.h>
+
 namespace hetnet {
 
 class TCPStoreServer {
@@ -17,7 +19,9 @@ class TCPStoreServer {
   // Listens on host:port (host "" or "0.0.0.0"/"::" = every interface; port 0 = a free port).
   // Throws kIo when it cannot listen.
   TCPStoreServer(const std::string& host, int port);
-  ~TCPStoreServer();  // stops the thread and closes every connection
+  // Stops the thread and closes every connection. In a child forked from the serving process it
+  // only closes the child's copies of the sockets: the thread lives in the parent.
+  ~TCPStoreServer();
   TCPStoreServer(const TCPStoreServer&) = delete;
   TCPStoreServer& operator=(const TCPStoreServer&) = delete;
 
@@ -42,7 +46,8 @@ class TCPStoreServer {
   int port_ = 0;
   std::map<std::string, std::string> data_;
   std::map<int, std::unique_ptr<Client>> clients_;  // by fd
-  std::thread thread_;
+  pid_t owner_pid_;
+  std::unique_ptr<std::thread> thread_;
 };
 
 }  // namespace hetnet

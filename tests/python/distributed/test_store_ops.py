@@ -24,19 +24,20 @@ CHILD_DEADLINE_S = 30  # every test finishes in seconds; this only bounds a brok
 CTX = multiprocessing.get_context("fork")  # fork after import must work (distributed-facts §8.15)
 
 
-def _run_child(queue, fn, rank, args):
+def _run_child(queue, fn, rank, args, reset):
     try:
-        workspace.ResetWorkspace()
+        if reset:
+            workspace.ResetWorkspace()
         queue.put((rank, "ok", fn(rank, *args)))
     except BaseException as e:  # noqa: B902 - everything goes back to the parent
         queue.put((rank, "error", e))
 
 
-def run_processes(fn, num_procs, *args):
-    """Runs fn(rank, *args) in num_procs forked processes; returns results by rank, re-raising the
-    first child exception in the parent."""
+def run_processes(fn, num_procs, *args, reset=True):
+    """Runs fn(rank, *args) in num_procs forked processes (each with a fresh workspace unless
+    reset=False); returns results by rank, re-raising the first child exception in the parent."""
     queue = CTX.Queue()
-    procs = [CTX.Process(target=_run_child, args=(queue, fn, r, args)) for r in range(num_procs)]
+    procs = [CTX.Process(target=_run_child, args=(queue, fn, r, args, reset)) for r in range(num_procs)]
     for p in procs:
         p.start()
     results, deadline = {}, time.monotonic() + CHILD_DEADLINE_S
@@ -217,6 +218,42 @@ def test_tcp_store_from_env():
     assert run_processes(_env_rendezvous, 2, free_port()) == [b"rank 1", b"rank 0"]
 
 
+def _use_inherited_handler(rank):
+    workspace.RunOperatorOnce(core.CreateOperator("StoreAdd", ["h"], ["n"], blob_name="forked"))
+    workspace.FeedBlob("mine", b"child %d" % rank)
+    workspace.RunOperatorOnce(core.CreateOperator("StoreSet", ["h", "mine"], [], blob_name="child%d" % rank))
+    # Many requests at once from every child: a connection shared with the parent or a sibling
+    # would hand replies to the wrong process.
+    for i in range(40):
+        workspace.FeedBlob("v", b"%d-%d" % (rank, i) * (i + 1))
+        workspace.RunOperatorOnce(core.CreateOperator("StoreSet", ["h", "v"], [], blob_name="k%d-%d" % (rank, i)))
+        workspace.RunOperatorOnce(core.CreateOperator("StoreGet", ["h"], ["back"], blob_name="k%d-%d" % (rank, i)))
+        assert workspace.FetchBlob("back") == b"%d-%d" % (rank, i) * (i + 1)
+    workspace.ResetWorkspace()  # destroys the child's copy of the handler (and of the server)
+    return True
+
+
+@pytest.mark.parametrize("kind", ["file", "tcp"])
+def test_children_forked_after_store_creation_use_it(store_dir, kind):
+    """Fork after creating a store (the server thread lives in the parent): children use the
+    inherited handler over their own connections, and destroying their copies leaves the
+    parent's server and connections working."""
+    workspace.ResetWorkspace()
+    if kind == "file":
+        workspace.RunOperatorOnce(core.CreateOperator("FileStoreHandlerCreate", [], ["h"], path=store_dir))
+    else:
+        workspace.RunOperatorOnce(core.CreateOperator(
+            "TCPStoreHandlerCreate", [], ["h"], host="127.0.0.1", port=0, is_server=1, timeout_ms=5000))
+    workspace.RunOperatorOnce(core.CreateOperator("StoreAdd", ["h"], ["n"], blob_name="forked"))  # a pooled connection
+    assert run_processes(_use_inherited_handler, 4, reset=False) == [True] * 4
+    workspace.RunOperatorOnce(core.CreateOperator("StoreAdd", ["h"], ["n"], blob_name="forked", add_value=0))
+    assert workspace.FetchBlob("n")[0] == 5
+    for r in range(4):
+        workspace.RunOperatorOnce(core.CreateOperator("StoreGet", ["h"], ["got"], blob_name="child%d" % r))
+        assert workspace.FetchBlob("got") == b"child %d" % r
+    workspace.ResetWorkspace()
+
+
 def test_string_blobs_feed_fetch_serialize():
     workspace.FeedBlob("b", b"\x80\x04pickle\x00bytes")
     assert workspace.FetchBlob("b") == b"\x80\x04pickle\x00bytes"
@@ -276,3 +313,16 @@ def test_redis_store_across_processes(redis_port):
     assert run_processes(add_counts, 3, 3, redis_store(redis_port, "add"), 10) == [30] * 3
     [(err, _)] = run_processes(get_missing, 1, redis_store(redis_port, "timeout"))
     assert type(err) is StoreHandlerTimeoutError and "Wait timeout for name(s): never_set" in str(err)
+
+
+def test_redis_children_forked_after_store_creation_use_it(redis_port):
+    workspace.ResetWorkspace()
+    workspace.RunOperatorOnce(core.CreateOperator(
+        "RedisStoreHandlerCreate", [], ["h"], host="127.0.0.1", port=redis_port, prefix="fork/"))
+    workspace.RunOperatorOnce(core.CreateOperator("StoreAdd", ["h"], ["n"], blob_name="forked"))
+    assert run_processes(_use_inherited_handler, 3, reset=False) == [True] * 3
+    workspace.RunOperatorOnce(core.CreateOperator("StoreAdd", ["h"], ["n"], blob_name="forked", add_value=0))
+    assert workspace.FetchBlob("n")[0] == 4
+    workspace.RunOperatorOnce(core.CreateOperator("StoreGet", ["h"], ["got"], blob_name="child2"))
+    assert workspace.FetchBlob("got") == b"child 2"
+    workspace.ResetWorkspace()
