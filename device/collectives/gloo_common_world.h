@@ -39,6 +39,8 @@ class GlooCommonWorld final : public CommonWorld {
  public:
   // Connects a full mesh through `store` (wrapped in a PrefixStore(opts.name)). Store waits past the
   // timeout throw kTimeout; transport failures kIo; bad interface/transport kInvalidArgument.
+  // Bounds: each store wait by the timeout; Gloo's TCP connect of a pair by 5 x the timeout (its
+  // rule, gloo/transport/tcp/pair.h), e.g. when a peer advertised an address this host cannot reach.
   static std::shared_ptr<GlooCommonWorld> Create(const GlooWorldOptions& opts, const StoreHandlerPtr& store);
   // A new, independent context whose pairs rendezvous over this world's pairs (no store).
   std::shared_ptr<GlooCommonWorld> Clone(const std::string& name, bool sync);
