@@ -1,0 +1,267 @@
+"""data_parallel_model and sync batch norm across real processes over loopback TCP, launched with
+hetnet.distributed.run (torchrun's environment, a TCP store on MASTER_ADDR:MASTER_PORT, Gloo pairs):
+
+- data-parallel LeNet on 2 and 4 ranks (and 2 ranks x 2 CPU devices) trains exactly like 1 rank with
+  the whole batch (params within 1e-5 after 10 steps), and the same run twice gives identical bits;
+- the initial params are rank 0's on every rank (the Broadcast in the param init net);
+- sync batch norm over 2-3 processes equals single-process SpatialBN on the concatenated batch
+  (outputs, running statistics, saved stats, dX, dscale, dbias), with equal and unequal batches,
+  through hetnet.distributed.sync_batch_norm and through Parallelize(combine_spatial_bn=True).
+
+This file is also the worker: ``python test_dpm_multiprocess.py <case> <out dir>`` under the launcher.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.abspath(__file__)
+STEPS = 10
+GLOBAL_BATCH = 8
+PARAMS = ("conv1_w", "conv1_b", "fc_w", "fc_b")
+
+
+# ---------------------------------------------------------------- workers (run under the launcher)
+
+def _lenet(model, loss_scale):
+    from caffe2.python import brew
+    conv1 = brew.conv(model, "data", "conv1", 1, 4, 3)
+    pool1 = brew.max_pool(model, brew.relu(model, conv1, "relu1"), "pool1", kernel=2, stride=2)
+    fc = brew.fc(model, pool1, "fc", 4 * 3 * 3, 10)
+    _, loss = model.net.SoftmaxWithLoss([fc, "label"], ["softmax", "xent"])
+    return [model.net.Scale(loss, "loss", scale=loss_scale)]
+
+
+def _step_batch(step):
+    rng = np.random.RandomState(100 + step)
+    return (rng.randn(GLOBAL_BATCH, 1, 8, 8).astype(np.float32),
+            rng.randint(0, 10, size=GLOBAL_BATCH).astype(np.int32))
+
+
+def lenet_worker(out_dir, devices_per_rank):
+    from caffe2.python import data_parallel_model as dpm, model_helper, optimizer, workspace
+    import hetnet.distributed as hd
+    env = hd.get_env()
+    devices = list(range(devices_per_rank))
+    replicas = env.world_size * len(devices)
+    per = GLOBAL_BATCH // replicas
+    rdv = hd.rendezvous()
+    model = model_helper.ModelHelper(name="lenet")
+    dpm.Parallelize_CPU(model, lambda m: None, _lenet, rendezvous=rdv, devices=devices,
+                        optimizer_builder_fun=lambda m: optimizer.build_sgd(m, 0.1, momentum=0.9))
+
+    def feed(step):
+        data, label = _step_batch(step)
+        for d in devices:
+            k = env.rank * len(devices) + d
+            workspace.FeedBlob("cpu_{}/data".format(d), data[k * per:(k + 1) * per])
+            workspace.FeedBlob("cpu_{}/label".format(d), label[k * per:(k + 1) * per])
+    feed(0)
+    np.random.seed(1000 + env.rank)  # no effect on hetnet's fillers; ranks still differ before the sync
+    dpm.RunInitNet(model)
+    synced = {p: workspace.FetchBlob("cpu_{}/{}".format(devices[-1], p)) for p in PARAMS}
+    init = np.random.RandomState(7)  # one start for every world size
+    for p in PARAMS:
+        value = init.randn(*synced[p].shape).astype(np.float32) * 0.3
+        for d in devices:
+            workspace.FeedBlob("cpu_{}/{}".format(d, p), value)
+    for step in range(STEPS):
+        feed(step)
+        dpm.RunNet(model, 1)
+    result = {p: workspace.FetchBlob("cpu_0/{}".format(p)) for p in PARAMS}
+    result.update({"init_" + p: v for p, v in synced.items()})
+    np.savez(os.path.join(out_dir, "rank{}.npz".format(env.rank)), **result)
+
+
+def _bn_batches(sizes, order, seed=3):
+    rng = np.random.RandomState(seed)
+    shape = (sum(sizes), 3, 4, 5) if order == "NCHW" else (sum(sizes), 4, 5, 3)
+    x = (rng.randn(*shape) * 2 + 5).astype(np.float32)
+    w = rng.randn(*shape).astype(np.float32)
+    return x, w
+
+
+def _bn_net(order):
+    from caffe2.python import core
+    net = core.Net("bn")
+    net.SpatialBN(["x", "s", "b", "rm", "rv"], ["y", "rm", "rv", "sm", "siv"], is_test=0, order=order,
+                  epsilon=1e-3, momentum=0.8)
+    net.Mul(["y", "w"], "yw")
+    net.ReduceSum("yw", "loss", axes=[0, 1, 2, 3], keepdims=0)
+    net.AddGradientOperators(["loss"])
+    return net
+
+
+_BN_PARAMS = {"s": np.array([1.0, 2.0, 0.5], np.float32), "b": np.array([0.1, -0.2, 0.3], np.float32),
+              "rm": np.array([0.5, 0.0, -1.0], np.float32), "rv": np.array([1.0, 2.0, 3.0], np.float32)}
+
+
+def _bn_feed_params(workspace):
+    for name, value in _BN_PARAMS.items():
+        workspace.FeedBlob(name, value)
+
+
+BN_BLOBS = ("y", "rm", "rv", "sm", "siv", "x_grad", "s_grad", "b_grad")
+
+
+def bn_worker(out_dir, sizes, order):
+    """Sync BN through hetnet.distributed.sync_batch_norm on a common world of all ranks."""
+    from caffe2.python import core, workspace
+    import hetnet.distributed as hd
+    env = hd.get_env()
+    sizes = [int(s) for s in sizes.split(",")]
+    x, w = _bn_batches(sizes, order)
+    start = sum(sizes[:env.rank])
+    rdv = hd.rendezvous()
+    init = core.Net("bn_init")
+    init.CreateCommonWorld([rdv["kv_handler"]], "cw", name="bn_cw_op", size=env.world_size, rank=env.rank,
+                           engine="GLOO", timeout_ms=30000)
+    workspace.RunNetOnce(init)
+    net = _bn_net(order)
+    assert hd.sync_batch_norm(net, comm_world="cw", world_size=env.world_size) == 1
+    _bn_feed_params(workspace)
+    workspace.FeedBlob("x", x[start:start + sizes[env.rank]])
+    workspace.FeedBlob("w", w[start:start + sizes[env.rank]])
+    workspace.RunNetOnce(net)
+    np.savez(os.path.join(out_dir, "rank{}.npz".format(env.rank)), **{b: workspace.FetchBlob(b) for b in BN_BLOBS})
+
+
+def dpm_bn_worker(out_dir):
+    """Parallelize(combine_spatial_bn=True) on 2 CPU devices per rank: BN over every rank's devices."""
+    from caffe2.python import brew, data_parallel_model as dpm, model_helper, workspace
+    import hetnet.distributed as hd
+    env = hd.get_env()
+    devices = [0, 1]
+    replicas = env.world_size * len(devices)
+    x, w = _bn_batches([8], "NCHW")
+    per = 8 // replicas
+
+    def fwd(m, loss_scale):
+        bn = brew.spatial_bn(m, "x", "y", 3, epsilon=1e-3, momentum=0.8, is_test=False)
+        s = m.net.ReduceSum(m.net.Mul([bn, "w"], "yw"), "ysum", axes=[0, 1, 2, 3], keepdims=0)
+        return [m.net.Scale(s, "loss", scale=loss_scale)]
+    model = model_helper.ModelHelper(name="dpm_bn")
+    dpm.Parallelize_CPU(model, lambda m: None, fwd, param_update_builder_fun=lambda m: None, devices=devices,
+                        rendezvous=hd.rendezvous(), combine_spatial_bn=True)
+    for d in devices:
+        k = env.rank * len(devices) + d
+        workspace.FeedBlob("cpu_{}/x".format(d), x[k * per:(k + 1) * per])
+        workspace.FeedBlob("cpu_{}/w".format(d), w[k * per:(k + 1) * per])
+    dpm.RunInitNet(model)
+    for d in devices:  # _bn_feed_params' values, under brew's names
+        with_prefix = {"s": "y_s", "b": "y_b", "rm": "y_rm", "rv": "y_riv"}
+        for src, dst in with_prefix.items():
+            workspace.FeedBlob("cpu_{}/{}".format(d, dst), _BN_PARAMS[src])
+    dpm.RunNet(model, 1)
+    result = {}
+    for d in devices:
+        for b in ("y", "y_rm", "y_riv", "x_grad", "y_s_grad", "y_b_grad"):
+            result["{}_{}".format(b, d)] = workspace.FetchBlob("cpu_{}/{}".format(d, b))
+    np.savez(os.path.join(out_dir, "rank{}.npz".format(env.rank)), **result)
+
+
+# ---------------------------------------------------------------- the tests
+
+def _run(tmp_path, nproc, *worker_args, timeout=90):
+    """Runs this file's worker on nproc ranks; returns [rank's npz as dict]."""
+    import hetnet
+    out = tmp_path / "{}_{}".format(worker_args[0], nproc)
+    out.mkdir(parents=True, exist_ok=True)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(hetnet.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    cmd = [sys.executable, "-m", "hetnet.distributed.run", "--nproc", str(nproc), "--timeout", str(timeout - 10),
+           "--grace", "2", HERE] + list(worker_args[:1]) + [str(out)] + [str(a) for a in worker_args[1:]]
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout.decode(errors="replace")[-4000:]
+    results = []
+    for r in range(nproc):
+        with np.load(str(out / "rank{}.npz".format(r))) as f:
+            results.append({k: f[k] for k in f.files})
+    return results
+
+
+@pytest.fixture(scope="module")
+def lenet_one_rank(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("lenet"), 1, "lenet", 1)[0]
+
+
+@pytest.mark.parametrize("nproc,devices", [(2, 1), (4, 1), (2, 2)])
+def test_data_parallel_lenet_on_n_ranks_equals_one_rank(tmp_path, lenet_one_rank, nproc, devices):
+    results = _run(tmp_path, nproc, "lenet", devices)
+    for p in PARAMS:
+        for r in range(1, nproc):  # the param init net's Broadcast gave every rank rank 0's init
+            np.testing.assert_array_equal(results[r]["init_" + p], results[0]["init_" + p])
+        assert not np.allclose(results[0][p], 0.0)
+        for r in range(nproc):
+            np.testing.assert_allclose(results[r][p], lenet_one_rank[p], rtol=1e-5, atol=1e-5)
+            np.testing.assert_array_equal(results[r][p], results[0][p])
+
+
+def test_data_parallel_lenet_is_reproducible(tmp_path):
+    first = _run(tmp_path / "a", 2, "lenet", 1)
+    second = _run(tmp_path / "b", 2, "lenet", 1)
+    for p in PARAMS:
+        np.testing.assert_array_equal(first[0][p], second[0][p])
+
+
+def _single_process_bn(sizes, order):
+    from caffe2.python import workspace
+    workspace.ResetWorkspace()
+    x, w = _bn_batches(sizes, order)
+    net = _bn_net(order)
+    _bn_feed_params(workspace)
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("w", w)
+    workspace.RunNetOnce(net)
+    result = {b: workspace.FetchBlob(b) for b in BN_BLOBS}
+    workspace.ResetWorkspace()
+    return result
+
+
+@pytest.mark.parametrize("sizes,order", [("2,2", "NCHW"), ("1,3,2", "NCHW"), ("3,1", "NHWC")])
+def test_sync_batch_norm_across_processes_equals_bn_on_the_whole_batch(tmp_path, sizes, order):
+    n = len(sizes.split(","))
+    results = _run(tmp_path, n, "bn", sizes, order)
+    whole = _single_process_bn([int(s) for s in sizes.split(",")], order)
+    for b in ("y", "x_grad"):
+        np.testing.assert_allclose(np.concatenate([r[b] for r in results]), whole[b], rtol=1e-4, atol=1e-4)
+    for b in ("rm", "rv", "sm", "siv"):
+        for r in results:
+            np.testing.assert_allclose(r[b], whole[b], rtol=1e-5, atol=1e-5)
+    for b in ("s_grad", "b_grad"):  # each rank outputs the whole batch's / number of replicas
+        for r in results:
+            np.testing.assert_allclose(r[b] * n, whole[b], rtol=1e-4, atol=1e-3)
+
+
+def test_combine_spatial_bn_across_ranks_and_devices(tmp_path):
+    """2 ranks x 2 CPU devices, 2 samples each: BN over all 8 samples; loss_scale is 1/4."""
+    results = _run(tmp_path, 2, "dpm_bn")
+    whole = _single_process_bn([8], "NCHW")
+    replicas = [(r, d) for r in results for d in (0, 1)]
+    np.testing.assert_allclose(np.concatenate([r["y_{}".format(d)] for r, d in replicas]), whole["y"],
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.concatenate([r["x_grad_{}".format(d)] for r, d in replicas]) * 4,
+                               whole["x_grad"], rtol=1e-4, atol=1e-4)
+    for r, d in replicas:
+        np.testing.assert_allclose(r["y_rm_{}".format(d)], whole["rm"], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(r["y_riv_{}".format(d)], whole["rv"], rtol=1e-5, atol=1e-5)
+        # after the gradient allreduce every replica holds the sum: the whole batch's gradient / 4
+        np.testing.assert_allclose(r["y_s_grad_{}".format(d)] * 4, whole["s_grad"], rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(r["y_b_grad_{}".format(d)] * 4, whole["b_grad"], rtol=1e-4, atol=1e-3)
+
+
+# ---------------------------------------------------------------- entry point of the workers
+
+if __name__ == "__main__":
+    case, out_dir, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if case == "lenet":
+        lenet_worker(out_dir, int(rest[0]))
+    elif case == "bn":
+        bn_worker(out_dir, rest[0], rest[1])
+    elif case == "dpm_bn":
+        dpm_bn_worker(out_dir)
+    else:
+        sys.exit("unknown case " + case)
