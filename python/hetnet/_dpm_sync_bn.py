@@ -225,7 +225,7 @@ def rewrite(proto, replica_key, num_batches, comm_world=None, engine="GLOO", dty
             key, replica = replica_key(op, op.output[0])
             forward.setdefault(key, []).append((replica, i))
         elif _needs_backprop_stats(op, written):
-            key, replica = replica_key(op, op.output[1])
+            key, replica = replica_key(op, op.input[3])  # the saved mean: one per layer and replica
             backward.setdefault(key, []).append((replica, i))
         written.update(op.output)
     groups = [[i for _, i in sorted(g)] for g in list(forward.values()) + list(backward.values())]

@@ -250,3 +250,153 @@ def test_dyndep_ignores_missing_libraries_and_rnn_cell_errors(ws, capsys):
         "Ignoring @/caffe2/caffe2/distributed:file_store_handler_ops as it is not a valid file.\n"
     with pytest.raises(hetnet.UnsupportedError, match="recurrent"):
         rnn_cell.LSTM(None, "x", "seq", ("h", "c"), 4, 4, scope="lstm")
+
+
+# ---- combine_spatial_bn (one process) ----
+
+_BN_SCALE = np.array([1.0, 2.0, 0.5], np.float32)
+_BN_BIAS = np.array([0.1, -0.2, 0.3], np.float32)
+
+
+def _bn_builder(order):
+    def forward(m, loss_scale):
+        bn = brew.spatial_bn(m, "data", "bn", 3, epsilon=1e-3, momentum=0.8, is_test=False, order=order)
+        s = m.net.ReduceSum(m.net.Mul([bn, "w"], "yw"), "ysum", axes=[0, 1, 2, 3], keepdims=0)
+        return [m.net.Scale(s, "loss", scale=loss_scale)]
+    return forward
+
+
+def _run_bn(devices, data, w, order, combine=True):
+    workspace.ResetWorkspace()
+    model = model_helper.ModelHelper(name="bn")
+    dpm.Parallelize_CPU(model, lambda m: None, _bn_builder(order), param_update_builder_fun=lambda m: None,
+                        devices=devices, combine_spatial_bn=combine)
+    per = len(data) // len(devices)
+    for k, d in enumerate(devices):
+        workspace.FeedBlob("cpu_{}/data".format(d), data[k * per:(k + 1) * per])
+        workspace.FeedBlob("cpu_{}/w".format(d), w[k * per:(k + 1) * per])
+    dpm.RunInitNet(model)
+    for d in devices:
+        workspace.FeedBlob("cpu_{}/bn_s".format(d), _BN_SCALE)
+        workspace.FeedBlob("cpu_{}/bn_b".format(d), _BN_BIAS)
+    dpm.RunNet(model, 2)  # the second run checks the running statistics' update again
+    names = ("bn", "bn_rm", "bn_riv", "bn_sm", "bn_siv", "bn_s_grad", "bn_b_grad", "data_grad")
+    return model, {n: [workspace.FetchBlob("cpu_{}/{}".format(d, n)) for d in devices] for n in names}
+
+
+@pytest.mark.parametrize("order,devices", [("NCHW", [0, 1]), ("NHWC", [1, 3]), ("NCHW", [0, 1, 2, 3])])
+def test_combine_spatial_bn_equals_bn_on_the_concatenated_batch(ws, order, devices):
+    rng = np.random.RandomState(0)
+    shape = (8, 3, 4, 5) if order == "NCHW" else (8, 4, 5, 3)
+    data = (rng.randn(*shape) * 2 + 3).astype(np.float32)
+    w = rng.randn(*shape).astype(np.float32)
+    _, one = _run_bn([0], data, w, order)
+    model, many = _run_bn(devices, data, w, order)
+    n = len(devices)
+    np.testing.assert_allclose(np.concatenate(many["bn"]), one["bn"][0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.concatenate(many["data_grad"]) * n, one["data_grad"][0], rtol=1e-4, atol=1e-5)
+    for k in range(n):
+        for name in ("bn_rm", "bn_riv", "bn_sm", "bn_siv"):
+            np.testing.assert_allclose(many[name][k], one[name][0], rtol=1e-5, atol=1e-6)
+        for name in ("bn_s_grad", "bn_b_grad"):  # allreduced: the whole batch's gradient / n (loss_scale)
+            np.testing.assert_allclose(many[name][k] * n, one[name][0], rtol=1e-4, atol=1e-4)
+    stats = [op for op in model.net.Proto().op if op.type == "ChannelStats"]
+    assert all(next(a.s for a in op.arg if a.name == "order") == order.encode() for op in stats)
+    bn_ops = [op for op in model.net.Proto().op if op.type == "SpatialBN"]
+    assert [len(op.input) for op in bn_ops] == [8] * n
+    assert all(next(a.i for a in op.arg if a.name == "num_batches") == n for op in bn_ops)
+    assert bn_ops[0].input[5] == "cpu_{}/data_sums_combined".format(devices[0])
+    # without combine, each device normalizes its own part (the statistics differ)
+    _, separate = _run_bn(devices, data, w, order, combine=False)
+    assert not np.allclose(separate["bn_sm"][0], one["bn_sm"][0])
+
+
+def test_sync_batch_norm_pass_with_unequal_device_batches(ws):
+    """hetnet.distributed.sync_batch_norm over two replicas of unequal batch (3 and 5 samples)."""
+    import hetnet.distributed as hd
+    rng = np.random.RandomState(1)
+    x = (rng.randn(8, 3, 2, 2) * 0.5 + 1e4).astype(np.float32)  # |mean| >> std: float64 statistics
+    w = rng.randn(8, 3, 2, 2).astype(np.float32)
+
+    def build(parts):
+        net = core.Net("pass")
+        for d, _ in enumerate(parts):
+            p = "cpu_{}/".format(d)
+            net.SpatialBN([p + "x", "s", "b", p + "rm", p + "rv"], [p + "y", p + "rm", p + "rv", p + "sm", p + "siv"],
+                          is_test=0, epsilon=1e-5)
+            net.Mul([p + "y", p + "w"], p + "yw")
+            net.ReduceSum(p + "yw", p + "loss", axes=[0, 1, 2, 3], keepdims=0)
+        net.AddGradientOperators(["cpu_{}/loss".format(d) for d in range(len(parts))])
+        return net
+
+    def run(parts, sync):
+        workspace.ResetWorkspace()
+        net = build(parts)
+        if sync:
+            assert hd.sync_batch_norm(net, devices=list(range(len(parts)))) == 1
+        workspace.FeedBlob("s", _BN_SCALE)
+        workspace.FeedBlob("b", _BN_BIAS)
+        start = 0
+        for d, size in enumerate(parts):
+            p = "cpu_{}/".format(d)
+            workspace.FeedBlob(p + "x", x[start:start + size])
+            workspace.FeedBlob(p + "w", w[start:start + size])
+            workspace.FeedBlob(p + "rm", np.zeros(3, np.float32))
+            workspace.FeedBlob(p + "rv", np.ones(3, np.float32))
+            start += size
+        workspace.RunNetOnce(net)
+        fetch = ("y", "x_grad", "sm", "siv", "rv")
+        return {n: [workspace.FetchBlob("cpu_{}/{}".format(d, n)) for d in range(len(parts))] for n in fetch}
+
+    whole = run([8], False)
+    parts = run([3, 5], True)
+    np.testing.assert_allclose(np.concatenate(parts["y"]), whole["y"][0], rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(np.concatenate(parts["x_grad"]), whole["x_grad"][0], rtol=1e-3, atol=1e-3)
+    var = x.astype(np.float64).var(axis=(0, 2, 3))
+    for d in range(2):
+        np.testing.assert_allclose(parts["sm"][d], whole["sm"][0], rtol=1e-6)
+        # the stability requirement: mean 1e4, std 0.5 -> the variance within 1e-3 relative
+        np.testing.assert_allclose(1.0 / parts["siv"][d] ** 2 - 1e-5, var, rtol=1e-3)
+
+
+def test_gpu_and_multi_host_net_surgery(ws):
+    """Built (not run) here: GPU replicas (Sum tree / NCCL, GPU sync BN through CPU) and a rendezvous."""
+    model = model_helper.ModelHelper(name="gpu")
+    dpm.Parallelize_GPU(model, lambda m: None, _bn_builder("NCHW"), optimizer_builder_fun=_sgd, devices=[0, 1],
+                        combine_spatial_bn=True)
+    ops = model.net.Proto().op
+    assert ("CopyGPUToCPU", "gpu_1/data_sums", "cpu_0/data_sums_gpu_1_copy") in \
+        [(op.type, op.input[0], op.output[0]) for op in ops]
+    assert ("CopyCPUToGPU", "cpu_0/data_sums_combined", "gpu_1/data_sums_combined", 1) in \
+        [(op.type, op.input[0], op.output[0], op.device_option.device_id) for op in ops]
+    assert any(op.type == "Sum" and op.name == "dpm" for op in ops)
+    nccl = model_helper.ModelHelper(name="nccl")
+    dpm.Parallelize_GPU(nccl, lambda m: None, _fc_model_builder, optimizer_builder_fun=_sgd, devices=[0, 1],
+                        use_nccl=True)
+    assert [op.type for op in nccl.net.Proto().op].count("NCCLAllreduce") == 2
+
+    rdv = {"kv_handler": "store", "shard_id": 1, "num_shards": 2, "engine": "GLOO", "exit_nets": None,
+           "interface": "lo"}
+    multi = model_helper.ModelHelper(name="multi")
+    dpm.Parallelize_CPU(multi, lambda m: None, _fc_model_builder, optimizer_builder_fun=_sgd, devices=[0, 1],
+                        rendezvous=rdv, max_concurrent_distributed_ops=1)
+    init_ops = multi.param_init_net.Proto().op
+    worlds = [(op.type, op.output[0], op.name) for op in init_ops if "CommonWorld" in op.type]
+    assert worlds == [("CreateCommonWorld", "allreduce_0_cw", "allreduce_0_cw_op"),
+                      ("CloneCommonWorld", "broadcast_0_cw", "broadcast_0_cw_op")]
+    create = init_ops[[op.type for op in init_ops].index("CreateCommonWorld")]
+    args = {a.name: (a.i if a.HasField("i") else a.s) for a in create.arg}
+    assert (args["size"], args["rank"], args["timeout_ms"], args["engine"] if "engine" in args else create.engine,
+            args["interface"]) == (2, 1, 30000, "GLOO", b"lo")
+    allreduces = [op for op in multi.net.Proto().op if op.type == "Allreduce"]
+    assert [list(op.input) for op in allreduces] == [["allreduce_0_cw", "cpu_0/fc_b_grad", "cpu_1/fc_b_grad"],
+                                                      ["allreduce_0_cw", "cpu_0/fc_w_grad", "cpu_1/fc_w_grad"]]
+    assert list(allreduces[1].control_input) == ["cpu_0/fc_b_grad"] and allreduces[0].engine == "GLOO"
+    broadcasts = [op for op in init_ops if op.type == "Broadcast"]
+    assert [op.name for op in broadcasts] == sorted(op.name for op in broadcasts)
+    assert list(broadcasts[0].input)[1:] == ["cpu_0/" + broadcasts[0].name, "cpu_1/" + broadcasts[0].name]
+    assert multi.net.Proto().num_workers == 2 * 4 + 8
+    barrier_init = multi._data_parallel_model_init_nets[0].Proto().op[0]
+    assert (barrier_init.type, barrier_init.output[0]) == ("CreateCommonWorld", "pre_training_barrier_cw")
+    assert next(a.i for a in barrier_init.arg if a.name == "timeout_ms") == 300000
+    assert multi._data_parallel_model_nets[0].Proto().op[0].type == "Barrier"
