@@ -71,11 +71,33 @@ void NCCLOpBase::CheckDistinct(const Element& e, int index) const {
              " ('", def_.input(index), "') and its output share memory; this operator cannot run in place");
 }
 
+std::vector<StreamFence> NCCLOpBase::Fences(const std::vector<int>& devices) {
+  std::vector<StreamFence> f{{context_.device_id(), context_.stream()}};
+  for (int d : devices) {
+    cudaStream_t s = CUDAContext(d, 0).stream();
+    if (s != f[0].stream) f.push_back({d, s});
+  }
+  return f;
+}
+
 void NCCLOpBase::CopyIfDistinct(const Tensor& src, Tensor* dst) {
   if (src.nbytes() == 0 || src.raw_data() == dst->raw_data()) return;
-  // Same GPU (the output is placed on the input's): an ordinary copy in the op's stream order.
-  HN_CUDA_CHECK(cudaMemcpyAsync(dst->raw_mutable_data(src.dtype()), src.raw_data(), src.nbytes(),
-                                cudaMemcpyDefault, context_.stream()));
+  const int d = src.device().id;  // the output is placed on the input's GPU
+  const std::vector<StreamFence> f = Fences({d});
+  void* to = dst->raw_mutable_data(src.dtype());
+  if (f.size() == 1) {
+    HN_CUDA_CHECK(cudaMemcpyAsync(to, src.raw_data(), src.nbytes(), cudaMemcpyDeviceToDevice, f[0].stream));
+    return;
+  }
+  // On the GPU's own stream, fenced both ways with the op's.
+  copy_in_.Record(f[0].stream, f[0].device);
+  copy_in_.MakeWait(f[1].stream);
+  {
+    CUDADeviceGuard g(d);
+    HN_CUDA_CHECK(cudaMemcpyAsync(to, src.raw_data(), src.nbytes(), cudaMemcpyDeviceToDevice, f[1].stream));
+  }
+  copy_out_.Record(f[1].stream, d);
+  copy_out_.MakeWait(f[0].stream);
 }
 
 void NCCLOpBase::Collective(const std::vector<Element>& elements, const ElementLaunch& launch) {
@@ -89,7 +111,7 @@ void NCCLOpBase::Collective(const std::vector<Element>& elements, const ElementL
       throw e.AddContext(MakeString("in ", who()));
     }
   }
-  comms_->Run(context_.device_id(), context_.stream(),
+  comms_->Run(Fences(devices),
               [&](size_t rank, ncclComm_t comm, cudaStream_t stream) { launch(rank, elements[rank], comm, stream); });
 }
 

@@ -44,6 +44,10 @@ class NCCLOpBase : public Operator<CUDAContext> {
   Tensor* OutputOn(int out, int device, std::vector<int64_t> shape, DataType dtype);
   // The one-GPU case of the ops that are a no-op there: the output is the input.
   void CopyIfDistinct(const Tensor& src, Tensor* dst);
+  // What the collective is ordered against: the op's stream (the executors order it after the
+  // inputs' producers and their consumers after it) and, for each element's GPU, this thread's
+  // stream there (the simple executor queues a GPU's ops on it and bridges GPUs only by copies).
+  std::vector<StreamFence> Fences(const std::vector<int>& devices);
   // launch(rank, element, comm, stream) for every element, grouped and fenced (NCCLCommunicators::Run).
   using ElementLaunch = std::function<void(size_t, const Element&, ncclComm_t, cudaStream_t)>;
   void Collective(const std::vector<Element>& elements, const ElementLaunch& launch);
@@ -56,6 +60,7 @@ class NCCLOpBase : public Operator<CUDAContext> {
 
  private:
   std::shared_ptr<NCCLCommunicators> comms_;  // over the device list of the last run
+  FenceEvent copy_in_, copy_out_;               // CopyIfDistinct off the op's GPU
 };
 
 }  // namespace hetnet

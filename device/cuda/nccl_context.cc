@@ -31,6 +31,31 @@ std::string DeviceListString(const std::vector<int>& devices) {
   return s;
 }
 
+FenceEvent::~FenceEvent() {
+  if (!event_) return;
+  int cur = -1;
+  cudaGetDevice(&cur);
+  cudaSetDevice(device_);
+  cudaEventDestroy(event_);
+  if (cur >= 0) cudaSetDevice(cur);
+  (void)cudaGetLastError();
+}
+
+void FenceEvent::Record(cudaStream_t stream, int device) {
+  CUDADeviceGuard g(device);  // an event is recorded on a stream of the device it was created on
+  if (event_ && device_ != device) {
+    HN_CUDA_CHECK(cudaEventDestroy(event_));
+    event_ = nullptr;
+  }
+  if (!event_) {
+    HN_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+    device_ = device;
+  }
+  HN_CUDA_CHECK(cudaEventRecord(event_, stream));
+}
+
+void FenceEvent::MakeWait(cudaStream_t waiter) const { HN_CUDA_CHECK(cudaStreamWaitEvent(waiter, event_, 0)); }
+
 namespace {
 // weak_ptr: the ops own the communicators; the cache only lets ops over one device list share them.
 // Leaked on purpose: ops destroyed during static destruction still look it up.
@@ -67,7 +92,7 @@ NCCLCommunicators::NCCLCommunicators(std::vector<int> devices) : devices_(std::m
   }
   comms_.assign(n, nullptr);
   streams_.assign(n, nullptr);
-  done_.assign(n, nullptr);
+  for (int i = 0; i < n; ++i) done_.push_back(std::make_unique<FenceEvent>());
   try {
     HN_NCCL_CHECK(ncclCommInitAll(comms_.data(), n, devices_.data()));
     for (int i = 0; i < n; ++i) {
@@ -76,7 +101,6 @@ NCCLCommunicators::NCCLCommunicators(std::vector<int> devices) : devices_(std::m
       HN_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
       // Highest priority, as Caffe2: a collective holds up every peer GPU until it runs.
       HN_CUDA_CHECK(cudaStreamCreateWithPriority(&streams_[i], cudaStreamNonBlocking, greatest));
-      HN_CUDA_CHECK(cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming));
     }
   } catch (Error& e) {
     Release();  // the destructor does not run for a constructor that throws
@@ -94,61 +118,46 @@ void NCCLCommunicators::Release() {
     cudaSetDevice(devices_[i]);
     if (i < streams_.size() && streams_[i]) cudaStreamSynchronize(streams_[i]);
     if (i < comms_.size() && comms_[i]) ncclCommDestroy(comms_[i]);
-    if (i < done_.size() && done_[i]) cudaEventDestroy(done_[i]);
     if (i < streams_.size() && streams_[i]) cudaStreamDestroy(streams_[i]);
-  }
-  for (auto& [dev, e] : master_events_) {
-    cudaSetDevice(dev);
-    cudaEventDestroy(e);
   }
   if (cur >= 0) cudaSetDevice(cur);
   comms_.clear();
   streams_.clear();
   done_.clear();
-  master_events_.clear();
+  in_.clear();
   (void)cudaGetLastError();
 }
 
-cudaEvent_t NCCLCommunicators::MasterEvent(int device) {
-  for (auto& [dev, e] : master_events_)
-    if (dev == device) return e;
-  cudaEvent_t e = nullptr;
-  CUDADeviceGuard g(device);  // recorded on a stream of `device`, so created there
-  HN_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  master_events_.emplace_back(device, e);
-  return e;
-}
-
-void NCCLCommunicators::Run(int op_device, cudaStream_t op_stream, const Launch& launch) {
+void NCCLCommunicators::Run(const std::vector<StreamFence>& fences, const Launch& launch) {
+  static std::mutex launch_order;  // see the header: one launch order across communicators
   std::lock_guard<std::mutex> lock(mu_);
   const size_t n = devices_.size();
+  while (in_.size() < fences.size()) in_.push_back(std::make_unique<FenceEvent>());
+  for (size_t k = 0; k < fences.size(); ++k) {
+    in_[k]->Record(fences[k].stream, fences[k].device);
+    for (size_t i = 0; i < n; ++i) in_[k]->MakeWait(streams_[i]);
+  }
   {
-    CUDADeviceGuard g(op_device);
-    cudaEvent_t master = MasterEvent(op_device);
-    HN_CUDA_CHECK(cudaEventRecord(master, op_stream));
-    for (size_t i = 0; i < n; ++i) HN_CUDA_CHECK(cudaStreamWaitEvent(streams_[i], master, 0));
-  }
-  // A group left open would swallow every later NCCL call of this thread: always close it, then
-  // report the first failure.
-  HN_NCCL_CHECK(ncclGroupStart());
-  std::exception_ptr failed;
-  for (size_t i = 0; i < n && !failed; ++i) {
-    try {
-      CUDADeviceGuard g(devices_[i]);
-      launch(i, comms_[i], streams_[i]);
-    } catch (...) {
-      failed = std::current_exception();
+    std::lock_guard<std::mutex> order(launch_order);
+    // A group left open would swallow every later NCCL call of this thread: always close it, then
+    // report the first failure.
+    HN_NCCL_CHECK(ncclGroupStart());
+    std::exception_ptr failed;
+    for (size_t i = 0; i < n && !failed; ++i) {
+      try {
+        CUDADeviceGuard g(devices_[i]);
+        launch(i, comms_[i], streams_[i]);
+      } catch (...) {
+        failed = std::current_exception();
+      }
     }
+    const ncclResult_t end = ncclGroupEnd();
+    if (failed) std::rethrow_exception(failed);
+    if (end != ncclSuccess) ThrowNcclError(end, MakeString("ncclGroupEnd over [", DeviceListString(devices_), "]"));
   }
-  const ncclResult_t end = ncclGroupEnd();
-  if (failed) std::rethrow_exception(failed);
-  if (end != ncclSuccess) ThrowNcclError(end, MakeString("ncclGroupEnd over [", DeviceListString(devices_), "]"));
   for (size_t i = 0; i < n; ++i) {
-    {
-      CUDADeviceGuard g(devices_[i]);
-      HN_CUDA_CHECK(cudaEventRecord(done_[i], streams_[i]));
-    }
-    HN_CUDA_CHECK(cudaStreamWaitEvent(op_stream, done_[i], 0));
+    done_[i]->Record(streams_[i], devices_[i]);
+    for (const auto& f : fences) done_[i]->MakeWait(f.stream);
   }
 }
 

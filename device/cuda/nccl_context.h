@@ -33,6 +33,28 @@ namespace hetnet {
 // ncclFloat32 / ncclFloat16; any other dtype throws kUnsupported naming `who` (the op) and the dtype.
 ncclDataType_t NcclDataType(DataType t, const std::string& who);
 
+// An event for ordering streams without the host: recorded on a stream of one device (created
+// there, and again when later recorded on another device), then waited for by any stream.
+class FenceEvent {
+ public:
+  FenceEvent() = default;
+  FenceEvent(const FenceEvent&) = delete;
+  FenceEvent& operator=(const FenceEvent&) = delete;
+  ~FenceEvent();  // never throws
+  void Record(cudaStream_t stream, int device);
+  void MakeWait(cudaStream_t waiter) const;  // waiter runs on after the recorded work
+
+ private:
+  int device_ = -1;
+  cudaEvent_t event_ = nullptr;
+};
+
+// A stream a collective is ordered against, in both directions.
+struct StreamFence {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+};
+
 // One communicator per GPU of a device list, within this process.
 class NCCLCommunicators {
  public:
@@ -45,23 +67,23 @@ class NCCLCommunicators {
   const std::vector<int>& devices() const { return devices_; }
 
   // launch(i, comm_i, stream_i) for every rank i inside one ncclGroupStart/End, with device i
-  // current, ordered after the work queued so far on `op_stream` (of GPU `op_device`), and
-  // `op_stream` ordered after the collective. The host never waits for the GPU. Launches on one
-  // communicator are serialised: NCCL requires one order of collectives per communicator, and two
-  // threads interleaving their per-device launches would deadlock the GPUs.
+  // current, ordered after the work queued so far on every fence stream, and every fence stream
+  // ordered after the collective (events only: the host never waits for the GPU). Launches are
+  // serialised per communicator (NCCL needs one order of collectives per communicator; two threads
+  // interleaving their per-device launches would deadlock the GPUs) and, so that communicators
+  // sharing GPUs launch in one order on all of them, across the process.
   using Launch = std::function<void(size_t rank, ncclComm_t comm, cudaStream_t stream)>;
-  void Run(int op_device, cudaStream_t op_stream, const Launch& launch);
+  void Run(const std::vector<StreamFence>& fences, const Launch& launch);
 
  private:
   explicit NCCLCommunicators(std::vector<int> devices);
-  cudaEvent_t MasterEvent(int device);  // under mu_
-  void Release();                        // tolerates members left null by a failed constructor
+  void Release();  // tolerates members left null by a failed constructor
 
   std::vector<int> devices_;
   std::vector<ncclComm_t> comms_;
   std::vector<cudaStream_t> streams_;
-  std::vector<cudaEvent_t> done_;                             // per rank, on its stream
-  std::vector<std::pair<int, cudaEvent_t>> master_events_;    // per op device
+  std::vector<std::unique_ptr<FenceEvent>> done_;  // per rank, on its stream
+  std::vector<std::unique_ptr<FenceEvent>> in_;    // per fence stream
   std::mutex mu_;
 };
 
