@@ -40,7 +40,8 @@ void DeserializeBlob(const std::string& bytes, Blob* blob, const std::string& wh
     auto t = std::make_shared<Tensor>(TensorFromBlobProto(proto));
     blob->Reset(std::move(t));
   } else {
-    HN_THROW(kUnsupported, what, ": blob type '", proto.type(), "' cannot be deserialized (only Tensor and std::string)");
+    HN_THROW(kUnsupported, what, ": blob type '", proto.type(),
+             "' cannot be deserialized (only Tensor and std::string)");
   }
 }
 

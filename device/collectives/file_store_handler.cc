@@ -194,7 +194,8 @@ void FileStoreHandler::Set(const std::string& name, const std::string& data) {
   std::string existing;
   if (ReadWholeFile(ObjectPath(name), &existing)) {
     HN_ENFORCE(existing == data, "file store: key '", name, "' is already set to different data (",
-               existing.size(), " bytes, new ", data.size(), " bytes); keys are set once");
+               existing.size(), " bytes, new ", data.size(),
+               " bytes); keys are set once (a prefix or run ID reused from an earlier run?)");
     return;
   }
   WriteAtomically(name, data);

@@ -89,7 +89,7 @@ void GlooRedisStoreHandler::Set(const std::string& name, const std::string& data
   if (set->type == REDIS_REPLY_INTEGER && set->integer == 1) return;
   Reply get(Connection().context(), Describe(), "GET %b", key.data(), key.size());
   HN_ENFORCE(get->type == REDIS_REPLY_STRING && std::string(get->str, get->len) == data, Describe(), ": key '", name,
-             "' is already set to different data; keys are set once");
+             "' is already set to different data; keys are set once (a prefix or run ID reused from an earlier run?)");
 }
 
 std::string GlooRedisStoreHandler::Get(const std::string& name, std::chrono::milliseconds timeout) {

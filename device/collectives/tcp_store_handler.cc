@@ -215,7 +215,8 @@ Status StatusOf(Reader* r, const std::string& what, const std::string& store) {
   const auto s = static_cast<Status>(r->U8());
   if (s == Status::kOk || s == Status::kTimeout) return s;
   if (s == Status::kConflict)
-    HN_THROW(kInvalidArgument, store, ": key '", what, "' is already set to different data; keys are set once");
+    HN_THROW(kInvalidArgument, store, ": key '", what,
+             "' is already set to different data; keys are set once (a prefix or run ID reused from an earlier run?)");
   if (s == Status::kBadRequest) HN_THROW(kInvalidArgument, store, ": ", r->Str(), " (", what, ")");
   HN_THROW(kIo, store, ": unknown reply status ", static_cast<int>(s));
 }
@@ -232,7 +233,8 @@ std::string TCPStoreHandler::Get(const std::string& name, milliseconds timeout) 
   const std::string reply =
       Request(RequestOf(Command::kGet).Str(Key(name)).I64(timeout.count()).payload(), ReplyWait(timeout));
   Reader r(reply);
-  if (StatusOf(&r, name, Describe()) == Status::kTimeout) HN_THROW(kTimeout, WaitTimeoutMessage({name}, *this, timeout));
+  if (StatusOf(&r, name, Describe()) == Status::kTimeout)
+    HN_THROW(kTimeout, WaitTimeoutMessage({name}, *this, timeout));
   std::string value = r.Str();
   HN_CHECK_KIND(kIo, r.ok(), Describe(), ": malformed reply to Get('", name, "')");
   return value;
@@ -280,7 +282,8 @@ void TCPStoreHandler::Wait(const std::vector<std::string>& names, milliseconds t
   w.I64(timeout.count());
   const std::string reply = Request(w.payload(), ReplyWait(timeout));
   Reader r(reply);
-  if (StatusOf(&r, "wait", Describe()) == Status::kTimeout) HN_THROW(kTimeout, WaitTimeoutMessage(names, *this, timeout));
+  if (StatusOf(&r, "wait", Describe()) == Status::kTimeout)
+    HN_THROW(kTimeout, WaitTimeoutMessage(names, *this, timeout));
 }
 
 }  // namespace hetnet

@@ -24,7 +24,8 @@ class TCPStoreServer;
 
 class TCPStoreHandler final : public StoreHandler {
  public:
-  // port 0 with is_server: a free port (see port()). `prefix` namespaces the keys ("<prefix>/key").
+  // port 0 with is_server: a free port (see port()). `prefix` namespaces the keys ("<prefix>/key");
+  // GetNumKeys counts every key on the server, whatever its prefix.
   TCPStoreHandler(const std::string& host, int port, bool is_server,
                   std::chrono::milliseconds timeout = kDefaultTimeout, const std::string& prefix = "");
   ~TCPStoreHandler() override;

@@ -99,7 +99,8 @@ TCPStoreServer::~TCPStoreServer() {
     }
     thread_->join();
   } else {
-    (void)thread_.release();  // the parent's thread: not ours to join or signal (a std::thread must not be destroyed joinable)
+    // The parent's thread: not ours to join or signal, and a joinable std::thread must not be destroyed.
+    (void)thread_.release();
   }
   for (auto& kv : clients_) ::close(kv.first);
   ::close(listen_fd_);
