@@ -7,13 +7,13 @@ need=()
 for pkg in cmake ninja-build g++ ccache protobuf-compiler libprotobuf-dev libeigen3-dev catch2 graphviz \
     dataset-fashion-mnist \
     libboost1.81-dev libgrpc++-dev protobuf-compiler-grpc rapidjson-dev prometheus-cpp-dev zlib1g-dev \
-    clang libclang-rt-14-dev wrk libonnx-dev libdnnl-dev libgloo-dev; do
+    clang libclang-rt-14-dev wrk libonnx-dev libdnnl-dev libgloo-dev redis-server; do
   # dataset-fashion-mnist: IDX files for python/examples/train_fashion_mnist.py; libboost..zlib1g-dev:
   # `hetnet serve`; clang + libclang-rt-14-dev: tools/fuzz.sh (libFuzzer) and tools/sanitize.sh;
   # wrk: the serving soak (tests/python/serving/test_soak.py, benchmarks/serving); libonnx-dev: the
   # ONNX importer/exporter (onnx/, the ONNX 1.12 proto); libdnnl-dev: oneDNN, the CPU Conv/FC engine DNNL;
-  # libgloo-dev: Gloo, the
-  # engine GLOO of the communicator ops (issue 14)
+  # libgloo-dev: Gloo, the engine GLOO of the communicator ops (issue 14); redis-server: the
+  # RedisStoreHandlerCreate tests
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

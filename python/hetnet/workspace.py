@@ -179,6 +179,16 @@ def FetchBlobs(names):
     return [FetchBlob(name) for name in names]
 
 
+def SerializeBlob(name):
+    """The blob serialized as a BlobProto (bytes): tensors and string blobs (Caffe2's SerializeBlob)."""
+    return _C.serialize_blob(str(name))
+
+
+def DeserializeBlob(name, serialized):
+    """Sets the blob from SerializeBlob's bytes (Caffe2's DeserializeBlob)."""
+    _C.deserialize_blob(str(name), serialized)
+
+
 def BlobInfo(name):
     """{'type', 'shape', 'dtype', 'device': (device_type, device_id)} of a blob."""
     return _C.blob_info(str(name))
