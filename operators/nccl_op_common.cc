@@ -56,13 +56,19 @@ std::vector<NCCLOpBase::Element> NCCLOpBase::Inputs(bool same_numel) const {
 }
 
 Tensor* NCCLOpBase::OutputOn(int out, int device, std::vector<int64_t> shape, DataType dtype) {
+  // The caching allocator ties blocks to the calling thread's current stream on their GPU: off
+  // the op's GPU that is this thread's stream there, which the collective is fenced with.
+  const bool other_gpu = device != context_.device_id();
+  if (other_gpu) CUDAContext(device, 0).SwitchToDevice();
   Tensor* t = OutputBlob(out)->GetMutableTensor(Device::CUDA(device));
   try {
     t->Resize(std::move(shape));
     t->raw_mutable_data(dtype);
   } catch (Error& e) {
+    if (other_gpu) context_.SwitchToDevice();
     throw e.AddContext(MakeString("while allocating output ", out, " ('", def_.output(out), "') of ", who()));
   }
+  if (other_gpu) context_.SwitchToDevice();
   return t;
 }
 
