@@ -1,7 +1,8 @@
 // CreateCommonWorld: [kv_handler] -> [comm_world] (Caffe2's communicator_op.cc, distributed-facts
-// §1.3). Args: size, rank (0 <= rank < size), sync, transport ("tcp" | "ibverbs"), interface,
-// timeout_ms (-1: 30 s), status_blob, mpi_rendezvous (rank and size from the MPI launcher's
-// environment; the rendezvous still goes through the kv_handler store: no MPI is linked). The
+// §1.3). Args: size, rank (0 <= rank < size), sync (GLOO: accepted, no effect; gloo_common_world.h),
+// transport ("tcp" | "ibverbs"), interface, timeout_ms (-1: 30 s), status_blob, mpi_rendezvous
+// (rank and size from the MPI launcher's environment; the rendezvous still goes through the
+// kv_handler store: no MPI is linked). The
 // OperatorDef's name is required: it prefixes the rendezvous keys in the store.
 // Engines register kernels (GLOO: create_common_world_op_gloo.cc); the default engine refuses.
 #pragma once

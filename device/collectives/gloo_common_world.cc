@@ -211,11 +211,6 @@ DeviceEntry GetDevice(const std::string& transport, const std::string& interface
   HN_THROW(kInvalidArgument, "Invalid transport: ", transport, " (expected \"tcp\" or \"ibverbs\")");
 }
 
-void SetSync(gloo::Context& ctx) {
-  for (int i = 0; i < ctx.size; ++i)
-    if (i != ctx.rank) ctx.getPair(i)->setSync(true, /*busyPoll=*/false);
-}
-
 }  // namespace
 
 std::shared_ptr<GlooCommonWorld> GlooCommonWorld::Create(const GlooWorldOptions& opts, const StoreHandlerPtr& store) {
@@ -238,7 +233,6 @@ std::shared_ptr<GlooCommonWorld> GlooCommonWorld::Create(const GlooWorldOptions&
   gloo::rendezvous::PrefixStore prefixed(opts.name, bridge);
   try {
     ctx->connectFullMesh(prefixed, w->device_);
-    if (opts.sync) SetSync(*ctx);
   } catch (Error& e) {
     throw e.AddContext(MakeString("while connecting ", w->Describe(), " through ", store->Describe()));
   } catch (const std::exception& e) {
@@ -248,7 +242,7 @@ std::shared_ptr<GlooCommonWorld> GlooCommonWorld::Create(const GlooWorldOptions&
   return w;
 }
 
-std::shared_ptr<GlooCommonWorld> GlooCommonWorld::Clone(const std::string& name, bool sync) {
+std::shared_ptr<GlooCommonWorld> GlooCommonWorld::Clone(const std::string& name, bool /*sync*/) {
   std::shared_ptr<GlooCommonWorld> w(new GlooCommonWorld());
   w->name_ = name;
   w->transport_ = transport_;
@@ -261,7 +255,6 @@ std::shared_ptr<GlooCommonWorld> GlooCommonWorld::Clone(const std::string& name,
     gloo::rendezvous::ContextFactory factory(context());
     auto ctx = factory.makeContext(w->device_);
     ctx->setTimeout(timeout_);
-    if (sync) SetSync(*ctx);
     w->context_ = std::move(ctx);
   });
   return w;

@@ -32,7 +32,9 @@ struct GlooWorldOptions {
   std::string transport = "tcp";  // "tcp" or "ibverbs"
   std::string interface;          // "" -> HETNET_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, route to MASTER_ADDR, hostname
   std::chrono::milliseconds timeout{30000};
-  bool sync = false;  // pairs complete receives in the calling thread (Caffe2's setSync(true, false))
+  // Caffe2's sync (pairs receive in the calling thread): accepted, no effect. Gloo's per-call
+  // collectives use unbound buffers, which refuse sync pairs (tcp/pair.cc "enforce fail: !sync_").
+  bool sync = false;
 };
 
 class GlooCommonWorld final : public CommonWorld {

@@ -324,7 +324,7 @@ TEST_CASE("gloo: every collective and dtype on 2, 3 and 4 ranks", "[gloo]") {
 
 TEST_CASE("gloo: kernels rebind when sizes and pointers change (run, then 4 more at a new size)", "[gloo]") {
   auto results = RunRanks(3, [&](int r, Workspace& ws, RankResult& res) {
-    CreateWorld(ws, r, 3);
+    CreateWorld(ws, r, 3, "cw", 10000, {ArgI("sync", 1)});  // sync: accepted, no effect (gloo_common_world.h)
     caffe2::NetDef net;
     net.set_name("rebind_" + std::to_string(r));
     *net.add_op() = Gloo(MakeOp("Allreduce", {"cw", "x"}, {"x"}));
