@@ -6,7 +6,8 @@ LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*), on one 
 host a free MASTER_PORT is picked unless given. SIGINT/SIGTERM/SIGHUP are forwarded to every
 child (each runs in its own process group, so its own children get them too). When a child fails,
 the others are terminated (SIGTERM, then SIGKILL after --grace seconds) and the launcher exits with
-the failing rank's code (128 + signal for a child killed by a signal). --timeout bounds the run.
+the failing rank's code (128 + signal for a child killed by a signal; 128 + signal as well when the
+launcher itself was signalled; 124 after --timeout).
 """
 import argparse
 import os
@@ -97,14 +98,12 @@ def launch(command, nproc, nnodes=1, node_rank=0, master_addr="127.0.0.1", maste
                     rank, envs[rank]["RANK"], code), file=log)
                 _stop_all(procs, grace)
                 return _exit_code(code)
-            if all(c == 0 for c in codes):
-                return 0
+            if all(c is not None for c in codes):  # all succeeded; a forwarded signal still counts
+                return 128 + received[0] if received else 0
             if deadline is not None and time.monotonic() > deadline:
                 print("hetnet.distributed.run: --timeout {} s passed; stopping every rank".format(timeout), file=log)
                 _stop_all(procs, grace)
                 return 124
-            if received and all(c is not None for c in codes):
-                return 128 + received[0]
             time.sleep(0.05)
     finally:
         _stop_all(procs, grace)
