@@ -221,6 +221,13 @@ TEST_CASE("dag: communicator ops sharing a common world are chained in net order
 
 #if HETNET_WITH_GLOO
 
+TEST_CASE("gloo: GPU-device communicator ops have a GLOO kernel that refuses clearly", "[gloo]") {
+  // Constructing one needs a GPU (operators/communicator_gpu_op_gloo.cc); here only registration.
+  for (const char* type : {"CreateCommonWorld", "Allreduce", "Broadcast", "Reduce", "Allgather", "ReduceScatter",
+                           "Barrier", "CloneCommonWorld"})
+    CHECK(OperatorRegistry::Find(type, DeviceType::CUDA, "GLOO") != nullptr);
+}
+
 TEST_CASE("gloo: every collective and dtype on 2, 3 and 4 ranks", "[gloo]") {
   for (int size : {2, 3, 4}) {
     INFO("world size " << size);
