@@ -3,7 +3,8 @@ hetnet.distributed.run (torchrun's environment, a TCP store on MASTER_ADDR:MASTE
 
 - data-parallel LeNet on 2 and 4 ranks (and 2 ranks x 2 CPU devices) trains exactly like 1 rank with
   the whole batch (params within 1e-5 after 10 steps), and the same run twice gives identical bits;
-- the initial params are rank 0's on every rank (the Broadcast in the param init net);
+- the initial params are rank 0's on every rank (the Broadcast in the param init net), and so are
+  values loaded on each rank after FinalizeAfterCheckpoint;
 - sync batch norm over 2-3 processes equals single-process SpatialBN on the concatenated batch
   (outputs, running statistics, saved stats, dX, dscale, dbias), with equal and unequal batches,
   through hetnet.distributed.sync_batch_norm and through Parallelize(combine_spatial_bn=True).
@@ -72,6 +73,27 @@ def lenet_worker(out_dir, devices_per_rank):
         dpm.RunNet(model, 1)
     result = {p: workspace.FetchBlob("cpu_0/{}".format(p)) for p in PARAMS}
     result.update({"init_" + p: v for p, v in synced.items()})
+    np.savez(os.path.join(out_dir, "rank{}.npz".format(env.rank)), **result)
+
+
+def checkpoint_worker(out_dir):
+    """FinalizeAfterCheckpoint across shards: every replica of every rank gets rank 0's cpu_0 values."""
+    from caffe2.python import data_parallel_model as dpm, model_helper, optimizer, workspace
+    import hetnet.distributed as hd
+    env = hd.get_env()
+    model = model_helper.ModelHelper(name="ckpt")
+    dpm.Parallelize_CPU(model, lambda m: None, _lenet, rendezvous=hd.rendezvous(), devices=[0, 1],
+                        optimizer_builder_fun=lambda m: optimizer.build_sgd(m, 0.1, momentum=0.9))
+    data, label = _step_batch(0)
+    for d in (0, 1):
+        workspace.FeedBlob("cpu_{}/data".format(d), data[:2])
+        workspace.FeedBlob("cpu_{}/label".format(d), label[:2])
+    dpm.RunInitNet(model)
+    workspace.FeedBlob("cpu_0/fc_b", np.full(10, env.rank + 5, np.float32))  # as if each loaded its own file
+    dpm.FinalizeAfterCheckpoint(model)
+    result = {"fc_b_{}".format(d): workspace.FetchBlob("cpu_{}/fc_b".format(d)) for d in (0, 1)}
+    dpm.RunNet(model, 2)  # the nets still run after the extra common world
+    result["fc_w"] = workspace.FetchBlob("cpu_1/fc_w")
     np.savez(os.path.join(out_dir, "rank{}.npz".format(env.rank)), **result)
 
 
@@ -207,6 +229,14 @@ def test_data_parallel_lenet_is_reproducible(tmp_path):
         np.testing.assert_array_equal(first[0][p], second[0][p])
 
 
+def test_finalize_after_checkpoint_across_ranks(tmp_path):
+    results = _run(tmp_path, 2, "ckpt")
+    for r in results:
+        for d in (0, 1):
+            np.testing.assert_array_equal(r["fc_b_{}".format(d)], np.full(10, 5, np.float32))
+    np.testing.assert_array_equal(results[0]["fc_w"], results[1]["fc_w"])
+
+
 def _single_process_bn(sizes, order):
     from caffe2.python import workspace
     workspace.ResetWorkspace()
@@ -263,5 +293,7 @@ if __name__ == "__main__":
         bn_worker(out_dir, rest[0], rest[1])
     elif case == "dpm_bn":
         dpm_bn_worker(out_dir)
+    elif case == "ckpt":
+        checkpoint_worker(out_dir)
     else:
         sys.exit("unknown case " + case)
