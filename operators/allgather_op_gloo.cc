@@ -34,8 +34,9 @@ class AllgatherGlooOp final : public GlooCollectiveOp {
       const size_t bytes = x.nbytes();
       for (int i = 0; i < n; ++i)
         std::memcpy(out + (static_cast<size_t>(world.rank()) * n + i) * bytes, Input(1 + i).raw_data(), bytes);
+      RecordLocal(total * x.itemsize(), "local copy");
       if (total == 0 || world.size() == 1) return;
-      world.Run("Allgather", [&] {
+      RunCollective(world, "Allgather", "gloo::allgather ring", total * x.itemsize(), [&] {
         const auto& ctx = world.context();
         want_.context = ctx.get();
         want_.ptrs.assign(1, out);

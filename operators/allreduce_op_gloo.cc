@@ -22,13 +22,14 @@ class AllreduceGlooOp final : public GlooCollectiveOp {
       const GlooReduceFn sum = GlooSumFor(x.dtype());
       if (!sum) ThrowUnhandledType(*this, x.dtype());
       CollectOutputPointers(n, x.dtype());
+      RecordLocal(x.nbytes() * n, "local sum");
       if (x.numel() == 0) return;
       if (world.size() == 1) {
         SumLocally(sum, x.numel());
         CopyFirstToOthers(x.nbytes());
         return;
       }
-      world.Run("Allreduce", [&] {
+      RunCollective(world, "Allreduce", "gloo::allreduce ring", x.nbytes() * n, [&] {
         const auto& ctx = world.context();
         want_.context = ctx.get();
         want_.numel = x.numel();

@@ -14,8 +14,9 @@ class BarrierGlooOp final : public GlooCollectiveOp {
   void RunOnDevice() override {
     status_.Run([&] {
       GlooCommonWorld& world = World();
+      RecordLocal(0, "none");
       if (world.size() == 1) return;
-      world.Run("Barrier", [&] {
+      RunCollective(world, "Barrier", "gloo::barrier", 0, [&] {
         const auto& ctx = world.context();
         want_.context = ctx.get();
         if (!Bound()) {

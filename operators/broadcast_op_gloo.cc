@@ -21,9 +21,10 @@ class BroadcastGlooOp final : public GlooCollectiveOp {
       const Tensor& x = Input(1);
       if (!GlooCopyTypeHandled(x.dtype())) ThrowUnhandledType(*this, x.dtype());
       CollectOutputPointers(n, x.dtype());
+      RecordLocal(x.nbytes() * n, "local copy");
       if (x.numel() == 0) return;
       if (world.size() > 1) {
-        world.Run("Broadcast", [&] {
+        RunCollective(world, "Broadcast", "gloo::broadcast binomial tree", x.nbytes(), [&] {
           const auto& ctx = world.context();
           want_.context = ctx.get();
           want_.numel = x.numel();

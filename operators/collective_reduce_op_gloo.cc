@@ -25,12 +25,13 @@ class ReduceGlooOp final : public GlooCollectiveOp {
       want_.ptrs.clear();
       want_.ptrs.push_back(const_cast<void*>(x.raw_data()));  // Gloo only reads its input
       want_.ptrs.push_back(y->raw_mutable_data(x.dtype()));
+      RecordLocal(x.nbytes(), "local copy");
       if (x.numel() == 0) return;
       if (world.size() == 1) {
         if (!in_place) std::memcpy(want_.ptrs[1], want_.ptrs[0], x.nbytes());
         return;
       }
-      world.Run("Reduce", [&] {
+      RunCollective(world, "Reduce", "gloo::reduce ring + gather", x.nbytes(), [&] {
         const auto& ctx = world.context();
         want_.context = ctx.get();
         want_.numel = x.numel();

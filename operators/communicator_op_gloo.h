@@ -6,6 +6,7 @@
 // have changed").
 #pragma once
 
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -68,11 +69,24 @@ struct GlooBinding {
   }
 };
 
-class GlooCollectiveOp : public Operator<CPUContext> {
+class GlooCollectiveOp : public Operator<CPUContext>, public CollectiveStatsSource {
  public:
   GlooCollectiveOp(const caffe2::OperatorDef& def, Workspace* ws) : Operator<CPUContext>(def, ws), status_(*this, ws) {}
+  const CollectiveRunStats& last_collective_run() const override { return stats_; }
 
  protected:
+  // Runs one Gloo collective on `world` (GlooCommonWorld::Run: errors become kIo and break the
+  // world) and records its stats.
+  template <class Fn>
+  void RunCollective(GlooCommonWorld& world, const char* what, const char* algorithm, int64_t bytes, Fn&& fn) {
+    stats_ = CollectiveRunStats{bytes, 0, world.size() - 1, algorithm};
+    const auto t0 = std::chrono::steady_clock::now();
+    world.Run(what, std::forward<Fn>(fn));
+    stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  // A run that needed no peers (one rank, or nothing to move).
+  void RecordLocal(int64_t bytes, const char* algorithm) { stats_ = CollectiveRunStats{bytes, 0, 0, algorithm}; }
+
   // Input 0 as a GLOO world.
   GlooCommonWorld& World() {
     const CommonWorldPtr& w = CommonWorldInput(*this);
@@ -100,6 +114,7 @@ class GlooCollectiveOp : public Operator<CPUContext> {
 
   CommunicatorStatus status_;
   GlooBinding want_, bound_;
+  CollectiveRunStats stats_;
 };
 
 }  // namespace hetnet

@@ -35,9 +35,11 @@ class ReduceScatterGlooOp final : public GlooCollectiveOp {
       if (!sum) ThrowUnhandledType(*this, x.dtype());
       ReadCounts(Input(n + 1), world.size(), x.numel());
       CollectOutputPointers(n, x.dtype());
+      RecordLocal(x.nbytes() * n, "local sum");
       if (x.numel() == 0) return;
       SumLocally(sum, x.numel());
-      if (world.size() > 1) world.Run("ReduceScatter", [&] { Ring(world, x, sum); });
+      if (world.size() > 1)
+        RunCollective(world, "ReduceScatter", "ring over unbound buffers", x.nbytes() * n, [&] { Ring(world, x, sum); });
       const size_t item = x.itemsize();
       const size_t off = offsets_[world.rank()] * item, len = (offsets_[world.rank() + 1] - offsets_[world.rank()]) * item;
       for (int i = 1; i < n; ++i)

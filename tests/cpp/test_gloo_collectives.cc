@@ -15,6 +15,7 @@
 #include "core/net.h"
 #include "device/collectives/store_handler.h"
 #include "net_executors/dag_graph.h"
+#include "operators/communicator_op.h"
 #include "op_test_util.h"
 
 #if HETNET_WITH_GLOO
@@ -359,6 +360,30 @@ TEST_CASE("gloo: kernels rebind when sizes and pointers change (run, then 4 more
     FeedValues<float>(ws, "x", 1000 + 517 * 3, 1, 0);
     ws.RunNet(net.name());
     Expect(res, "unchanged rerun", Values(ws, "x")[5], 3);
+  });
+  RequireAllOk(results);
+}
+
+TEST_CASE("gloo: collectives report bytes, time, peers and algorithm of their last run", "[gloo]") {
+  auto results = RunRanks(3, [&](int r, Workspace& ws, RankResult& res) {
+    CreateWorld(ws, r, 3);
+    FeedValues<float>(ws, "a", 100, r, 0);
+    FeedValues<float>(ws, "b", 100, r, 0);
+    auto op = CreateOperator(Gloo(MakeOp("Allreduce", {"cw", "a", "b"}, {"a", "b"})), &ws);
+    op->Run();
+    auto* stats = dynamic_cast<const CollectiveStatsSource*>(op.get());
+    if (!stats) {
+      res.mismatch = "Allreduce/GLOO is not a CollectiveStatsSource";
+      return;
+    }
+    const CollectiveRunStats& s = stats->last_collective_run();
+    Expect(res, "bytes", s.bytes, 2 * 100 * 4);
+    Expect(res, "peers", s.peers, 2);
+    if (!(s.seconds > 0)) res.mismatch = "no time recorded";
+    if (std::string(s.algorithm).find("ring") == std::string::npos) res.mismatch = "algorithm " + std::string(s.algorithm);
+    auto barrier = CreateOperator(Gloo(MakeOp("Barrier", {"cw"}, {})), &ws);
+    barrier->Run();
+    Expect(res, "barrier peers", dynamic_cast<const CollectiveStatsSource&>(*barrier).last_collective_run().peers, 2);
   });
   RequireAllOk(results);
 }
