@@ -223,3 +223,30 @@ def test_running_without_engine_fails():
     with pytest.raises(RuntimeError, match="The operator Allreduce does not have a default engine implementation. "
                                            "Please specify an engine explicitly for this operator."):
         workspace.RunOperatorOnce(core.CreateOperator("Allreduce", ["cw", "x"], ["x"]))
+
+
+def mpi_env_child(rank, size, path, rank_var, size_var):
+    os.environ[rank_var], os.environ[size_var] = str(rank), str(size)  # what mpirun would set
+    workspace.RunOperatorOnce(core.CreateOperator(
+        "FileStoreHandlerCreate", [], ["store"], path=path, prefix="mpi_env"))
+    run("CreateCommonWorld", ["store"], ["cw"], name="mpi_cw", mpi_rendezvous=True, timeout_ms=10000)
+    workspace.FeedBlob("x", np.full(5, rank + 1, dtype=np.float32))
+    run("Allreduce", ["cw", "x"], ["x"])
+    return workspace.FetchBlob("x")
+
+
+@pytest.mark.parametrize("rank_var,size_var", [("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+                                               ("PMI_RANK", "PMI_SIZE")])
+def test_mpi_rendezvous_takes_rank_and_size_from_the_launcher(store_dir, rank_var, size_var):
+    for out in ok_results(run_ranks(mpi_env_child, 3, 3, store_dir, rank_var, size_var)):
+        np.testing.assert_array_equal(out, np.full(5, 6, dtype=np.float32))
+
+
+def test_mpi_rendezvous_without_a_launcher_is_refused(store_dir):
+    for var in ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE"):
+        assert var not in os.environ
+    workspace.ResetWorkspace()
+    workspace.RunOperatorOnce(core.CreateOperator(
+        "FileStoreHandlerCreate", [], ["store"], path=store_dir, prefix="no_mpi"))
+    with pytest.raises(RuntimeError, match="mpi_rendezvous needs an MPI launcher"):
+        run("CreateCommonWorld", ["store"], ["cw"], name="mpi_cw", mpi_rendezvous=True)
