@@ -3,6 +3,8 @@ hetnet.distributed.run (torchrun's environment, a TCP store on MASTER_ADDR:MASTE
 
 - data-parallel LeNet on 2 and 4 ranks (and 2 ranks x 2 CPU devices) trains exactly like 1 rank with
   the whole batch (params within 1e-5 after 10 steps), and the same run twice gives identical bits;
+- the pre-training barrier net and Synchronize make rank 0 wait for a late rank (fork children
+  after `import hetnet`, rendezvous through FileStoreHandlerCreate);
 - the initial params are rank 0's on every rank (the Broadcast in the param init net), and so are
   values loaded on each rank after FinalizeAfterCheckpoint;
 - sync batch norm over 2-3 processes equals single-process SpatialBN on the concatenated batch
@@ -235,6 +237,70 @@ def test_finalize_after_checkpoint_across_ranks(tmp_path):
         for d in (0, 1):
             np.testing.assert_array_equal(r["fc_b_{}".format(d)], np.full(10, 5, np.float32))
     np.testing.assert_array_equal(results[0]["fc_w"], results[1]["fc_w"])
+
+
+def _barrier_child(rank, store_dir, delay, queue):
+    """A fork child: Parallelize with a FileStoreHandlerCreate rendezvous, then the pre-training
+    barrier net and Synchronize, rank 1 arriving `delay` s late each time."""
+    import time
+    try:
+        from caffe2.python import core, data_parallel_model as dpm, model_helper, optimizer, workspace
+        workspace.ResetWorkspace()
+        workspace.RunOperatorOnce(core.CreateOperator("FileStoreHandlerCreate", [], ["store"], path=store_dir,
+                                                      prefix="barrier"))
+        rdv = {"kv_handler": "store", "shard_id": rank, "num_shards": 2, "engine": "GLOO", "exit_nets": None}
+        model = model_helper.ModelHelper(name="barrier")
+        dpm.Parallelize_CPU(model, lambda m: None, _lenet, rendezvous=rdv, devices=[0],
+                            optimizer_builder_fun=lambda m: optimizer.build_sgd(m, 0.1), barrier_net_timeout_sec=20)
+        data, label = _step_batch(0)
+        workspace.FeedBlob("cpu_0/data", data[rank * 4:(rank + 1) * 4])
+        workspace.FeedBlob("cpu_0/label", label[rank * 4:(rank + 1) * 4])
+        dpm.RunInitNet(model)
+        waits = []
+        for _ in range(2):
+            if rank == 1:
+                time.sleep(delay)
+            start = time.monotonic()
+            if not waits:
+                workspace.RunNet(model._barrier_net)  # RunNet's first net
+            else:
+                dpm.Synchronize(model, timeout_sec=20)
+            waits.append(time.monotonic() - start)
+        queue.put((rank, waits, None))
+    except BaseException as e:  # reported to the parent, which fails the test
+        queue.put((rank, None, repr(e)))
+    finally:
+        queue.close()
+        queue.join_thread()  # the feeder thread must write before the exit
+        os._exit(0)
+
+
+def test_barrier_net_and_synchronize_with_forked_ranks_and_a_file_store(tmp_path):
+    import multiprocessing
+    import queue as queue_module
+    import hetnet  # noqa: F401  (imported before the fork: the children must work anyway)
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    delay = 1.0
+    children = [ctx.Process(target=_barrier_child, args=(r, str(tmp_path), delay, results)) for r in range(2)]
+    for c in children:
+        c.start()
+    try:
+        got = {}
+        for _ in range(2):
+            rank, waits, error = results.get(timeout=60)
+            assert error is None, "rank {}: {}".format(rank, error)
+            got[rank] = waits
+    except queue_module.Empty:
+        pytest.fail("the ranks did not finish within 60 s")
+    finally:
+        for c in children:
+            c.join(timeout=5)
+            if c.is_alive():
+                c.kill()
+                c.join()
+    assert all(w >= delay * 0.8 for w in got[0]), got  # rank 0 waited for the late rank each time
+    assert all(w < delay * 0.8 for w in got[1]), got
 
 
 def _single_process_bn(sizes, order):
