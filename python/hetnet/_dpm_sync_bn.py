@@ -3,8 +3,8 @@ device replicas in one process and/or of several processes (shards), as Caffe2's
 data_parallel_model(combine_spatial_bn=True) did within one process.
 
 For each group of SpatialBN ops (one per replica: the same unscoped output name):
-  forward   ChannelStats(X_d) -> X_d_sums, X_d_sumsq; ChannelStats(ones like X_d) -> X_d_count (the
-            element count per channel, so batches may differ in size); Sum over the replicas on CPU
+  forward   ChannelStats(X_d) -> X_d_sums, X_d_sumsq; X_d_count = N * HxW (ChannelStats of ones shaped
+            like one channel of X_d; batches may differ in size); Sum over the replicas on CPU
             (GPU replicas through CopyGPUToCPU/CopyCPUToGPU, Caffe2's *_gpu_{i}_copy names) into
             '<first X>_sums_combined', '_sumsq_combined', '_count_combined'; across processes one
             Allreduce of the three (concatenated) on a common world; each SpatialBN gets inputs 5, 6 and
@@ -78,7 +78,7 @@ class _Reducer(object):
             ops.append(_op("Concat", list(cpu_names), [buffer, buffer + "_split_info"], _CPU, axis=0))
             ops.append(_op("Allreduce", [self.comm_world, buffer], [buffer], _CPU, engine=self.engine,
                            control_input=self.control[:1] or None))
-            ops.append(_op("Split", [buffer], list(cpu_names), _CPU, axis=0))
+            ops.append(_op("Split", [buffer, buffer + "_split_info"], list(cpu_names), _CPU, axis=0))
             self.control[:] = [buffer]
         return list(cpu_names)
 
@@ -98,8 +98,11 @@ def _forward_block(members, reducer, num_batches, dtype):
     sums, sumsq, counts = [], [], []
     for m, x, device, o in zip(members, xs, devices, order):
         ops.append(_op("ChannelStats", [x], [x + "_sums", x + "_sumsq"], device, order=o, dtype=dtype))
-        ops.append(_op("ConstantFill", [x], [x + "_ones"], device, value=1.0))
-        ops.append(_op("ChannelStats", [x + "_ones"], [x + "_count", x + "_ones_sumsq"], device, order=o,
+        # The element count per channel (N * HxW) as a [1] tensor: ones shaped like X with one channel
+        # (1/C of X's size), summed by ChannelStats; no op gives a tensor's size without its rank.
+        ops.append(_op("ReduceSum", [x], [x + "_one_channel"], device, axes=[1 if o == "NCHW" else -1], keepdims=1))
+        ops.append(_op("ConstantFill", [x + "_one_channel"], [x + "_one_channel"], device, value=1.0))
+        ops.append(_op("ChannelStats", [x + "_one_channel"], [x + "_count", x + "_count_sumsq"], device, order=o,
                        dtype=dtype))
         sums.append(x + "_sums")
         sumsq.append(x + "_sumsq")
@@ -107,15 +110,13 @@ def _forward_block(members, reducer, num_batches, dtype):
     first = _cpu_name(xs[0])
     cpu = reducer.reduce(ops, [sums, sumsq, counts],
                          [first + s for s in ("_sums_combined", "_sumsq_combined", "_count_combined")], devices)
-    count_one = first + "_count_total"
-    ops.append(_op("Slice", [cpu[2]], [count_one], _CPU, starts=[0], ends=[1]))
     for m, x, device in zip(members, xs, devices):
         if core.IsGPUDeviceType(device.device_type):
-            local = [x + "_sums_combined", x + "_sumsq_combined", x + "_count_total"]
-            for source, target in zip([cpu[0], cpu[1], count_one], local):
+            local = [x + "_sums_combined", x + "_sumsq_combined", x + "_count_combined"]
+            for source, target in zip(cpu, local):
                 ops.append(_op("CopyCPUToGPU", [source], [target], device))
         else:
-            local = [cpu[0], cpu[1], count_one]
+            local = cpu
         m.input.extend(local)
         _set_num_batches(m, num_batches)
         ops.append(m)

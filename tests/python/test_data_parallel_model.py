@@ -311,12 +311,14 @@ def test_combine_spatial_bn_equals_bn_on_the_concatenated_batch(ws, order, devic
     assert not np.allclose(separate["bn_sm"][0], one["bn_sm"][0])
 
 
-def test_sync_batch_norm_pass_with_unequal_device_batches(ws):
+@pytest.mark.parametrize("shape", [(8, 3, 2, 2), (8, 3), (8, 3, 2, 1, 2)])
+def test_sync_batch_norm_pass_with_unequal_device_batches(ws, shape):
     """hetnet.distributed.sync_batch_norm over two replicas of unequal batch (3 and 5 samples)."""
     import hetnet.distributed as hd
     rng = np.random.RandomState(1)
-    x = (rng.randn(8, 3, 2, 2) * 0.5 + 1e4).astype(np.float32)  # |mean| >> std: float64 statistics
-    w = rng.randn(8, 3, 2, 2).astype(np.float32)
+    x = (rng.randn(*shape) * 0.5 + 1e4).astype(np.float32)  # |mean| >> std: float64 statistics
+    w = rng.randn(*shape).astype(np.float32)
+    axes = [0] + list(range(2, len(shape)))
 
     def build(parts):
         net = core.Net("pass")
@@ -325,7 +327,7 @@ def test_sync_batch_norm_pass_with_unequal_device_batches(ws):
             net.SpatialBN([p + "x", "s", "b", p + "rm", p + "rv"], [p + "y", p + "rm", p + "rv", p + "sm", p + "siv"],
                           is_test=0, epsilon=1e-5)
             net.Mul([p + "y", p + "w"], p + "yw")
-            net.ReduceSum(p + "yw", p + "loss", axes=[0, 1, 2, 3], keepdims=0)
+            net.ReduceSum(p + "yw", p + "loss", axes=list(range(len(shape))), keepdims=0)
         net.AddGradientOperators(["cpu_{}/loss".format(d) for d in range(len(parts))])
         return net
 
@@ -352,7 +354,7 @@ def test_sync_batch_norm_pass_with_unequal_device_batches(ws):
     parts = run([3, 5], True)
     np.testing.assert_allclose(np.concatenate(parts["y"]), whole["y"][0], rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(np.concatenate(parts["x_grad"]), whole["x_grad"][0], rtol=1e-3, atol=1e-3)
-    var = x.astype(np.float64).var(axis=(0, 2, 3))
+    var = x.astype(np.float64).var(axis=tuple(axes))
     for d in range(2):
         np.testing.assert_allclose(parts["sm"][d], whole["sm"][0], rtol=1e-6)
         # the stability requirement: mean 1e4, std 0.5 -> the variance within 1e-3 relative
