@@ -36,7 +36,7 @@ class AllgatherGlooOp final : public GlooCollectiveOp {
         std::memcpy(out + (static_cast<size_t>(world.rank()) * n + i) * bytes, Input(1 + i).raw_data(), bytes);
       RecordLocal(total * x.itemsize(), "local copy");
       if (total == 0 || world.size() == 1) return;
-      RunCollective(world, "Allgather", "gloo::allgather ring", total * x.itemsize(), [&] {
+      RunCollective(world, "Allgather", "gloo::allgather ring", total * x.itemsize(), total, x.dtype(), 0, [&] {
         const auto& ctx = world.context();
         want_.context = ctx.get();
         want_.ptrs.assign(1, out);

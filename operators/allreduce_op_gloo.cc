@@ -29,7 +29,7 @@ class AllreduceGlooOp final : public GlooCollectiveOp {
         CopyFirstToOthers(x.nbytes());
         return;
       }
-      RunCollective(world, "Allreduce", "gloo::allreduce ring", x.nbytes() * n, [&] {
+      RunCollective(world, "Allreduce", "gloo::allreduce ring", x.nbytes() * n, x.numel(), x.dtype(), 0, [&] {
         const auto& ctx = world.context();
         want_.context = ctx.get();
         want_.numel = x.numel();

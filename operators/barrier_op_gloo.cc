@@ -16,7 +16,7 @@ class BarrierGlooOp final : public GlooCollectiveOp {
       GlooCommonWorld& world = World();
       RecordLocal(0, "none");
       if (world.size() == 1) return;
-      RunCollective(world, "Barrier", "gloo::barrier", 0, [&] {
+      RunCollective(world, "Barrier", "gloo::barrier", 0, 0, DataType::Undefined, 0, [&] {
         const auto& ctx = world.context();
         want_.context = ctx.get();
         if (!Bound()) {

@@ -24,7 +24,7 @@ class BroadcastGlooOp final : public GlooCollectiveOp {
       RecordLocal(x.nbytes() * n, "local copy");
       if (x.numel() == 0) return;
       if (world.size() > 1) {
-        RunCollective(world, "Broadcast", "gloo::broadcast binomial tree", x.nbytes(), [&] {
+        RunCollective(world, "Broadcast", "gloo::broadcast binomial tree", x.nbytes(), x.numel(), x.dtype(), root, [&] {
           const auto& ctx = world.context();
           want_.context = ctx.get();
           want_.numel = x.numel();

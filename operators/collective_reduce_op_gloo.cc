@@ -31,7 +31,7 @@ class ReduceGlooOp final : public GlooCollectiveOp {
         if (!in_place) std::memcpy(want_.ptrs[1], want_.ptrs[0], x.nbytes());
         return;
       }
-      RunCollective(world, "Reduce", "gloo::reduce ring + gather", x.nbytes(), [&] {
+      RunCollective(world, "Reduce", "gloo::reduce ring + gather", x.nbytes(), x.numel(), x.dtype(), root, [&] {
         const auto& ctx = world.context();
         want_.context = ctx.get();
         want_.numel = x.numel();

@@ -69,21 +69,42 @@ struct GlooBinding {
   }
 };
 
+// What every rank must agree on for one collective call: op type, elements, dtype, and an
+// op-specific value (root, a hash of recvCounts).
+struct GlooCallKey {
+  int64_t type_hash = 0, numel = 0, dtype = 0, extra = 0;
+  bool operator==(const GlooCallKey& o) const {
+    return type_hash == o.type_hash && numel == o.numel && dtype == o.dtype && extra == o.extra;
+  }
+};
+
 class GlooCollectiveOp : public Operator<CPUContext>, public CollectiveStatsSource {
  public:
-  GlooCollectiveOp(const caffe2::OperatorDef& def, Workspace* ws) : Operator<CPUContext>(def, ws), status_(*this, ws) {}
+  GlooCollectiveOp(const caffe2::OperatorDef& def, Workspace* ws);
   const CollectiveRunStats& last_collective_run() const override { return stats_; }
 
  protected:
   // Runs one Gloo collective on `world` (GlooCommonWorld::Run: errors become kIo and break the
-  // world) and records its stats.
+  // world) and records its stats. On the first run, and whenever this rank's (numel, dtype,
+  // extra) changes, the ranks first compare their keys (VerifyAcrossRanks).
   template <class Fn>
-  void RunCollective(GlooCommonWorld& world, const char* what, const char* algorithm, int64_t bytes, Fn&& fn) {
+  void RunCollective(GlooCommonWorld& world, const char* what, const char* algorithm, int64_t bytes, int64_t numel,
+                     DataType dtype, int64_t extra, Fn&& fn) {
     stats_ = CollectiveRunStats{bytes, 0, world.size() - 1, algorithm};
     const auto t0 = std::chrono::steady_clock::now();
-    world.Run(what, std::forward<Fn>(fn));
+    world.Run(what, [&] {
+      const GlooCallKey key{type_hash_, numel, static_cast<int64_t>(dtype), extra};
+      if (!verified_ || !(key == verified_key_)) VerifyAcrossRanks(world, key);
+      fn();
+    });
     stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  // A tiny allgather of every rank's key; throws kInvalidArgument on disagreement. Gloo aborts the
+  // whole process when a peer sends more bytes than a receive expects (tcp/pair.cc "preamble.length
+  // <= nbytes"), so sizes are compared before any data moves. A rank whose key changed alone runs
+  // this while the others run the collective: different slots, so both sides time out (kIo)
+  // instead of aborting. Costs one small allgather per change, none in steady state.
+  void VerifyAcrossRanks(GlooCommonWorld& world, const GlooCallKey& key);
   // A run that needed no peers (one rank, or nothing to move).
   void RecordLocal(int64_t bytes, const char* algorithm) { stats_ = CollectiveRunStats{bytes, 0, 0, algorithm}; }
 
@@ -115,6 +136,12 @@ class GlooCollectiveOp : public Operator<CPUContext>, public CollectiveStatsSour
   CommunicatorStatus status_;
   GlooBinding want_, bound_;
   CollectiveRunStats stats_;
+
+ private:
+  int64_t type_hash_ = 0;
+  bool verified_ = false;
+  GlooCallKey verified_key_;
+  std::vector<int64_t> verify_buf_;
 };
 
 }  // namespace hetnet

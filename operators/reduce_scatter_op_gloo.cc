@@ -39,7 +39,8 @@ class ReduceScatterGlooOp final : public GlooCollectiveOp {
       if (x.numel() == 0) return;
       SumLocally(sum, x.numel());
       if (world.size() > 1)
-        RunCollective(world, "ReduceScatter", "ring over unbound buffers", x.nbytes() * n, [&] { Ring(world, x, sum); });
+        RunCollective(world, "ReduceScatter", "ring over unbound buffers", x.nbytes() * n, x.numel(), x.dtype(),
+                      CountsKey(), [&] { Ring(world, x, sum); });
       const size_t item = x.itemsize();
       const size_t off = offsets_[world.rank()] * item, len = (offsets_[world.rank() + 1] - offsets_[world.rank()]) * item;
       for (int i = 1; i < n; ++i)
@@ -61,6 +62,13 @@ class ReduceScatterGlooOp final : public GlooCollectiveOp {
     }
     HN_ENFORCE(offsets_[size] == numel, type(), ": recvCounts sum to ", offsets_[size], " but the tensors have ",
                numel, " elements");
+  }
+
+  // recvCounts must agree across ranks too: a hash of the offsets.
+  int64_t CountsKey() const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t o : offsets_) h = (h ^ static_cast<uint64_t>(o)) * 1099511628211ull;
+    return static_cast<int64_t>(h & 0x7fffffffffffffffull);
   }
 
   void Ring(GlooCommonWorld& world, const Tensor& x, GlooReduceFn sum) {

@@ -58,9 +58,13 @@ class GlooCommonWorld final : public CommonWorld {
   const std::shared_ptr<gloo::Context>& context() const;
 
   // Runs a Gloo call on this world: gloo exceptions become hetnet::Error kIo (Gloo's text kept,
-  // the world named) and break the world; hetnet::Errors pass through.
+  // the world named) and break the world; hetnet::Errors pass through. Calls are serialized: two
+  // collectives in flight on one context make Gloo abort the process (seen with a DAG executor
+  // without the ordering edges); the executors order them, this guards other callers (two nets
+  // run from two threads), who then fail with a timeout at worst.
   template <class Fn>
   void Run(const char* what, Fn&& fn) {
+    std::lock_guard<std::mutex> serialize(run_mu_);
     context();  // fail fast when broken
     try {
       fn();
@@ -80,6 +84,7 @@ class GlooCommonWorld final : public CommonWorld {
   std::chrono::milliseconds timeout_{30000};
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
+  std::mutex run_mu_;
   mutable std::mutex mu_;
   std::atomic<bool> unusable_{false};
   std::string unusable_reason_;  // under mu_

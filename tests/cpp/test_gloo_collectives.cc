@@ -459,6 +459,39 @@ TEST_CASE("gloo: argument and tensor errors name the op", "[gloo]") {
   RequireAllOk(results);
 }
 
+TEST_CASE("gloo: ranks that disagree on sizes get an error, not a Gloo abort", "[gloo]") {
+  auto results = RunRanks(2, [&](int r, Workspace& ws, RankResult& res) {
+    CreateWorld(ws, r, 2, "cw", 1500);
+    FeedValues<float>(ws, "x", r == 0 ? 100 : 300, 1, 0);  // the larger message would abort Gloo
+    try {
+      ws.RunOperatorOnce(Gloo(MakeOp("Allreduce", {"cw", "x"}, {"x"})));
+      res.mismatch = "no error for different sizes";
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kInvalidArgument || std::string(e.what()).find("the ranks disagree") == std::string::npos)
+        res.mismatch = std::string("unexpected error: ") + e.what();
+    }
+    FeedValues<float>(ws, "x", 200, 1, 0);  // the world is still usable
+    ws.RunOperatorOnce(Gloo(MakeOp("Allreduce", {"cw", "x"}, {"x"})));
+    Expect(res, "after the disagreement", Values(ws, "x")[7], 2);
+    // One rank alone changes its size on a kept op: it re-verifies while the other sends data, on
+    // different slots, so both time out (kIo) rather than abort.
+    caffe2::NetDef net;
+    net.set_name("change_" + std::to_string(r));
+    *net.add_op() = Gloo(MakeOp("Allreduce", {"cw", "y"}, {"y"}));
+    FeedValues<float>(ws, "y", 50, 1, 0);
+    ws.CreateNet(net);
+    ws.RunNet(net.name());
+    FeedValues<float>(ws, "y", r == 1 ? 5000 : 50, 1, 0);
+    try {
+      ws.RunNet(net.name());
+      res.mismatch = "no error after a one-sided size change";
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kIo) res.mismatch = std::string("one-sided change: ") + e.what();
+    }
+  });
+  RequireAllOk(results);
+}
+
 TEST_CASE("gloo: a rank that never joins fails the others within timeout_ms", "[gloo]") {
   auto results = RunRanks(3, [&](int r, Workspace& ws, RankResult&) {
     if (r == 2) return;  // never joins
@@ -507,6 +540,32 @@ TEST_CASE("gloo: a peer that stops taking part fails the collective with kIo, th
         res.mismatch = std::string("second failure: ") + e.what();
     }
     if (std::chrono::duration<double>(Clock::now() - t1).count() > 0.5) res.mismatch = "second failure was slow";
+  });
+  RequireAllOk(results);
+}
+
+TEST_CASE("gloo: a world of one rank runs every collective locally; each interface gets its own device",
+          "[gloo]") {
+  auto results = RunRanks(1, [&](int, Workspace& ws, RankResult& res) {
+    CreateWorld(ws, 0, 1, "cw", 5000, {ArgS("interface", "lo")});
+    CreateWorld(ws, 0, 1, "cw_default");
+    const std::string lo = ws.GetBlobOrThrow("cw").Get<CommonWorldPtr>()->Describe();
+    const std::string dflt = ws.GetBlobOrThrow("cw_default").Get<CommonWorldPtr>()->Describe();
+    if (lo.find("interface 'lo'") == std::string::npos || dflt.find("interface 'lo'") != std::string::npos)
+      res.mismatch = "devices: '" + lo + "' and '" + dflt + "'";
+    FeedValues<float>(ws, "a", 6, 1, 1);
+    FeedValues<float>(ws, "b", 6, 10, 0);
+    ws.RunOperatorOnce(Gloo(MakeOp("Allreduce", {"cw", "a", "b"}, {"a", "b"})));
+    for (const char* n : {"a", "b"}) Expect(res, "local Allreduce", Values(ws, n)[2], 13);
+    ws.RunOperatorOnce(Gloo(MakeOp("Broadcast", {"cw", "a", "b"}, {"a", "b"})));
+    ws.RunOperatorOnce(Gloo(MakeOp("Allgather", {"cw", "a", "b"}, {"g"})));
+    Expect(res, "local Allgather", static_cast<double>(Values(ws, "g").size()), 12);
+    ws.RunOperatorOnce(Gloo(MakeOp("Reduce", {"cw", "a"}, {"r"})));
+    Expect(res, "local Reduce", Values(ws, "r")[0], 11);
+    Feed<int32_t>(ws, "counts", {1}, {6});
+    ws.RunOperatorOnce(Gloo(MakeOp("ReduceScatter", {"cw", "a", "b", "counts"}, {"a", "b", "counts"})));
+    Expect(res, "local ReduceScatter", Values(ws, "b")[0], 22);
+    ws.RunOperatorOnce(Gloo(MakeOp("Barrier", {"cw"}, {})));
   });
   RequireAllOk(results);
 }
