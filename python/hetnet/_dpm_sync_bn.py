@@ -22,7 +22,7 @@ import heapq
 from hetnet import core
 from hetnet._errors import InvalidArgumentError
 from hetnet.proto import caffe2_pb2
-from hetnet._dpm_collectives import add_op, strip_blob_name  # noqa: F401
+from hetnet._dpm_collectives import strip_blob_name
 
 _CPU = core.DeviceOption(caffe2_pb2.CPU)
 

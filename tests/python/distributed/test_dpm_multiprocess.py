@@ -3,6 +3,7 @@ hetnet.distributed.run (torchrun's environment, a TCP store on MASTER_ADDR:MASTE
 
 - data-parallel LeNet on 2 and 4 ranks (and 2 ranks x 2 CPU devices) trains exactly like 1 rank with
   the whole batch (params within 1e-5 after 10 steps), and the same run twice gives identical bits;
+- Parallelize_BMUF's block update gives every replica of every rank the average of all replicas;
 - the pre-training barrier net and Synchronize make rank 0 wait for a late rank (fork children
   after `import hetnet`, rendezvous through FileStoreHandlerCreate);
 - the initial params are rank 0's on every rank (the Broadcast in the param init net), and so are
@@ -96,6 +97,33 @@ def checkpoint_worker(out_dir):
     result = {"fc_b_{}".format(d): workspace.FetchBlob("cpu_{}/fc_b".format(d)) for d in (0, 1)}
     dpm.RunNet(model, 2)  # the nets still run after the extra common world
     result["fc_w"] = workspace.FetchBlob("cpu_1/fc_w")
+    np.savez(os.path.join(out_dir, "rank{}.npz".format(env.rank)), **result)
+
+
+def bmuf_worker(out_dir):
+    """Parallelize_CPU_BMUF on 2 devices per rank: local steps, then one block update."""
+    from caffe2.python import data_parallel_model as dpm, model_helper, workspace
+    import hetnet.distributed as hd
+    env = hd.get_env()
+
+    def update(m):
+        lr = m.param_init_net.ConstantFill([], "LR", shape=[1], value=-0.1)
+        one = m.param_init_net.ConstantFill([], "ONE", shape=[1], value=1.0)
+        for p in m.GetParams():
+            m.net.WeightedSum([p, one, m.param_to_grad[p], lr], p)
+    model = model_helper.ModelHelper(name="bmuf")
+    dpm.Parallelize_CPU_BMUF(model, lambda m: None, _lenet, update, rendezvous=hd.rendezvous(), devices=[0, 1],
+                             block_learning_rate=1.0, block_momentum=0.0)
+    data, label = _step_batch(0)
+    for d in (0, 1):
+        k = env.rank * 2 + d
+        workspace.FeedBlob("cpu_{}/data".format(d), data[2 * k:2 * k + 2])
+        workspace.FeedBlob("cpu_{}/label".format(d), label[2 * k:2 * k + 2])
+    dpm.RunInitNet(model)
+    workspace.RunNet(model.net, 3)
+    result = {"before_{}".format(d): workspace.FetchBlob("cpu_{}/fc_w".format(d)) for d in (0, 1)}
+    dpm.RunNet(model, 0)  # runs the block-update net once (a (net, 1) entry) and the others 0 times
+    result.update({"after_{}".format(d): workspace.FetchBlob("cpu_{}/fc_w".format(d)) for d in (0, 1)})
     np.savez(os.path.join(out_dir, "rank{}.npz".format(env.rank)), **result)
 
 
@@ -303,6 +331,15 @@ def test_barrier_net_and_synchronize_with_forked_ranks_and_a_file_store(tmp_path
     assert all(w < delay * 0.8 for w in got[1]), got
 
 
+def test_bmuf_block_update_averages_every_replica_of_every_rank(tmp_path):
+    results = _run(tmp_path, 2, "bmuf")
+    before = [r["before_{}".format(d)] for r in results for d in (0, 1)]
+    assert not np.allclose(before[0], before[2])  # replicas train (and start) apart
+    for r in results:
+        for d in (0, 1):  # momentum 0, block lr 1: the average of the 4 replicas
+            np.testing.assert_allclose(r["after_{}".format(d)], sum(before) / 4, rtol=1e-5, atol=1e-6)
+
+
 def _single_process_bn(sizes, order):
     from caffe2.python import workspace
     workspace.ResetWorkspace()
@@ -361,5 +398,7 @@ if __name__ == "__main__":
         dpm_bn_worker(out_dir)
     elif case == "ckpt":
         checkpoint_worker(out_dir)
+    elif case == "bmuf":
+        bmuf_worker(out_dir)
     else:
         sys.exit("unknown case " + case)
