@@ -3,7 +3,6 @@
 // world failing fast afterwards), and the interface choice with its loopback guard.
 #include <catch2/catch.hpp>
 
-#include "net_executors/dag_graph.h"
 #include "operators/communicator_op.h"
 #include "gloo_test_util.h"
 
