@@ -402,3 +402,40 @@ def test_gpu_and_multi_host_net_surgery(ws):
     assert (barrier_init.type, barrier_init.output[0]) == ("CreateCommonWorld", "pre_training_barrier_cw")
     assert next(a.i for a in barrier_init.arg if a.name == "timeout_ms") == 300000
     assert multi._data_parallel_model_nets[0].Proto().op[0].type == "Barrier"
+
+
+@pytest.mark.parametrize("shared_model", [False, True])
+def test_resnet50_trainer_cpu_configuration(ws, shared_model):
+    """Caffe2's resnet50_trainer on CPU: shared_model and combine_spatial_bn, momentum SGD with weight
+    decay, params loaded through FinalizeAfterCheckpoint: 2 devices train like 1."""
+    def forward(m, loss_scale):
+        conv = brew.conv(m, "data", "conv", 1, 4, 3, pad=1)
+        relu = brew.relu(m, brew.spatial_bn(m, conv, "bn", 4, epsilon=1e-3, is_test=False), "relu")
+        _, loss = m.net.SoftmaxWithLoss([brew.fc(m, relu, "fc", 4 * 8 * 8, 10), "label"], ["softmax", "xent"])
+        return [m.net.Scale(loss, "loss", scale=loss_scale)]
+
+    def train(devices):
+        workspace.ResetWorkspace()
+        model = model_helper.ModelHelper(name="resnet_like")
+        dpm.Parallelize(model, lambda m: None, forward, devices=devices, cpu_device=True,
+                        optimizer_builder_fun=lambda m: optimizer.build_sgd(m, 0.1, momentum=0.9, weight_decay=1e-4),
+                        shared_model=shared_model and len(devices) > 1, combine_spatial_bn=True)
+        rng = np.random.RandomState(0)
+        data, label = rng.randn(8, 1, 8, 8).astype(np.float32), rng.randint(0, 10, 8).astype(np.int32)
+        per = 8 // len(devices)
+        for k, d in enumerate(devices):
+            workspace.FeedBlob("cpu_{}/data".format(d), data[k * per:(k + 1) * per])
+            workspace.FeedBlob("cpu_{}/label".format(d), label[k * per:(k + 1) * per])
+        dpm.RunInitNet(model)
+        init = np.random.RandomState(3)
+        for p in ("conv_w", "conv_b", "fc_w", "fc_b"):
+            shape = workspace.FetchBlob("cpu_0/" + p).shape
+            workspace.FeedBlob("cpu_0/" + p, (init.randn(*shape) * 0.2).astype(np.float32))
+        dpm.FinalizeAfterCheckpoint(model)
+        dpm.RunNet(model, 4)
+        return {p: workspace.FetchBlob("cpu_0/" + p) for p in ("conv_w", "fc_w", "bn_s", "bn_b", "bn_rm", "bn_riv")}
+
+    one = train([0])
+    two = train([0, 1])
+    for name in one:
+        np.testing.assert_allclose(two[name], one[name], rtol=1e-5, atol=1e-6)
