@@ -25,9 +25,10 @@ def rendezvous(rank=None, world_size=None, master_addr=None, master_port=None, e
     env = get_env(rank, world_size, None, master_addr, master_port, environ)
     if env.world_size == 1:
         return None
-    # The common world routes to MASTER_ADDR to choose its interface (C++ reads the environment).
-    os.environ.setdefault("MASTER_ADDR", env.master_addr)
-    os.environ.setdefault("MASTER_PORT", str(env.master_port))
+    # The common world chooses its interface by the route to MASTER_ADDR (C++ reads the environment),
+    # which must be the store's address.
+    os.environ["MASTER_ADDR"] = env.master_addr
+    os.environ["MASTER_PORT"] = str(env.master_port)
     kwargs = {"prefix": prefix} if prefix else {}
     workspace.RunOperatorOnce(core.CreateOperator(
         "TCPStoreHandlerCreate", [], [kv_handler], host=env.master_addr, port=env.master_port,
