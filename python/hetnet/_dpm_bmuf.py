@@ -47,6 +47,7 @@ def Parallelize_BMUF(model_helper_obj, input_builder_fun, forward_pass_builder_f
     assert current is None or current.device_type == caffe2_pb2.CPU, \
         "Parallelize must be called without device-scope, device scope was: {}".format(current)
     assert isinstance(model, model_helper.ModelHelper)
+    collectives.check_rendezvous(rendezvous)
     if devices is None:
         devices = list(range(workspace.NumGpuDevices()))
     devices = list(devices)

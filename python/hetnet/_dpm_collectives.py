@@ -8,6 +8,7 @@ Ops are added by name (``net._CreateAndAddToSelf``) so a net can be built for op
 import logging
 
 from hetnet import core, scope, workspace
+from hetnet._errors import InvalidArgumentError
 from hetnet.proto import caffe2_pb2
 
 log = logging.getLogger("data_parallel_model")
@@ -27,6 +28,25 @@ def strip_blob_name(param):
         return strip_blob_name(param.indices) + ":" + strip_blob_name(param.values)
     name = str(param)
     return name[name.index(scope._NAMESCOPE_SEPARATOR) + 1:]
+
+
+def check_rendezvous(rendezvous):
+    """Raises InvalidArgumentError unless `rendezvous` is None or a usable rendezvous dict."""
+    if rendezvous is None:
+        return
+    if not isinstance(rendezvous, dict):
+        raise InvalidArgumentError("rendezvous must be a dict (kv_handler, shard_id, num_shards, engine) or None, "
+                                   "got {}".format(type(rendezvous).__name__))
+    missing = [k for k in ("kv_handler", "shard_id", "num_shards", "engine") if k not in rendezvous]
+    if missing:
+        raise InvalidArgumentError("rendezvous lacks {} (hetnet.distributed.rendezvous() builds one)".format(
+            ", ".join(missing)))
+    shards, shard = int(rendezvous["num_shards"]), int(rendezvous["shard_id"])
+    if shards < 1 or not 0 <= shard < shards:
+        raise InvalidArgumentError("rendezvous: shard_id {} is not in [0, num_shards {})".format(shard, shards))
+    if rendezvous["kv_handler"] is None and not rendezvous.get("mpi_rendezvous"):
+        raise InvalidArgumentError("rendezvous: kv_handler (a store handler blob) is required unless "
+                                   "mpi_rendezvous is set")
 
 
 def num_shards(rendezvous):

@@ -99,6 +99,7 @@ def Parallelize(model_helper_obj, input_builder_fun, forward_pass_builder_fun, p
     assert current is None or current.device_type == caffe2_pb2.CPU, \
         "Parallelize must be called without device-scope, device scope was: {}".format(current)
     assert isinstance(model, model_helper.ModelHelper)
+    collectives.check_rendezvous(rendezvous)
     if devices is None:
         devices = (list(range(workspace.NumCudaDevices())) if not (cpu_device or ideep)
                    else list(range(multiprocessing.cpu_count())))

@@ -178,6 +178,11 @@ def test_strip_blob_name_and_unsupported_device_types(ws):
     assert dpm.stripBlobName("cpu_0/a/b") == "a/b"
     with pytest.raises(hetnet.UnsupportedError, match="IDEEP"):
         dpm.Parallelize_iDeep(model_helper.ModelHelper(), None, None)
+    with pytest.raises(hetnet.InvalidArgumentError, match="lacks kv_handler"):
+        dpm.Parallelize_CPU(model_helper.ModelHelper(), None, None, devices=[0], rendezvous={"shard_id": 0})
+    with pytest.raises(hetnet.InvalidArgumentError, match="shard_id 2"):
+        dpm.Parallelize_CPU(model_helper.ModelHelper(), None, None, devices=[0], rendezvous={
+            "kv_handler": "s", "shard_id": 2, "num_shards": 2, "engine": "GLOO"})
     with pytest.raises(AssertionError, match="device-scope"):
         with core.DeviceScope(core.DeviceOption(caffe2_pb2.CUDA, 0)):
             dpm.Parallelize_CPU(model_helper.ModelHelper(), None, None, devices=[0])
