@@ -3,6 +3,7 @@ hetnet.distributed.run (torchrun's environment, a TCP store on MASTER_ADDR:MASTE
 
 - data-parallel LeNet on 2 and 4 ranks (and 2 ranks x 2 CPU devices) trains exactly like 1 rank with
   the whole batch (params within 1e-5 after 10 steps), and the same run twice gives identical bits;
+- a rank that dies makes the next collective of the others raise IoError instead of hanging;
 - Parallelize_BMUF's block update gives every replica of every rank the average of all replicas;
 - the pre-training barrier net and Synchronize make rank 0 wait for a late rank (fork children
   after `import hetnet`, rendezvous through FileStoreHandlerCreate);
@@ -125,6 +126,33 @@ def bmuf_worker(out_dir):
     dpm.RunNet(model, 0)  # runs the block-update net once (a (net, 1) entry) and the others 0 times
     result.update({"after_{}".format(d): workspace.FetchBlob("cpu_{}/fc_w".format(d)) for d in (0, 1)})
     np.savez(os.path.join(out_dir, "rank{}.npz".format(env.rank)), **result)
+
+
+def peer_dies_worker(out_dir):
+    """Rank 1 leaves after one step; rank 0's next RunNet must fail (not hang) with IoError."""
+    import time
+    from caffe2.python import data_parallel_model as dpm, model_helper, optimizer, workspace
+    import hetnet
+    import hetnet.distributed as hd
+    env = hd.get_env()
+    model = model_helper.ModelHelper(name="dies")
+    dpm.Parallelize_CPU(model, lambda m: None, _lenet, rendezvous=hd.rendezvous(), devices=[0],
+                        optimizer_builder_fun=lambda m: optimizer.build_sgd(m, 0.1))
+    data, label = _step_batch(0)
+    workspace.FeedBlob("cpu_0/data", data[:4])
+    workspace.FeedBlob("cpu_0/label", label[:4])
+    dpm.RunInitNet(model)
+    dpm.RunNet(model, 1)
+    if env.rank == 1:
+        os._exit(0)  # gone without closing anything
+    start = time.monotonic()
+    outcome = "no error"
+    try:
+        dpm.RunNet(model, 1)
+    except hetnet.HetnetError as e:
+        outcome = type(e).__name__
+    with open(os.path.join(out_dir, "outcome"), "w") as f:
+        f.write("{} {:.1f}".format(outcome, time.monotonic() - start))
 
 
 def _bn_batches(sizes, order, seed=3):
@@ -340,6 +368,21 @@ def test_bmuf_block_update_averages_every_replica_of_every_rank(tmp_path):
             np.testing.assert_allclose(r["after_{}".format(d)], sum(before) / 4, rtol=1e-5, atol=1e-6)
 
 
+def test_a_rank_that_dies_makes_the_others_fail_not_hang(tmp_path):
+    out = tmp_path / "peer_dies_2"
+    out.mkdir()
+    import hetnet
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(hetnet.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    proc = subprocess.run([sys.executable, "-m", "hetnet.distributed.run", "--nproc", "2", "--timeout", "80", HERE,
+                           "peer_dies", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=90)
+    assert proc.returncode == 0, proc.stdout.decode(errors="replace")[-3000:]
+    outcome, seconds = (out / "outcome").read_text().split()
+    assert outcome in ("IoError", "DeadlineExceededError") and float(seconds) < 35  # the 30 s timeout at most
+
+
 def _single_process_bn(sizes, order):
     from caffe2.python import workspace
     workspace.ResetWorkspace()
@@ -400,5 +443,7 @@ if __name__ == "__main__":
         checkpoint_worker(out_dir)
     elif case == "bmuf":
         bmuf_worker(out_dir)
+    elif case == "peer_dies":
+        peer_dies_worker(out_dir)
     else:
         sys.exit("unknown case " + case)
