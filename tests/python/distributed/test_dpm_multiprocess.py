@@ -3,6 +3,8 @@ hetnet.distributed.run (torchrun's environment, a TCP store on MASTER_ADDR:MASTE
 
 - data-parallel LeNet on 2 and 4 ranks (and 2 ranks x 2 CPU devices) trains exactly like 1 rank with
   the whole batch (params within 1e-5 after 10 steps), and the same run twice gives identical bits;
+- the same LeNet across two network namespaces joined by a veth pair (two "hosts": the address
+  that routes to MASTER_ADDR is advertised, not the hostname's 127.0.0.1);
 - a rank that dies makes the next collective of the others raise IoError instead of hanging;
 - Parallelize_BMUF's block update gives every replica of every rank the average of all replicas;
 - the pre-training barrier net and Synchronize make rank 0 wait for a late rank (fork children
@@ -381,6 +383,70 @@ def test_a_rank_that_dies_makes_the_others_fail_not_hang(tmp_path):
     assert proc.returncode == 0, proc.stdout.decode(errors="replace")[-3000:]
     outcome, seconds = (out / "outcome").read_text().split()
     assert outcome in ("IoError", "DeadlineExceededError") and float(seconds) < 35  # the 30 s timeout at most
+
+
+# ---- two "hosts": network namespaces joined by a veth pair (distributed-facts §7) ----
+
+_NETNS_TAG = "%d" % (os.getpid() % 100000)
+_NETNS = ["hd_a" + _NETNS_TAG, "hd_b" + _NETNS_TAG]
+_VETH = ["hdva" + _NETNS_TAG, "hdvb" + _NETNS_TAG]
+_NETNS_ADDR = ["10.78.0.1", "10.78.0.2"]
+
+
+def _sh(*args, check=True):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=20, check=check)
+
+
+@pytest.fixture
+def two_hosts():
+    import shutil
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("network namespaces need root and iproute2")
+    made = []
+    try:
+        for ns in _NETNS:
+            r = _sh("ip", "netns", "add", ns, check=False)
+            if r.returncode != 0:
+                pytest.skip("`ip netns add` is not permitted here: " + r.stderr.strip())
+            made.append(ns)
+        _sh("ip", "link", "add", _VETH[0], "type", "veth", "peer", "name", _VETH[1])
+        for ns, veth, addr in zip(_NETNS, _VETH, _NETNS_ADDR):
+            _sh("ip", "link", "set", veth, "netns", ns)
+            _sh("ip", "-n", ns, "addr", "add", addr + "/24", "dev", veth)
+            _sh("ip", "-n", ns, "link", "set", veth, "up")
+            _sh("ip", "-n", ns, "link", "set", "lo", "up")
+        yield
+    finally:
+        for ns in made:
+            _sh("ip", "netns", "del", ns, check=False)
+
+
+def test_data_parallel_lenet_across_two_network_namespaces(tmp_path, two_hosts, lenet_one_rank):
+    """Rank 0 and rank 1 in different namespaces ("hosts"); MASTER_ADDR is rank 0's veth address; no
+    interface is named, so each common world advertises the address that routes to MASTER_ADDR;
+    rendezvous through hetnet.distributed.rendezvous()'s TCP store."""
+    import hetnet
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(hetnet.__file__)))
+    procs = []
+    try:
+        for rank, ns in enumerate(_NETNS):
+            env = {k: v for k, v in os.environ.items() if not k.endswith("SOCKET_IFNAME")}
+            env.update({"RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": _NETNS_ADDR[0],
+                        "MASTER_PORT": "29611", "PYTHONPATH": os.pathsep.join(
+                            [package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])})
+            procs.append(subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, HERE, "lenet", str(tmp_path),
+                                           "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+        outputs = [p.communicate(timeout=90)[0].decode(errors="replace") for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert [p.returncode for p in procs] == [0, 0], "\n".join(o[-2000:] for o in outputs)
+    for rank in range(2):
+        with np.load(str(tmp_path / "rank{}.npz".format(rank))) as f:
+            for p in PARAMS:
+                np.testing.assert_allclose(f[p], lenet_one_rank[p], rtol=1e-5, atol=1e-5)
 
 
 def _single_process_bn(sizes, order):
