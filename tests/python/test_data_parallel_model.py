@@ -124,6 +124,10 @@ def test_checkpoint_params_and_finalize(ws):
     names = sorted(str(b) for b in dpm.GetCheckpointParams(model))
     assert names == ["cpu_0/fc_b", "cpu_0/fc_b_momentum", "cpu_0/fc_w", "cpu_0/fc_w_momentum", "cpu_0/sync_num",
                      "optimizer_iteration"]
+    checkpoint = dpm.GetCheckpointParams(model)  # Caffe2's test_checkpoint_params, by membership
+    for p in model.GetParams("cpu_0/"):
+        assert p in checkpoint and p + "_momentum" in checkpoint
+    assert not any(p in checkpoint for p in model.GetParams("cpu_1/")) and "optimizer_iteration" in checkpoint
     workspace.FeedBlob("cpu_0/data", np.zeros((2, 16), np.float32))
     workspace.FeedBlob("cpu_0/label", np.zeros((2,), np.float32))
     workspace.FeedBlob("cpu_1/data", np.zeros((2, 16), np.float32))
