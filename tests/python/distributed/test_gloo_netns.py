@@ -73,6 +73,9 @@ def namespaces():
             if r.returncode != 0:
                 pytest.skip("`ip netns add` is not permitted here: " + r.stderr.strip())
             made.append(ns)
+            r = sh("ip", "netns", "exec", ns, "true", check=False)
+            if r.returncode != 0:
+                pytest.skip("`ip netns exec` is not permitted here: " + r.stderr.strip())
         sh("ip", "link", "add", VETH[0], "type", "veth", "peer", "name", VETH[1])
         for ns, veth, addr in zip(NS, VETH, ADDR):
             sh("ip", "link", "set", veth, "netns", ns)
