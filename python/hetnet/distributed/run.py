@@ -4,7 +4,8 @@ Starts N copies of the script with torchrun's environment (RANK, WORLD_SIZE, LOC
 LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*), on one host or as node
 --node-rank of --nnodes hosts (each host runs the launcher; --master-addr is rank 0's host). On one
 host a free MASTER_PORT is picked unless given. SIGINT/SIGTERM/SIGHUP are forwarded to every
-child (each runs in its own process group, so its own children get them too). When a child fails,
+child (each runs in its own process group, so its own children get them too); children still
+running --grace seconds later are killed. When a child fails,
 the others are terminated (SIGTERM, then SIGKILL after --grace seconds) and the launcher exits with
 the failing rank's code (128 + signal for a child killed by a signal; 128 + signal as well when the
 launcher itself was signalled; 124 after --timeout).
@@ -79,7 +80,7 @@ def launch(command, nproc, nnodes=1, node_rank=0, master_addr="127.0.0.1", maste
     received = []
 
     def forward(signum, frame):
-        received.append(signum)
+        received.append((signum, time.monotonic()))
         for p in procs:
             if p.poll() is None:
                 _signal_group(p, signum)
@@ -99,7 +100,10 @@ def launch(command, nproc, nnodes=1, node_rank=0, master_addr="127.0.0.1", maste
                 _stop_all(procs, grace)
                 return _exit_code(code)
             if all(c is not None for c in codes):  # all succeeded; a forwarded signal still counts
-                return 128 + received[0] if received else 0
+                return 128 + received[0][0] if received else 0
+            if received and time.monotonic() - received[0][1] > grace:  # a child ignores the signal
+                _stop_all(procs, grace)
+                return 128 + received[0][0]
             if deadline is not None and time.monotonic() > deadline:
                 print("hetnet.distributed.run: --timeout {} s passed; stopping every rank".format(timeout), file=log)
                 _stop_all(procs, grace)

@@ -110,6 +110,31 @@ def test_forwards_sigterm_to_the_children(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM
 
 
+def test_children_that_ignore_a_forwarded_signal_are_killed_after_the_grace(tmp_path):
+    script = _script(tmp_path, """
+        import os, signal, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        open(os.path.join(sys.argv[1], "ready" + os.environ["RANK"]), "w").close()
+        time.sleep(60)
+        """)
+    proc = subprocess.Popen([sys.executable, "-m", "hetnet.distributed.run", "--nproc", "2", "--grace", "1", script,
+                             str(tmp_path)], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while not all((tmp_path / "ready{}".format(r)).exists() for r in range(2)):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        assert time.monotonic() - start < 10
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM
+
+
 def test_rejects_a_multi_host_run_without_master_addr():
     proc = _launch(["--nproc", "1", "--nnodes", "2", "x.py"])
     assert proc.returncode == 2 and b"--master-addr" in proc.stderr
