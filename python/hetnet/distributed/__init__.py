@@ -40,3 +40,16 @@ def rendezvous(rank=None, world_size=None, master_addr=None, master_port=None, e
     if interface is not None:
         result["interface"] = interface
     return result
+
+
+def create_common_world(rendezvous, blob="common_world", name=None, timeout_ms=30000):
+    """Runs CreateCommonWorld over rendezvous['kv_handler'] (a dict from rendezvous()) in the current
+    workspace and returns the blob name, e.g. for sync_batch_norm(net, comm_world=..., world_size=...).
+    Every rank must call it with the same blob and name (the name prefixes the store's keys)."""
+    from hetnet import core, workspace
+    kwargs = {k: rendezvous[k] for k in ("transport", "interface", "mpi_rendezvous") if k in rendezvous}
+    workspace.RunOperatorOnce(core.CreateOperator(
+        "CreateCommonWorld", [rendezvous["kv_handler"]] if rendezvous.get("kv_handler") else [], [blob],
+        name=name or blob + "_op", size=rendezvous["num_shards"], rank=rendezvous["shard_id"],
+        engine=rendezvous.get("engine", "GLOO"), timeout_ms=int(timeout_ms), **kwargs))
+    return blob

@@ -169,19 +169,16 @@ BN_BLOBS = ("y", "rm", "rv", "sm", "siv", "x_grad", "s_grad", "b_grad")
 
 def bn_worker(out_dir, sizes, order):
     """Sync BN through hetnet.distributed.sync_batch_norm on a common world of all ranks."""
-    from caffe2.python import core, workspace
+    from caffe2.python import workspace
     import hetnet.distributed as hd
     env = hd.get_env()
     sizes = [int(s) for s in sizes.split(",")]
     x, w = _bn_batches(sizes, order)
     start = sum(sizes[:env.rank])
     rdv = hd.rendezvous()
-    init = core.Net("bn_init")
-    init.CreateCommonWorld([rdv["kv_handler"]], "cw", name="bn_cw_op", size=env.world_size, rank=env.rank,
-                           engine="GLOO", timeout_ms=30000)
-    workspace.RunNetOnce(init)
+    cw = hd.create_common_world(rdv, "cw")
     net = _bn_net(order)
-    assert hd.sync_batch_norm(net, comm_world="cw", world_size=env.world_size) == 1
+    assert hd.sync_batch_norm(net, comm_world=cw, world_size=env.world_size) == 1
     _bn_feed_params(workspace)
     workspace.FeedBlob("x", x[start:start + sizes[env.rank]])
     workspace.FeedBlob("w", w[start:start + sizes[env.rank]])
