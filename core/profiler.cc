@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/collective_stats.h"
 #include "core/net.h"
 #include "net_executors/device_events.h"
 
@@ -29,6 +30,8 @@ struct OpTimerSet::Impl {
     double begin_us = 0, end_us = 0;
     std::string lane;
     DeviceEvent start, end;
+    CollectiveRunStats collective;
+    bool is_collective = false;
   };
   struct Clock {  // a GPU event taken at a known host time: maps event times onto the host clock
     DeviceEvent event;
@@ -80,6 +83,10 @@ void OpTimerSet::End(int op, OperatorBase* o, const std::string& lane) {
   auto& s = impl_->ops[op];
   s.end_us = ProfilerNowUs();
   s.lane = lane;
+  if (const auto* c = dynamic_cast<const CollectiveStatsSource*>(o)) {
+    s.collective = c->last_collective_run();
+    s.is_collective = true;
+  }
   if (s.device >= 0) {
     DeviceEvents* ev = GetDeviceEvents();
     ev->Record(s.end.Get(s.device, true), ev->CurrentStream(o->context()), s.device);
@@ -94,6 +101,11 @@ RunProfile OpTimerSet::Resolve() {
     auto& s = impl_->ops[i];
     if (!s.ran) continue;
     OpTiming t{i, s.lane, s.begin_us, s.end_us - s.begin_us};
+    if (s.is_collective) {
+      t.collective_bytes = s.collective.bytes;
+      t.collective_peers = s.collective.peers;
+      t.collective_algorithm = s.collective.algorithm;
+    }
     if (s.device >= 0) {
       DeviceEvents* ev = GetDeviceEvents();
       auto& clock = impl_->clocks.at(s.device);
@@ -258,7 +270,11 @@ std::string ChromeTraceJson(const std::vector<RunProfile>& runs) {
       s << "{\"name\":" << JsonString(run.op_types[t.op]) << ",\"cat\":"
         << (IsCopyOpType(run.op_types[t.op]) ? "\"copy\"" : "\"op\"") << ",\"ph\":\"X\",\"ts\":" << t.start_us
         << ",\"dur\":" << t.dur_us << ",\"pid\":0,\"tid\":" << it->second << ",\"args\":{\"op\":" << t.op
-        << ",\"run\":" << r << (name.empty() ? "" : ",\"name\":" + JsonString(name)) << "}}";
+        << ",\"run\":" << r << (name.empty() ? "" : ",\"name\":" + JsonString(name));
+      if (t.collective_bytes >= 0)
+        s << ",\"bytes\":" << t.collective_bytes << ",\"peers\":" << t.collective_peers
+          << ",\"algorithm\":" << JsonString(t.collective_algorithm);
+      s << "}}";
     }
   }
   sep();

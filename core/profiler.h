@@ -23,6 +23,10 @@ struct OpTiming {
   std::string lane;
   double start_us = 0;  // microseconds since the process's profiling epoch
   double dur_us = 0;
+  // Communicator ops (core/collective_stats.h): bytes moved on this rank, peers, algorithm.
+  int64_t collective_bytes = -1;  // -1: not a collective
+  int collective_peers = 0;
+  std::string collective_algorithm;
 };
 
 struct RunProfile {

@@ -8,27 +8,12 @@
 #include <string>
 #include <utility>
 
+#include "core/collective_stats.h"  // CollectiveStatsSource, implemented by engine kernels
 #include "core/operator.h"
 #include "core/workspace.h"
 #include "device/collectives/common_world.h"
 
 namespace hetnet {
-
-// What a collective kernel did in its last run (distributed-facts §8 R17): the bytes of the tensors
-// it reduced, broadcast or gathered on this rank, its wall time, its peers (world size - 1, 0 when
-// it ran locally) and its algorithm. Engine kernels implement it; the profiler and the placement
-// report can read it with dynamic_cast, without a change to OperatorBase.
-struct CollectiveRunStats {
-  int64_t bytes = 0;
-  double seconds = 0;
-  int peers = 0;
-  const char* algorithm = "";
-};
-class CollectiveStatsSource {
- public:
-  virtual ~CollectiveStatsSource() = default;
-  virtual const CollectiveRunStats& last_collective_run() const = 0;
-};
 
 // Caffe2's default-engine kernel of every communicator op.
 class NoDefaultEngineOp final : public Operator<CPUContext> {

@@ -62,7 +62,7 @@ StoreHandlerPtr StoreHandlerOfInput(const OperatorBase& op, int i) {
   return b->Get<StoreHandlerPtr>();
 }
 
-OPERATOR_SCHEMA(CreateCommonWorld).NumInputs(0, 1).NumOutputs(1).OutputsOnCPU({0})
+OPERATOR_SCHEMA(CreateCommonWorld).NumInputs(0, 1).NumOutputs(1).InputsOnCPU({0}).OutputsOnCPU({0})
     .SetDoc("Creates a common world (engine GLOO or NCCL) by rendezvous through the kv_handler store.");
 REGISTER_CPU_OPERATOR(CreateCommonWorld, NoDefaultEngineOp);
 

@@ -4,6 +4,7 @@ dir, connect Gloo TCP pairs and run every collective, checked against numpy. Fai
 SIGKILLed mid-allreduce makes the survivors raise gloo.python.IoError (hetnet.IoError) within the
 world's timeout; status_blob is set to [1] on failure. Every child runs under a deadline and is
 killed if it overruns."""
+import json
 import multiprocessing
 import os
 import queue as queue_module
@@ -250,3 +251,28 @@ def test_mpi_rendezvous_without_a_launcher_is_refused(store_dir):
         "FileStoreHandlerCreate", [], ["store"], path=store_dir, prefix="no_mpi"))
     with pytest.raises(RuntimeError, match="mpi_rendezvous needs an MPI launcher"):
         run("CreateCommonWorld", ["store"], ["cw"], name="mpi_cw", mpi_rendezvous=True)
+
+
+def profile_child(rank, size, path, trace):
+    create_world(rank, size, path)
+    workspace.FeedBlob("x", np.full(1024, rank + 1, dtype=np.float32))
+    net = core.Net("profiled_allreduce")
+    net.Allreduce(["cw", "x"], ["x"], engine="GLOO")
+    workspace.CreateNet(net)
+    workspace.ProfileNet(net.Proto().name, 0, 2, trace if rank == 0 else trace + ".1")
+    return float(workspace.FetchBlob("x")[0])
+
+
+def test_profiler_trace_records_collective_bytes_and_peers(store_dir):
+    """R17: a profiled collective's trace event carries its bytes, peers and algorithm."""
+    trace = os.path.join(store_dir, "trace.json")
+    values = ok_results(run_ranks(profile_child, 2, 2, store_dir, trace))
+    events = [e for e in json.load(open(trace))["traceEvents"] if e["ph"] == "X"]
+    assert len(events) == 2 and all(e["name"] == "Allreduce" for e in events)
+    # 1 + 2 = 3 after the first run, doubled by each later one (the 2 profiled runs, plus
+    # ProfileNet's unprofiled timing run).
+    assert values[0] == values[1] and values[0] in (3.0 * 2 ** 2, 3.0 * 2 ** 3)
+    for e in events:
+        assert e["args"]["bytes"] == 1024 * 4
+        assert e["args"]["peers"] == 1
+        assert e["args"]["algorithm"]
