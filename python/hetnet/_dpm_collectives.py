@@ -128,11 +128,10 @@ def _gpu_peer_access():
         return None
 
 
-def _allreduce_gpu_dense(devices, model, net, param, use_nccl, control_input):
+def _sum_tree(devices, model, net, param):
+    """Sums the GPU replicas of param into devices[0]'s with Sum ops named "dpm" (Caffe2's fixed
+    trees for 4, 8 and 16 devices: pairs, then pairs of pairs...; one Sum otherwise)."""
     blobs = _grouped(model, param)
-    if use_nccl:
-        add_op(net, "NCCLAllreduce", blobs, blobs, control_input=control_input)
-        return
     p2p = _gpu_peer_access()
 
     def sum_into_first(*indices):
@@ -146,7 +145,7 @@ def _allreduce_gpu_dense(devices, model, net, param, use_nccl, control_input):
             net.Sum(group_blobs, [group_blobs[0]], name="dpm")
 
     n = len(devices)
-    if n in (4, 8, 16):  # Caffe2's fixed reduction trees: pairs, then pairs of pairs, ...
+    if n in (4, 8, 16):
         step = 1
         while step < n:
             for first in range(0, n, 2 * step):
@@ -154,6 +153,14 @@ def _allreduce_gpu_dense(devices, model, net, param, use_nccl, control_input):
             step *= 2
     else:
         sum_into_first(*range(n))
+
+
+def _allreduce_gpu_dense(devices, model, net, param, use_nccl, control_input):
+    if use_nccl:
+        blobs = _grouped(model, param)
+        add_op(net, "NCCLAllreduce", blobs, blobs, control_input=control_input)
+        return
+    _sum_tree(devices, model, net, param)
     broadcast_local(devices, model, net, param)
 
 
@@ -230,13 +237,16 @@ def create_or_clone_common_world(net, common_world_blob, rendezvous, name=None, 
             break
     if name is None:
         name = "{}_op".format(common_world_blob)  # the store prefix of the rendezvous
-    if existing is not None:
-        return add_op(net, "CloneCommonWorld", [existing], common_world_blob, name=name,
-                      engine=rendezvous["engine"])
+    engine = rendezvous["engine"]
+    # hetnet's GLOO kernels are CPU kernels (GPU blobs are staged through the host by the callers);
+    # an NCCL common world is made on the current (GPU) device and has no clone.
+    option = {"device_option": core.DeviceOption(caffe2_pb2.CPU)} if engine == "GLOO" else {}
+    if existing is not None and engine == "GLOO":
+        return add_op(net, "CloneCommonWorld", [existing], common_world_blob, name=name, engine=engine, **option)
     kwargs = {k: rendezvous[k] for k in ("transport", "interface", "mpi_rendezvous") if k in rendezvous}
     return add_op(net, "CreateCommonWorld", rendezvous["kv_handler"] or [], common_world_blob, name=name,
-                  size=rendezvous["num_shards"], rank=rendezvous["shard_id"], engine=rendezvous["engine"],
-                  timeout_ms=timeout_ms, **kwargs)
+                  size=rendezvous["num_shards"], rank=rendezvous["shard_id"], engine=engine,
+                  timeout_ms=timeout_ms, **dict(kwargs, **option))
 
 
 class CollectivesConcurrencyControl(object):
@@ -271,45 +281,62 @@ class CollectivesConcurrencyControl(object):
         return common_world, control_input
 
 
-def allreduce_distributed(blob_names, devices, model, net, rendezvous, max_concurrent_distributed_ops):
-    """Sums each blob over all devices of all shards. GLOO: one Allreduce([cw] + local replicas);
-    another engine: local reduction, Allreduce of the master copy, local broadcast."""
+def allreduce_distributed(blob_names, devices, model, net, rendezvous, max_concurrent_distributed_ops,
+                          use_nccl=False):
+    """Sums each blob over all devices of all shards. GLOO with CPU replicas: one
+    Allreduce([cw] + local replicas). GLOO with GPU replicas (hetnet's GLOO kernels are CPU
+    kernels): local reduction into devices[0], Allreduce of a host copy, local broadcast. Another
+    engine (NCCL): local NCCLAllreduce, Allreduce of devices[0]'s copy, local broadcast (Caffe2's)."""
     assert model.net.Proto().num_workers > 1, "Please specify more than 1 worker"
     engine = rendezvous["engine"]
     master_option = core.DeviceOption(model._device_type, devices[0])
+    cpu_option = core.DeviceOption(caffe2_pb2.CPU)
     context = CollectivesConcurrencyControl("allreduce", max_concurrent_distributed_ops, model.param_init_net,
                                             rendezvous)
-    nccl_control = None
+    local_control = None
     for name in blob_names:
         master = model._device_grouped_blobs[name][devices[0]]
         blobs = _grouped(model, name)
+        gpu = is_gpu_blob(model, name)
 
-        def allreduce(group, **kwargs):
-            with core.DeviceScope(master_option):
+        def allreduce(group, option, **kwargs):
+            with core.DeviceScope(option):
                 cw, control_input = context.get_control_and_context(group[0])
                 add_op(net, "Allreduce", [cw] + group, group, name=name, engine=engine,
                        control_input=control_input, **kwargs)
 
-        if engine == "GLOO":
-            allreduce(blobs, gpu_direct=(rendezvous.get("transport") == "ibverbs"))
+        if engine == "GLOO" and not gpu:
+            allreduce(blobs, cpu_option)
             continue
-        reduced = str(master) + "_red"
         with core.DeviceScope(master_option):
-            if is_gpu_blob(model, name) and len(blobs) > 1:
-                add_op(net, "NCCLAllreduce", blobs, blobs, control_input=nccl_control)
-                nccl_control = blobs[0]
+            if gpu and len(blobs) > 1 and (use_nccl or engine != "GLOO"):
+                add_op(net, "NCCLAllreduce", blobs, blobs, control_input=local_control)
+                local_control = blobs[0]
+            elif gpu and len(blobs) > 1:
+                _sum_tree(devices, model, net, name)
             elif len(blobs) > 1:
                 net.Sum(blobs, [blobs[0]])
-            net.Copy(master, reduced)
-        allreduce([core.BlobReference(reduced)])
-        with core.DeviceScope(master_option):
-            net.Copy(reduced, master)
+        if engine == "GLOO":  # GPU replicas: through a host copy
+            host = core.BlobReference(str(master) + "_host")
+            with core.DeviceScope(master_option):
+                net.CopyGPUToCPU(master, host)
+            allreduce([host], cpu_option)
+            with core.DeviceScope(master_option):
+                net.CopyCPUToGPU(host, master)
+        else:
+            reduced = core.BlobReference(str(master) + "_red")
+            with core.DeviceScope(master_option):
+                net.Copy(master, reduced)
+            allreduce([reduced], master_option)
+            with core.DeviceScope(master_option):
+                net.Copy(reduced, master)
         broadcast_local(devices, model, net, name)
 
 
 def sync_params_distributed(devices, model, init_net, net, rendezvous, names, max_concurrent_distributed_ops):
-    """Every replica of every shard gets shard 0's devices[0] copy: one Broadcast per blob (GLOO),
-    else a Broadcast of a CPU copy followed by a local broadcast."""
+    """Every replica of every shard gets shard 0's devices[0] copy: one Broadcast([cw] + replicas)
+    per CPU blob; for GPU blobs a Broadcast of devices[0]'s copy (through a host copy with GLOO)
+    followed by a local broadcast."""
     assert rendezvous["num_shards"] > 1
     if model._broadcast_context is None:
         model._broadcast_context = CollectivesConcurrencyControl("broadcast", max_concurrent_distributed_ops,
@@ -325,22 +352,22 @@ def sync_params_distributed(devices, model, init_net, net, rendezvous, names, ma
             add_op(net, "Broadcast", [cw] + blobs, blobs, name=name, engine=rendezvous["engine"],
                    control_input=control_input)
 
-        if is_gpu_blob(model, name):
-            option = core.DeviceOption(model._device_type, devices[0])
-        elif is_ideep_blob(model, name):
-            option = core.DeviceOption(caffe2_pb2.IDEEP)
-        else:
-            option = cpu_option
-        if rendezvous["engine"] == "GLOO":
-            with core.DeviceScope(option):
+        gpu = is_gpu_blob(model, name)
+        if not gpu:
+            with core.DeviceScope(cpu_option):
                 broadcast(group)
             continue
-        with core.DeviceScope(option):
-            master_cpu = net.CopyGPUToCPU(master, str(master) + "cpu")
-        with core.DeviceScope(cpu_option):
-            broadcast([master_cpu])
-        with core.DeviceScope(option):
-            net.CopyCPUToGPU(master_cpu, master)
+        option = core.DeviceOption(model._device_type, devices[0])
+        if rendezvous["engine"] == "GLOO":  # CPU kernels: through a host copy (Caffe2's name)
+            with core.DeviceScope(option):
+                master_cpu = net.CopyGPUToCPU(master, str(master) + "cpu")
+            with core.DeviceScope(cpu_option):
+                broadcast([master_cpu])
+            with core.DeviceScope(option):
+                net.CopyCPUToGPU(master_cpu, master)
+        else:
+            with core.DeviceScope(option):
+                broadcast([master])
         broadcast_local(devices, model, net, name)
 
 
@@ -355,7 +382,8 @@ def allreduce_blobs(blob_names, devices, model, net, rendezvous, use_nccl, max_c
     if not is_distributed(rendezvous):
         allreduce_single_host(blob_names, devices, model, net, use_nccl)
     else:
-        allreduce_distributed(blob_names, devices, model, net, rendezvous, max_concurrent_distributed_ops)
+        allreduce_distributed(blob_names, devices, model, net, rendezvous, max_concurrent_distributed_ops,
+                              use_nccl)
 
 
 def create_barrier_net(model, init_net, name_prefix, timeout_sec):

@@ -287,8 +287,9 @@ def combine_model_spatial_bn(model, devices, rendezvous):
     from hetnet import _dpm_collectives as collectives
     comm_world, engine = None, "GLOO"
     if collectives.is_distributed(rendezvous):
-        engine = rendezvous["engine"]
-        context = collectives.CollectivesConcurrencyControl("spatial_bn", 1, model.param_init_net, rendezvous)
+        # The statistics are reduced on the host: a GLOO common world whatever the gradients' engine.
+        context = collectives.CollectivesConcurrencyControl("spatial_bn", 1, model.param_init_net,
+                                                            dict(rendezvous, engine="GLOO"))
         comm_world = str(context.get_control_and_context(None)[0])
     num_batches = len(devices) * collectives.num_shards(rendezvous)
     return rewrite_net(model.net, replica_key_by_namescope(model._device_prefix, devices), num_batches,

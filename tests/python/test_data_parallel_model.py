@@ -407,6 +407,22 @@ def test_gpu_and_multi_host_net_surgery(ws):
     assert [op.name for op in broadcasts] == sorted(op.name for op in broadcasts)
     assert list(broadcasts[0].input)[1:] == ["cpu_0/" + broadcasts[0].name, "cpu_1/" + broadcasts[0].name]
     assert multi.net.Proto().num_workers == 2 * 4 + 8
+    gpu_multi = model_helper.ModelHelper(name="gpu_multi")  # hetnet's GLOO kernels are CPU kernels
+    dpm.Parallelize_GPU(gpu_multi, lambda m: None, _bn_builder("NCHW"), optimizer_builder_fun=_sgd, devices=[0, 1],
+                        rendezvous=dict(rdv, shard_id=0), combine_spatial_bn=True)
+    gpu_ops = [(op.type, list(op.input), op.device_option.device_type) for op in gpu_multi.net.Proto().op]
+    assert any(t == "Allreduce" and i[0].startswith("allreduce_") and i[1:] == ["gpu_0/bn_s_grad_host"] and
+               d == caffe2_pb2.CPU for t, i, d in gpu_ops)
+    assert ("CopyCPUToGPU", ["gpu_0/bn_s_grad_host"], caffe2_pb2.CUDA) in gpu_ops
+    assert all(op.device_option.device_type == caffe2_pb2.CPU for op in gpu_multi.param_init_net.Proto().op
+               if "CommonWorld" in op.type or op.type == "Broadcast")
+    assert any(op.type == "Allreduce" and op.input[0] == "spatial_bn_0_cw" for op in gpu_multi.net.Proto().op)
+    nccl_multi = model_helper.ModelHelper(name="nccl_multi")  # NCCL: worlds on the GPU, created, not cloned
+    dpm.Parallelize_GPU(nccl_multi, lambda m: None, _fc_model_builder, optimizer_builder_fun=_sgd, devices=[0, 1],
+                        rendezvous=dict(rdv, engine="NCCL"), max_concurrent_distributed_ops=1)
+    worlds = [(op.type, op.engine, op.device_option.device_type) for op in nccl_multi.param_init_net.Proto().op
+              if "CommonWorld" in op.type]
+    assert worlds == [("CreateCommonWorld", "NCCL", caffe2_pb2.CUDA)] * 2
     barrier_init = multi._data_parallel_model_init_nets[0].Proto().op[0]
     assert (barrier_init.type, barrier_init.output[0]) == ("CreateCommonWorld", "pre_training_barrier_cw")
     assert next(a.i for a in barrier_init.arg if a.name == "timeout_ms") == 300000
