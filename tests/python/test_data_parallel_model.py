@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from caffe2.proto import caffe2_pb2
-from caffe2.python import brew, core, model_helper, optimizer, workspace
+from caffe2.python import brew, core, model_helper, optimizer, scope, workspace
 from caffe2.python import data_parallel_model as dpm
 
 import hetnet
@@ -104,6 +104,23 @@ def test_net_surgery_names_seeds_order_and_args(ws):
     init_copies = [(op.input[0], op.output[0]) for op in model.param_init_net.Proto().op if op.type == "Copy"]
     assert ("cpu_0/fc_w", "cpu_2/fc_w") in init_copies and ("cpu_0/fc_w_momentum", "cpu_2/fc_w_momentum") in init_copies
     assert model._data_parallel_model_nets == [model.net]
+
+
+def test_transformer_and_post_sync_functions(ws):
+    calls = []
+
+    def pre_grad(m):
+        calls.append(("pre_grad", m.gradient_ops_added))
+
+    def transformer(m, num_devices, prefix, device_type):
+        calls.append(("transformer", m.gradient_ops_added, num_devices, prefix, device_type))
+
+    def post_sync(m):
+        calls.append(("post_sync", core.ScopedName("x"), scope.CurrentDeviceScope().device_id))
+    _build([0, 1], pre_grad_net_transformer_fun=pre_grad, net_transformer_fun=transformer,
+           post_sync_builder_fun=post_sync)
+    assert calls == [("pre_grad", False), ("transformer", True, 2, "cpu", caffe2_pb2.CPU),
+                     ("post_sync", "cpu_0/x", 0), ("post_sync", "cpu_1/x", 1)]
 
 
 def test_initial_params_are_copied_from_the_first_device(ws):
