@@ -192,6 +192,25 @@ class Net(object):
         new_net._ExtendOps(kept, kept_locations)
         return new_net
 
+    def AppendNet(self, net, device_option=None):
+        """Appends the ops of `net` (a Net or NetDef) and its external inputs/outputs (Caffe2's
+        Net.AppendNet); with device_option, the appended ops get it."""
+        proto = net.Proto() if isinstance(net, Net) else net
+        # Inputs this net already has or produces are not external (Caffe2's rule).
+        self._net.external_input.extend([b for b in proto.external_input if b not in self._net.external_input
+                                         and b not in self._net_blob_names])
+        self._net.external_output.extend([b for b in proto.external_output if b not in self._net.external_output])
+        ops = []
+        for op in proto.op:
+            new_op = caffe2_pb2.OperatorDef()
+            new_op.CopyFrom(op)
+            if device_option is not None:
+                new_op.device_option.CopyFrom(device_option)
+            ops.append(new_op)
+        locations = operator_tracebacks.get(proto.name, {})
+        self._ExtendOps(ops, [locations.get(i, "") for i in range(len(ops))])
+        return self
+
     def RunAllOnGPU(self, gpu_id=0, use_cudnn=False):
         self._net.device_option.CopyFrom(core.DeviceOption(caffe2_pb2.CUDA, gpu_id))
         if use_cudnn:

@@ -193,6 +193,16 @@ def accuracy(model, blob_in, blob_out, **kwargs):
     return _op(model, "Accuracy", blob_in, blob_out, **kwargs)
 
 
+def iter(model, blob_out, **kwargs):  # noqa: A001 (Caffe2's name)
+    """An int64 iteration counter: ConstantFill 0 on CPU in param_init_net, then Iter in net
+    (Caffe2's brew.iter; the counter stays on CPU whatever the device scope)."""
+    kwargs.pop("device_option", None)
+    model.param_init_net.ConstantFill([], blob_out, shape=[1], value=0, dtype=core.DataType.INT64,
+                                      device_option=core.DeviceOption(caffe2_pb2.CPU, 0), **kwargs)
+    return model.net.Iter(blob_out, blob_out, device_option=core.DeviceOption(caffe2_pb2.CPU, 0),
+                          **kwargs)
+
+
 # ---- registry and argument merging ----
 
 _HELPERS = {}
@@ -232,6 +242,6 @@ def has_helper(helper_or_name):
 
 
 for _helper in (fc, conv, relu, sigmoid, tanh, softmax, max_pool, average_pool, spatial_bn, dropout,
-                concat, sum, accuracy):
+                concat, sum, accuracy, iter):
     Register(_helper)
 del _helper

@@ -70,6 +70,9 @@ class CNNModelHelper(ModelHelper):
     def Accuracy(self, *args, **kwargs):
         return brew.accuracy(self, *args, **kwargs)
 
+    def Iter(self, *args, **kwargs):
+        return brew.iter(self, *args, **kwargs)
+
     def MaxPool(self, *args, **kwargs):
         return brew.max_pool(self, *args, use_cudnn=self.use_cudnn, order=self.order, **kwargs)
 

@@ -141,3 +141,43 @@ def test_fc_net_runs_when_kernels_exist(ws):
     out = ws.FetchBlob("fc1")
     w = ws.FetchBlob("fc1_w")
     np.testing.assert_allclose(out, np.ones((2, 6), np.float32) @ w.T, rtol=1e-5)
+
+
+def test_brew_iter_counts_runs_on_cpu_even_under_a_gpu_scope():
+    """Caffe2's brew.iter / CNNModelHelper.Iter: an int64 CPU counter, +1 per run."""
+    from hetnet import brew, cnn, core, model_helper, workspace
+    from hetnet.proto import caffe2_pb2
+    workspace.ResetWorkspace()
+    model = model_helper.ModelHelper(name="iter_model")
+    with core.DeviceScope(core.DeviceOption(caffe2_pb2.CUDA, 0)):
+        it = brew.iter(model, "ITER")
+    fill = model.param_init_net.Proto().op[-1]
+    assert fill.type == "ConstantFill" and fill.device_option.device_type == caffe2_pb2.CPU
+    assert model.net.Proto().op[-1].device_option.device_type == caffe2_pb2.CPU
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.CreateNet(model.net)
+    workspace.RunNet(model.net.Proto().name, 3)
+    value = workspace.FetchBlob(str(it))
+    assert value.dtype == np.int64 and value.tolist() == [3]
+    legacy = cnn.CNNModelHelper(name="legacy_iter")
+    legacy.Iter("LEGACY_ITER")
+    assert [op.type for op in legacy.net.Proto().op] == ["Iter"]
+
+
+def test_net_append_net_appends_ops_and_external_blobs():
+    from hetnet import core, workspace
+    from hetnet.proto import caffe2_pb2
+    a = core.Net("append_a")
+    a.AddExternalInput("x")
+    a.Relu("x", "y")
+    b = core.Net("append_b")
+    b.AddExternalInput("y")
+    b.Sigmoid("y", "z")
+    b.AddExternalOutput("z")
+    a.AppendNet(b, device_option=core.DeviceOption(caffe2_pb2.CPU, 0))
+    assert [op.type for op in a.Proto().op] == ["Relu", "Sigmoid"]
+    assert list(a.Proto().external_input) == ["x"] and list(a.Proto().external_output) == ["z"]
+    workspace.ResetWorkspace()
+    workspace.FeedBlob("x", np.array([-1.0, 2.0], dtype=np.float32))
+    workspace.RunNetOnce(a)
+    np.testing.assert_allclose(workspace.FetchBlob("z"), 1 / (1 + np.exp(-np.array([0.0, 2.0]))), rtol=1e-6)

@@ -178,3 +178,15 @@ def test_import_starts_no_thread():
     proc = subprocess.run([sys.executable, "-c", code], env=_env(), timeout=30, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_hetnet_run_is_the_same_launcher(tmp_path):
+    """`python -m hetnet.run` (the spec's short name) launches like hetnet.distributed.run."""
+    script = _script(tmp_path, """
+        import os, sys
+        open(os.path.join(sys.argv[1], "rank" + os.environ["RANK"]), "w").write(os.environ["WORLD_SIZE"])
+        """)
+    proc = subprocess.run([sys.executable, "-m", "hetnet.run", "--nproc", "2", script, str(tmp_path)], env=_env(),
+                          timeout=30, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.returncode == 0, proc.stderr
+    assert [(tmp_path / "rank{}".format(r)).read_text() for r in range(2)] == ["2", "2"]

@@ -1,1 +1,0 @@
-"""Multi-process tests: real processes over loopback (ctest entry distributed_tests)."""
