@@ -117,7 +117,9 @@ tsan)
   # two Predictor cases that compare floats bit for bit with a plain Workspace run (under TSan the
   # positional Run differs in the last bits, without a race report; see benchmarks/RESULTS.md) and
   # [profiler], whose wall-time bounds do not hold at TSan's speed.
-  SPEC='[dag]~[gpu],[predictor]~[gpu]~"Predictor equals a plain Workspace run"~"Predictor errors name the blob and list expected inputs",[hostile]~[gpu]'
+  # [gloo], [store]: the communicator ops over Gloo's TCP pairs (rank threads) and the stores' server
+  # and client threads.
+  SPEC='[dag]~[gpu],[predictor]~[gpu]~"Predictor equals a plain Workspace run"~"Predictor errors name the blob and list expected inputs",[hostile]~[gpu],[gloo]~[gpu],[store]'
   rc=0
   "$BUILD/bin/hetnet_tests" "$SPEC" >"$BUILD/san-logs/catch2.txt" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ]; then

@@ -11,10 +11,11 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "core/half.h"
-#include "device/collectives/store_handler.h"
+#include "device/collectives/memory_store_handler.h"
 #include "op_test_util.h"
 
 namespace hetnet {
@@ -23,60 +24,8 @@ namespace glootest {
 using namespace optest;
 using Clock = std::chrono::steady_clock;
 
-// A StoreHandler in memory, shared by the rank threads of one test.
-class InProcessStore final : public StoreHandler {
- public:
-  void Set(const std::string& name, const std::string& data) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    kv_[name] = data;
-    cv_.notify_all();
-  }
-  std::string Get(const std::string& name, std::chrono::milliseconds timeout) override {
-    Wait({name}, timeout);
-    std::lock_guard<std::mutex> lock(mu_);
-    return kv_.at(name);
-  }
-  int64_t Add(const std::string& name, int64_t value) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    const int64_t v = (kv_.count(name) ? std::stoll(kv_[name]) : 0) + value;
-    kv_[name] = std::to_string(v);
-    cv_.notify_all();
-    return v;
-  }
-  int64_t GetNumKeys() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return static_cast<int64_t>(kv_.size());
-  }
-  bool DeleteKey(const std::string& name) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return kv_.erase(name) > 0;
-  }
-  bool Check(const std::vector<std::string>& names) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& n : names)
-      if (!kv_.count(n)) return false;
-    return true;
-  }
-  void Wait(const std::vector<std::string>& names, std::chrono::milliseconds timeout) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    auto all = [&] {
-      for (const auto& n : names)
-        if (!kv_.count(n)) return false;
-      return true;
-    };
-    if (timeout.count() == 0) {
-      cv_.wait(lock, all);
-    } else if (!cv_.wait_for(lock, timeout, all)) {
-      HN_THROW(kTimeout, WaitTimeoutMessage(names, *this, timeout));
-    }
-  }
-  std::string Describe() const override { return "in-process test store"; }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::string> kv_;
-};
+// The rank threads of one test rendezvous through an in-memory store.
+using InProcessStore = MemoryStoreHandler;
 
 struct RankResult {
   bool ok = true;
@@ -126,11 +75,20 @@ inline void CreateWorld(Workspace& ws, int rank, int size, const std::string& cw
   ws.RunOperatorOnce(Gloo(MakeOp("CreateCommonWorld", {"store"}, {cw}, args), cw + "_op"));
 }
 
+// Feeds `v` as a tensor of `shape`, without Catch2 macros (optest::HostTensor REQUIREs): for rank threads.
+template <typename T>
+void FeedOnRank(Workspace& ws, const std::string& name, const std::vector<int64_t>& shape, const std::vector<T>& v) {
+  Tensor t(shape, DataTypeOf<T>::value);
+  if (static_cast<size_t>(t.numel()) != v.size()) throw std::logic_error("FeedOnRank: shape and values disagree");
+  std::copy(v.begin(), v.end(), t.mutable_data<T>());
+  Feed(ws, name, t);
+}
+
 template <typename T>
 void FeedValues(Workspace& ws, const std::string& name, int64_t n, double base, double step) {
   std::vector<T> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>(base + step * static_cast<double>(i));
-  Feed<T>(ws, name, {n}, v);
+  FeedOnRank<T>(ws, name, {n}, v);
 }
 inline void FeedHalf(Workspace& ws, const std::string& name, int64_t n, double base, double step) {
   Tensor t({n}, DataType::Float16);

@@ -141,7 +141,7 @@ TEST_CASE("gloo: every collective and dtype on 2, 3 and 4 ranks", "[gloo]") {
       std::vector<int32_t> counts(size);
       int64_t total = 0;
       for (int q = 0; q < size; ++q) total += counts[q] = q + 2;
-      Feed<int32_t>(ws, "counts", {size}, counts);
+      FeedOnRank<int32_t>(ws, "counts", {size}, counts);
       for (DataType dt : {DataType::Float, DataType::Float16, DataType::Int64}) {
         for (const char* b : {"s1", "s2"}) {
           const double base = r + (b[1] == '2' ? 100 : 0);  // sums stay exact in float16
@@ -269,7 +269,7 @@ TEST_CASE("gloo: a world of one rank runs every collective locally; each interfa
     Expect(res, "local Allgather", static_cast<double>(Values(ws, "g").size()), 12);
     ws.RunOperatorOnce(Gloo(MakeOp("Reduce", {"cw", "a"}, {"r"})));
     Expect(res, "local Reduce", Values(ws, "r")[0], 11);
-    Feed<int32_t>(ws, "counts", {1}, {6});
+    FeedOnRank<int32_t>(ws, "counts", {1}, {6});
     ws.RunOperatorOnce(Gloo(MakeOp("ReduceScatter", {"cw", "a", "b", "counts"}, {"a", "b", "counts"})));
     Expect(res, "local ReduceScatter", Values(ws, "b")[0], 22);
     ws.RunOperatorOnce(Gloo(MakeOp("Barrier", {"cw"}, {})));

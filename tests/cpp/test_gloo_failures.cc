@@ -28,7 +28,7 @@ TEST_CASE("gloo: argument and tensor errors name the op", "[gloo]") {
           res.mismatch = "error for " + def.type() + " lacks '" + text + "': " + e.what();
       }
     };
-    Feed<uint8_t>(ws, "u8", {3}, {1, 2, 3});
+    FeedOnRank<uint8_t>(ws, "u8", {3}, {1, 2, 3});
     expect_error(Gloo(MakeOp("Allreduce", {"cw", "u8"}, {"u8"})), "Unhandled type: uint8");
     FeedValues<double>(ws, "d", 3, 0, 1);
     expect_error(Gloo(MakeOp("Broadcast", {"cw", "d"}, {"d"})), "Unhandled type: float64");
@@ -40,7 +40,7 @@ TEST_CASE("gloo: argument and tensor errors name the op", "[gloo]") {
     expect_error(Gloo(MakeOp("Allgather", {"cw", "a", "b"}, {"g"})), "Allgather: every input");
     expect_error(Gloo(MakeOp("Broadcast", {"cw", "a"}, {"a"}, {ArgI("root", 2)})), "root must be a rank");
     expect_error(Gloo(MakeOp("Allreduce", {"b", "a"}, {"a"})), "must hold a common world");
-    Feed<int32_t>(ws, "counts", {2}, {1, 1});
+    FeedOnRank<int32_t>(ws, "counts", {2}, {1, 1});
     expect_error(Gloo(MakeOp("ReduceScatter", {"cw", "a", "counts"}, {"a", "counts"})), "recvCounts sum to 2");
     expect_error(Gloo(MakeOp("CreateCommonWorld", {"store"}, {"w"}, {ArgI("size", 2)})),
                  "CreateCommonWorld operator requires name");

@@ -16,7 +16,7 @@
 #include <mutex>
 
 #include "core/half.h"
-#include "device/collectives/store_handler.h"
+#include "device/collectives/memory_store_handler.h"
 #include "tests/cpp/op_test_util.h"
 
 using namespace hetnet;
@@ -24,57 +24,6 @@ using namespace hetnet::optest;
 
 namespace {
 
-// A StoreHandler in memory, for ranks that are threads of this process.
-class MemoryStore final : public StoreHandler {
- public:
-  void Set(const std::string& name, const std::string& data) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = kv_.find(name);
-    HN_ENFORCE(it == kv_.end() || it->second == data, "key '", name, "' already set");
-    kv_[name] = data;
-    cv_.notify_all();
-  }
-  std::string Get(const std::string& name, std::chrono::milliseconds timeout) override {
-    Wait({name}, timeout);
-    std::lock_guard<std::mutex> lock(mu_);
-    return kv_[name];
-  }
-  int64_t Add(const std::string& name, int64_t value) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    const int64_t v = (kv_.count(name) ? std::stoll(kv_[name]) : 0) + value;
-    kv_[name] = std::to_string(v);
-    cv_.notify_all();
-    return v;
-  }
-  int64_t GetNumKeys() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return static_cast<int64_t>(kv_.size());
-  }
-  bool DeleteKey(const std::string& name) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return kv_.erase(name) > 0;
-  }
-  bool Check(const std::vector<std::string>& names) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return Has(names);
-  }
-  void Wait(const std::vector<std::string>& names, std::chrono::milliseconds timeout) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [&] { return Has(names); }))
-      HN_THROW(kTimeout, "Wait timeout for name(s): ", names.empty() ? "" : names[0]);
-  }
-  std::string Describe() const override { return "memory store (test)"; }
-
- private:
-  bool Has(const std::vector<std::string>& names) const {
-    for (const auto& n : names)
-      if (!kv_.count(n)) return false;
-    return true;
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::string> kv_;
-};
 
 void FeedStore(Workspace& ws, const std::string& name, StoreHandlerPtr store) {
   ws.CreateBlob(name)->Reset(std::make_shared<StoreHandlerPtr>(std::move(store)));
@@ -184,7 +133,7 @@ TEST_CASE("NCCL ops: a machine or device without the GPU gives a clear error, no
   INFO(missing.what());
   CHECK(Contains(missing.what(), Device::CUDA(gpus).str()));
   CHECK((missing.kind() == ErrorKind::kUnsupported || missing.kind() == ErrorKind::kNotFound));
-  FeedStore(ws, "store", std::make_shared<MemoryStore>());
+  FeedStore(ws, "store", std::make_shared<MemoryStoreHandler>());
   const Error world = ErrorOf(ws, CreateWorldOp("cw_missing", 1, 0, gpus, 1000));
   CHECK(Contains(world.what(), Device::CUDA(gpus).str()));
 }
@@ -317,7 +266,7 @@ TEST_CASE("GPU: a 1-rank NCCL common world: Allreduce/Broadcast/Allgather/Reduce
 #else
   const Device g0 = Device::CUDA(0);
   Workspace ws;
-  FeedStore(ws, "store", std::make_shared<MemoryStore>());
+  FeedStore(ws, "store", std::make_shared<MemoryStoreHandler>());
   RunOp(ws, CreateWorldOp("cw_one", 1, 0, 0, 10000));
   const std::vector<float> a = RandomVec(8, 3), b = RandomVec(8, 4);
   Feed(ws, "a", HostTensor<float>({8}, a), g0);
@@ -357,7 +306,7 @@ TEST_CASE("GPU: NCCL common world: two ranks on one GPU are refused; a missing p
   WARN("skipped: this build has no NCCL");
   return;
 #else
-  auto store = std::make_shared<MemoryStore>();
+  auto store = std::make_shared<MemoryStoreHandler>();
   auto rank = [&](int r) {
     Workspace ws;
     FeedStore(ws, "store", store);
@@ -380,7 +329,7 @@ TEST_CASE("GPU: NCCL common world: two ranks on one GPU are refused; a missing p
   }
   // Rank 0 of 2 alone: the rendezvous ends at timeout_ms with kTimeout, never hangs.
   Workspace ws;
-  FeedStore(ws, "store", std::make_shared<MemoryStore>());
+  FeedStore(ws, "store", std::make_shared<MemoryStoreHandler>());
   const auto t0 = std::chrono::steady_clock::now();
   const Error late = ErrorOf(ws, CreateWorldOp("cw_alone", 2, 0, 0, 500));
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
