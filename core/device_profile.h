@@ -1,0 +1,56 @@
+// What one machine's devices can do, for cost-based placement (issue 17): per device, matrix and
+// convolution throughput by shape class, memory bandwidth, per-op dispatch/launch overhead and
+// memory; per device pair, copy bandwidth and latency (pinned and pageable). Written by
+// `hetnet calibrate` (measured) or shipped as an estimate (profiles/*.json say which in `source`).
+// Device names are Device::str(): "cpu", "cuda:0".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hetnet {
+
+// Shape classes of compute throughput: an op's FLOPs decide its class.
+enum class ShapeClass { kSmall, kMedium, kLarge };  // < 1 MFLOP, < 100 MFLOP, larger
+ShapeClass ShapeClassOf(double flops);
+const char* ShapeClassName(ShapeClass c);  // "small", "medium", "large"
+
+struct DeviceCaps {
+  std::string name;                            // "cpu", "cuda:0"
+  std::map<std::string, double> gemm_gflops;   // by ShapeClassName: sustained float32 GEMM
+  std::map<std::string, double> conv_gflops;   // by ShapeClassName: float32 convolution
+  double mem_bandwidth_gbs = 0;                // streaming read+write, GB/s (1e9 B/s)
+  double dispatch_us = 0;                      // fixed cost per op (CPU dispatch; GPU launch)
+  int64_t memory_bytes = 0;                    // usable memory (0: unknown)
+};
+
+struct LinkCaps {
+  std::string from, to;  // device names
+  bool pinned = true;    // host side pinned (page-locked) or pageable
+  double bandwidth_gbs = 0;
+  double latency_us = 0;
+};
+
+struct DeviceProfile {
+  std::string machine;  // free text: "NVIDIA H100 80GB HBM3, 16-core host"
+  std::string source;   // "measured by hetnet calibrate, 2026-11-26" or "estimated from vendor specs"
+  std::vector<DeviceCaps> devices;
+  std::vector<LinkCaps> links;
+  // Measured / predicted time ratio per "<device>/<op type>" (folded back from profiled runs).
+  std::map<std::string, double> corrections;
+
+  const DeviceCaps* Find(const std::string& device) const;  // nullptr when absent
+  const LinkCaps* FindLink(const std::string& from, const std::string& to, bool pinned = true) const;
+  double Correction(const std::string& device, const std::string& op_type) const;  // 1 when absent
+
+  // JSON (the file `hetnet calibrate` writes); Load throws kInvalidArgument naming the file and
+  // field on malformed input, kNotFound for a missing file.
+  std::string ToJson() const;
+  static DeviceProfile FromJson(const std::string& text, const std::string& what = "profile");
+  static DeviceProfile Load(const std::string& path);
+  void Save(const std::string& path) const;
+};
+
+}  // namespace hetnet
