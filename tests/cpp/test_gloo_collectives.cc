@@ -4,6 +4,7 @@
 // of ops that share a common world. Failures: test_gloo_failures.cc.
 #include <catch2/catch.hpp>
 
+#include "core/placement.h"
 #include "net_executors/dag_graph.h"
 #include "operators/communicator_op.h"
 #include "gloo_test_util.h"
@@ -64,11 +65,34 @@ TEST_CASE("dag: communicator ops sharing a common world are chained in net order
 
 #if HETNET_WITH_GLOO
 
-TEST_CASE("gloo: GPU-device communicator ops have a GLOO kernel that refuses clearly", "[gloo]") {
-  // Constructing one needs a GPU (operators/communicator_gpu_op_gloo.cc); here only registration.
-  for (const char* type : {"CreateCommonWorld", "Allreduce", "Broadcast", "Reduce", "Allgather", "ReduceScatter",
-                           "Barrier", "CloneCommonWorld"})
+TEST_CASE("gloo: GPU-device communicator ops have staging GLOO kernels in CUDA builds", "[gloo]") {
+  // Running them needs a GPU (operators/communicator_op_gloo_cuda.cc, tests/cpp/test_gloo_cuda.cc
+  // [gpu][gloo]); here the registry and the placement a machine with a GPU would get.
+  const std::vector<const char*> types = {"CreateCommonWorld", "CloneCommonWorld", "Allreduce", "Broadcast",
+                                          "Reduce", "Allgather", "ReduceScatter", "Barrier"};
+#if HETNET_WITH_CUDA
+  for (const char* type : types) {
+    INFO(type);
     CHECK(OperatorRegistry::Find(type, DeviceType::CUDA, "GLOO") != nullptr);
+  }
+  // No CUDA kernel of any engine: DestroyCommonWorld placed on a GPU runs on CPU (fallback).
+  CHECK(OperatorRegistry::Find("DestroyCommonWorld", DeviceType::CUDA, "GLOO") == nullptr);
+  caffe2::NetDef net;
+  net.set_name("gloo_on_gpu");
+  *net.add_op() = Gloo(MakeOp("CreateCommonWorld", {"store"}, {"cw"}, {ArgI("size", 2)}, Device::CUDA(0)), "cw_op");
+  *net.add_op() = Gloo(MakeOp("Allreduce", {"cw", "x"}, {"x"}, {}, Device::CUDA(0)));
+  *net.add_op() = Gloo(MakeOp("DestroyCommonWorld", {"cw"}, {"cw"}, {}, Device::CUDA(0)));
+  const CopyPassResult placed = PlanPlacement(net, {"cpu", "cuda:0"}, {{"store", Device::CPU()}, {"x", Device::CUDA(0)}},
+                                              {}, PlacementOptions{});
+  REQUIRE(placed.report.ops.size() == 3);  // no copies: the GPU tensor stays where it is
+  CHECK(placed.report.copies.empty());
+  CHECK(placed.report.ops[0].device == Device::CUDA(0));
+  CHECK(placed.report.ops[1].device == Device::CUDA(0));
+  CHECK(placed.report.ops[1].engine == "GLOO");
+  CHECK(placed.report.ops[2].device == Device::CPU());
+#else
+  for (const char* type : types) CHECK(OperatorRegistry::Find(type, DeviceType::CUDA, "GLOO") == nullptr);
+#endif
 }
 
 TEST_CASE("gloo: every collective and dtype on 2, 3 and 4 ranks", "[gloo]") {
