@@ -12,6 +12,8 @@
 
 namespace hetnet {
 
+struct RunProfile;  // core/profiler.h
+
 // Shape classes of compute throughput: an op's FLOPs decide its class.
 enum class ShapeClass { kSmall, kMedium, kLarge };  // < 1 MFLOP, < 100 MFLOP, larger
 ShapeClass ShapeClassOf(double flops);
@@ -36,6 +38,7 @@ struct LinkCaps {
 struct DeviceProfile {
   std::string machine;  // free text: "NVIDIA H100 80GB HBM3, 16-core host"
   std::string source;   // "measured by hetnet calibrate, 2026-11-26" or "estimated from vendor specs"
+  std::string notes;    // free text: how the figures were obtained (optional in the file)
   std::vector<DeviceCaps> devices;
   std::vector<LinkCaps> links;
   // Measured / predicted time ratio per "<device>/<op type>" (folded back from profiled runs).
@@ -52,5 +55,14 @@ struct DeviceProfile {
   static DeviceProfile Load(const std::string& path);
   void Save(const std::string& path) const;
 };
+
+// Folds one profiled run back into `profile->corrections`: for every "<device>/<op type>" with
+// timed ops, the correction is multiplied by the geometric mean of measured / predicted over
+// those ops. `op_devices[i]` is the device op i ran on and `predicted_us[i]` its predicted time
+// made with this profile (its current corrections applied), both by op index of `run`; ops with a
+// non-positive prediction or time, and copy ops (link costs, not device work), are skipped.
+// Returns how many corrections changed. Throws kInvalidArgument when the sizes disagree.
+int FoldProfiledRun(DeviceProfile* profile, const RunProfile& run, const std::vector<std::string>& op_devices,
+                    const std::vector<double>& predicted_us);
 
 }  // namespace hetnet

@@ -36,6 +36,18 @@ class OpCostRegistry {
 OpCost CostOf(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& inputs,
               const std::vector<TensorInfo>& outputs);
 
+// Helpers for cost functions. Unknown shapes count as 0 elements.
+double NumElements(const TensorInfo& t);
+double NumBytes(const TensorInfo& t);
+bool AllKnown(const std::vector<TensorInfo>& ts);
+// Bandwidth-bound work: bytes = all inputs read + all outputs written, `flops_per_out` FLOPs per
+// output element (0 for copies), kind kMemory.
+OpCost MemoryCost(const std::vector<TensorInfo>& inputs, const std::vector<TensorInfo>& outputs,
+                  double flops_per_out);
+// `flops` of kind (kGemm / kConv) with the bytes of MemoryCost.
+OpCost ComputeCost(OpKind kind, double flops, const std::vector<TensorInfo>& inputs,
+                   const std::vector<TensorInfo>& outputs);
+
 struct OpCostRegisterer {
   OpCostRegisterer(const char* type, OpCostFn fn) { OpCostRegistry::Register(type, std::move(fn)); }
 };

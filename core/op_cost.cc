@@ -1,0 +1,79 @@
+#include "core/op_cost.h"
+
+#include <map>
+
+#include "core/error.h"
+
+namespace hetnet {
+
+namespace {
+
+std::map<std::string, OpCostFn>& Registry() {
+  static std::map<std::string, OpCostFn> m;
+  return m;
+}
+
+}  // namespace
+
+void OpCostRegistry::Register(const std::string& type, OpCostFn fn) {
+  HN_ENFORCE(static_cast<bool>(fn), "REGISTER_OP_COST(", type, "): empty cost function");
+  HN_ENFORCE(Registry().emplace(type, std::move(fn)).second, "REGISTER_OP_COST(", type, ") registered twice");
+}
+
+const OpCostFn* OpCostRegistry::Find(const std::string& type) {
+  auto it = Registry().find(type);
+  return it == Registry().end() ? nullptr : &it->second;
+}
+
+double NumElements(const TensorInfo& t) {
+  if (!t.known) return 0;
+  double n = 1;
+  for (int64_t d : t.dims) n *= static_cast<double>(d < 0 ? 0 : d);
+  return n;
+}
+
+double NumBytes(const TensorInfo& t) { return NumElements(t) * static_cast<double>(ItemSize(t.dtype)); }
+
+bool AllKnown(const std::vector<TensorInfo>& ts) {
+  for (const TensorInfo& t : ts)
+    if (!t.known) return false;
+  return true;
+}
+
+OpCost MemoryCost(const std::vector<TensorInfo>& inputs, const std::vector<TensorInfo>& outputs, double flops_per_out) {
+  OpCost c;
+  c.kind = OpKind::kMemory;
+  for (const TensorInfo& t : inputs) c.bytes_read += NumBytes(t);
+  for (const TensorInfo& t : outputs) {
+    c.bytes_written += NumBytes(t);
+    c.flops += flops_per_out * NumElements(t);
+  }
+  return c;
+}
+
+OpCost ComputeCost(OpKind kind, double flops, const std::vector<TensorInfo>& inputs,
+                   const std::vector<TensorInfo>& outputs) {
+  OpCost c = MemoryCost(inputs, outputs, 0);
+  c.kind = kind;
+  c.flops = flops;
+  return c;
+}
+
+OpCost CostOf(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& inputs,
+              const std::vector<TensorInfo>& outputs) {
+  if (const OpCostFn* fn = OpCostRegistry::Find(def.type())) {
+    // A cost function needs its shapes; without them nothing is known.
+    if (!AllKnown(inputs) || !AllKnown(outputs)) {
+      OpCost unknown;
+      unknown.estimated = true;
+      return unknown;
+    }
+    return (*fn)(def, inputs, outputs);
+  }
+  OpCost c;
+  if (AllKnown(inputs) && AllKnown(outputs)) c = MemoryCost(inputs, outputs, 1.0);
+  c.estimated = true;
+  return c;
+}
+
+}  // namespace hetnet
