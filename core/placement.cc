@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/argument.h"
+#include "core/auto_placement.h"
 #include "core/checked_size.h"
 #include "core/operator.h"
 #include "core/workspace.h"
@@ -323,7 +324,12 @@ CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const Pl
   std::map<std::string, TensorInfo> shapes;
   ExternalInputsFromWorkspace(def, ws, &devices, &shapes);
   auto has_kernel = [](const std::string& type) { return !OperatorRegistry::Engines(type, DeviceType::CUDA).empty(); };
-  return PlaceNetWith(def, devices, shapes, opts, NumCudaDevices(), has_kernel);
+  AutoPlacementResult automatic;  // net argument placement="auto" (core/auto_placement.h)
+  if (!MaybeAutoPlace(def, devices, shapes, NumCudaDevices(), &automatic))
+    return PlaceNetWith(def, devices, shapes, opts, NumCudaDevices(), has_kernel);
+  CopyPassResult placed = PlaceNetWith(automatic.net, devices, shapes, opts, NumCudaDevices(), has_kernel);
+  AnnotateAutoPlacement(automatic, &placed.report);
+  return placed;
 }
 
 int PlannedGpuCount(const std::vector<std::string>& devices) {

@@ -1,0 +1,203 @@
+// AutoPlace's searches over placements: exhaustive with branch and bound for small nets, and for
+// large ones the best of the uniform placements and a greedy list schedule, improved by single-op
+// flips and contiguous-segment moves until nothing improves (or the time budget ends).
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "core/auto_placement_model.h"
+
+namespace hetnet {
+namespace auto_placement {
+
+namespace {
+
+// Feasible placements by cost; infeasible ones after them, by how far they are over a cap (so a
+// search started over a cap still walks towards feasibility).
+std::pair<double, double> Key(const Evaluation& e) {
+  return e.over_dev < 0 ? std::make_pair(0.0, e.cost) : std::make_pair(e.over_bytes, e.makespan);
+}
+
+bool Allowed(const Problem& p, int op, int d) { return p.compute_us[op][d] < kInf; }
+
+std::vector<double> MinRestUs(const Problem& p) {
+  std::vector<double> rest(p.n_ops + 1, 0);
+  for (int i = p.n_ops - 1; i >= 0; --i) {
+    double best = kInf;
+    if (p.pinned[i] >= 0) {
+      best = p.compute_us[i][p.pinned[i]];
+    } else {
+      for (int d = 0; d < p.n_dev; ++d) best = std::min(best, p.compute_us[i][d]);
+    }
+    rest[i] = rest[i + 1] + best;
+  }
+  return rest;
+}
+
+class Timer {
+ public:
+  explicit Timer(double budget_ms) : budget_ms_(budget_ms), start_(std::chrono::steady_clock::now()) {}
+  bool Expired() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count() > budget_ms_;
+  }
+
+ private:
+  double budget_ms_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Keeps the best placement seen, infeasible ones included (for the refusal's message).
+struct Best {
+  std::vector<int> placement;
+  Evaluation eval;
+  std::pair<double, double> key{kInf, kInf};
+  int64_t evaluated = 0;
+  double cost() const { return eval.over_dev < 0 ? eval.cost : kInf; }
+  bool Offer(const std::vector<int>& x, const Evaluation& e) {
+    ++evaluated;
+    const auto k = Key(e);
+    if (k >= key) return false;
+    key = k;
+    placement = x;
+    eval = e;
+    return true;
+  }
+};
+
+std::vector<int> Greedy(const Problem& p, const Simulator& sim) {
+  std::vector<int> x(p.n_ops, 0);
+  SimState s = sim.Start();
+  for (int i = 0; i < p.n_ops; ++i) {
+    int pick = p.pinned[i];
+    if (pick < 0) {
+      double best = kInf;
+      for (int d = 0; d < p.n_dev; ++d) {
+        if (!Allowed(p, i, d)) continue;
+        SimState t = s;
+        sim.Step(&t, d);
+        double score = p.throughput ? *std::max_element(t.busy.begin(), t.busy.end()) : t.op_finish[i];
+        for (int e = 0; e < p.n_dev; ++e)
+          if (p.caps[e] > 0 && t.weights[e] + t.mem_peak[e] > static_cast<double>(p.caps[e])) score += 1e200;
+        if (pick < 0 || score < best) {
+          best = score;
+          pick = d;
+        }
+      }
+    }
+    x[i] = pick;
+    sim.Step(&s, pick);
+  }
+  return x;
+}
+
+}  // namespace
+
+std::vector<int> AllOn(const Problem& p, int dev, bool keep_pins) {
+  std::vector<int> x(p.n_ops);
+  for (int i = 0; i < p.n_ops; ++i) {
+    if (keep_pins && p.pinned[i] >= 0) {
+      x[i] = p.pinned[i];
+    } else if (Allowed(p, i, dev)) {
+      x[i] = dev;
+    } else {
+      x[i] = 0;
+      for (int d = 0; d < p.n_dev && !Allowed(p, i, x[i]); ++d) x[i] = d;
+    }
+  }
+  return x;
+}
+
+SearchResult ExactSearch(const Problem& p) {
+  Simulator sim(p);
+  Best best;
+  for (int d = 0; d < p.n_dev; ++d) {  // an incumbent to prune against from the start
+    auto x = AllOn(p, d, true);
+    best.Offer(x, sim.Run(x));
+  }
+  const std::vector<double> rest = MinRestUs(p);
+  std::vector<int> cur(p.n_ops, 0);
+  int64_t nodes = 0;
+  const int64_t node_limit = 20000000;  // never hang: past it the answer is only the best found
+  bool complete = true;
+  std::function<void(SimState&)> dfs = [&](SimState& s) {
+    while (s.next_op < p.n_ops && p.pinned[s.next_op] >= 0) {
+      cur[s.next_op] = p.pinned[s.next_op];
+      sim.Step(&s, p.pinned[s.next_op]);
+    }
+    if (s.next_op == p.n_ops) {
+      best.Offer(cur, sim.Finish(s));
+      return;
+    }
+    const int op = s.next_op;
+    std::vector<int> order;
+    for (int d = 0; d < p.n_dev; ++d)
+      if (Allowed(p, op, d)) order.push_back(d);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return p.compute_us[op][a] < p.compute_us[op][b]; });
+    for (int d : order) {
+      if (++nodes > node_limit) {
+        complete = false;
+        return;
+      }
+      SimState child = s;
+      cur[op] = d;
+      sim.Step(&child, d);
+      const double bound = sim.LowerBound(child, rest);
+      if (bound == kInf || bound >= best.cost()) continue;  // over a cap, or cannot beat the best
+      dfs(child);
+    }
+  };
+  SimState root = sim.Start();
+  dfs(root);
+  SearchResult r;
+  r.placement = best.placement;
+  r.eval = best.eval;
+  r.exact = complete;
+  r.evaluated = best.evaluated + nodes;
+  return r;
+}
+
+SearchResult HeuristicSearch(const Problem& p, double budget_ms) {
+  Simulator sim(p);
+  Timer timer(budget_ms);
+  Best best;
+  for (int d = 0; d < p.n_dev; ++d) {
+    auto x = AllOn(p, d, true);
+    best.Offer(x, sim.Run(x));
+  }
+  {
+    auto x = Greedy(p, sim);
+    best.Offer(x, sim.Run(x));
+  }
+  std::vector<int> free_ops;
+  for (int i = 0; i < p.n_ops; ++i)
+    if (p.pinned[i] < 0) free_ops.push_back(i);
+  const int nf = static_cast<int>(free_ops.size());
+  // Moves a run of free ops [lo, hi) (in net order) to device d where each has a kernel.
+  auto try_move = [&](int lo, int hi, int d) {
+    std::vector<int> x = best.placement;
+    bool changed = false;
+    for (int k = lo; k < hi; ++k) {
+      const int op = free_ops[k];
+      if (x[op] != d && Allowed(p, op, d)) {
+        x[op] = d;
+        changed = true;
+      }
+    }
+    return changed && best.Offer(x, sim.Run(x));
+  };
+  for (bool improved = true; improved && !timer.Expired();) {
+    improved = false;
+    for (int len = 1; len <= std::max(1, nf) && !timer.Expired(); len *= 2)
+      for (int lo = 0; lo + len <= nf && !timer.Expired(); lo += std::max(1, len / 2))
+        for (int d = 0; d < p.n_dev; ++d) improved |= try_move(lo, lo + len, d);
+  }
+  SearchResult r;
+  r.placement = best.placement;
+  r.eval = best.eval;
+  r.exact = false;
+  r.evaluated = best.evaluated;
+  return r;
+}
+
+}  // namespace auto_placement
+}  // namespace hetnet
