@@ -68,14 +68,16 @@ class GlooStagedOpOnCuda final : public Operator<CUDAContext>, public Collective
     if (copied_back_) cudaEventDestroy(copied_back_);
   }
 
-  const CollectiveRunStats& last_collective_run() const override { return stats_ ? stats_->last_collective_run() : none_; }
+  const CollectiveRunStats& last_collective_run() const override {
+    return stats_ ? stats_->last_collective_run() : none_;
+  }
 
   void RunOnDevice() override {
     status_.Run([&] {
-      cudaStream_t stream = context_.stream();
-      // The last run's copies back may still read the staging tensors, queued on another stream
-      // when another executor thread ran it: the copies below (and so step 2) wait for them.
-      if (copied_back_) HN_CUDA_CHECK(cudaStreamWaitEvent(stream, copied_back_, 0));
+      // The last run's copies back may still read the staging tensors (queued on another stream
+      // when another executor thread ran it): wait for them on the host before anything writes or
+      // reallocates a staging tensor. Normally long done: a whole net iteration ago.
+      if (copied_back_) HN_CUDA_CHECK(cudaEventSynchronize(copied_back_));
       for (int i = 1; i < InputSize(); ++i) host_in_[i - 1]->CopyFrom(Input(i), &context_);
       // The fence: every executor queues this op on its stream behind the GPU work that produced
       // its inputs (the simple net runs a device's ops on one stream; the DAG executor makes this
@@ -83,14 +85,22 @@ class GlooStagedOpOnCuda final : public Operator<CUDAContext>, public Collective
       // inputs were final when copied and the host copies have landed.
       context_.FinishDeviceComputation();
       host_->Run();
-      for (int j = 0; j < OutputSize(); ++j) Output(j)->CopyFrom(*host_out_[j], &context_);
       if (OutputSize() == 0) return;
-      if (!copied_back_) HN_CUDA_CHECK(cudaEventCreateWithFlags(&copied_back_, cudaEventDisableTiming));
-      HN_CUDA_CHECK(cudaEventRecord(copied_back_, stream));
+      try {
+        for (int j = 0; j < OutputSize(); ++j) Output(j)->CopyFrom(*host_out_[j], &context_);
+      } catch (...) {
+        MarkCopiesBack();  // those queued before the error still read the staging tensors
+        throw;
+      }
+      MarkCopiesBack();
     });
   }
 
  private:
+  void MarkCopiesBack() {
+    if (!copied_back_) HN_CUDA_CHECK(cudaEventCreateWithFlags(&copied_back_, cudaEventDisableTiming));
+    HN_CUDA_CHECK(cudaEventRecord(copied_back_, context_.stream()));
+  }
   Tensor* StagingTensor(const std::string& name) {
     Tensor* t = staging_ws_.CreateBlob(name)->GetMutableTensor(Device::CPU());
     t->set_pinned_host(true);  // page-locked from its first allocation: the copies are true async DMAs

@@ -82,8 +82,8 @@ TEST_CASE("gloo: GPU-device communicator ops have staging GLOO kernels in CUDA b
   *net.add_op() = Gloo(MakeOp("CreateCommonWorld", {"store"}, {"cw"}, {ArgI("size", 2)}, Device::CUDA(0)), "cw_op");
   *net.add_op() = Gloo(MakeOp("Allreduce", {"cw", "x"}, {"x"}, {}, Device::CUDA(0)));
   *net.add_op() = Gloo(MakeOp("DestroyCommonWorld", {"cw"}, {"cw"}, {}, Device::CUDA(0)));
-  const CopyPassResult placed = PlanPlacement(net, {"cpu", "cuda:0"}, {{"store", Device::CPU()}, {"x", Device::CUDA(0)}},
-                                              {}, PlacementOptions{});
+  const CopyPassResult placed =
+      PlanPlacement(net, {"cpu", "cuda:0"}, {{"store", Device::CPU()}, {"x", Device::CUDA(0)}}, {}, PlacementOptions{});
   REQUIRE(placed.report.ops.size() == 3);  // no copies: the GPU tensor stays where it is
   CHECK(placed.report.copies.empty());
   CHECK(placed.report.ops[0].device == Device::CUDA(0));
