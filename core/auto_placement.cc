@@ -37,6 +37,7 @@ std::string Why(const Problem& p, const auto_placement::Simulator& sim, std::vec
   std::vector<int> allowed;
   for (int d = 0; d < p.n_dev; ++d)
     if (p.compute_us[i][d] < kInf) allowed.push_back(d);
+  if (p.n_dev == 1) return MakeString(p.dev_names[0], " is the only candidate device");
   if (allowed.size() == 1)
     return MakeString("only ", p.dev_names[allowed[0]], " has a kernel for ", p.types[i], " among the candidates");
   const int at = x[i];
