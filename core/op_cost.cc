@@ -59,6 +59,11 @@ OpCost ComputeCost(OpKind kind, double flops, const std::vector<TensorInfo>& inp
   return c;
 }
 
+OpCostFn ElementwiseCostFn(double flops_per_out) {
+  return [flops_per_out](const caffe2::OperatorDef&, const std::vector<TensorInfo>& in,
+                         const std::vector<TensorInfo>& out) { return MemoryCost(in, out, flops_per_out); };
+}
+
 OpCost CostOf(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& inputs,
               const std::vector<TensorInfo>& outputs) {
   if (const OpCostFn* fn = OpCostRegistry::Find(def.type())) {

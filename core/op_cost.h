@@ -48,6 +48,9 @@ OpCost MemoryCost(const std::vector<TensorInfo>& inputs, const std::vector<Tenso
 OpCost ComputeCost(OpKind kind, double flops, const std::vector<TensorInfo>& inputs,
                    const std::vector<TensorInfo>& outputs);
 
+// The cost function of a bandwidth-bound op: MemoryCost(inputs, outputs, flops_per_out).
+OpCostFn ElementwiseCostFn(double flops_per_out);
+
 struct OpCostRegisterer {
   OpCostRegisterer(const char* type, OpCostFn fn) { OpCostRegistry::Register(type, std::move(fn)); }
 };

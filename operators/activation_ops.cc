@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -31,6 +32,10 @@ OPERATOR_SCHEMA(Tanh).NumInputs(1).NumOutputs(1).AllowOneToOneInplace().Identica
     .SetDoc("Y = tanh(X), elementwise.");
 OPERATOR_SCHEMA(TanhGradient).NumInputs(2).NumOutputs(1).AllowInplace({{1, 0}})
     .IdenticalTypeAndShapeOfInput(1);
+
+// exp, add, divide (tanh about the same) per element; bandwidth-bound all the same.
+REGISTER_OP_COST(Sigmoid, ElementwiseCostFn(4));
+REGISTER_OP_COST(Tanh, ElementwiseCostFn(4));
 
 REGISTER_CPU_OPERATOR(Sigmoid, SigmoidOp<CPUContext>);
 REGISTER_CPU_OPERATOR(SigmoidGradient, SigmoidGradientOp<CPUContext>);

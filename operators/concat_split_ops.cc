@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -117,6 +118,7 @@ OPERATOR_SCHEMA(Concat)
                                      TensorInfo::Of({static_cast<int64_t>(in.size())}, DataType::Int32)};
     })
     .SetDoc("Concatenates along `axis` (or `order`); add_axis=1 stacks on a new axis. split_info (int32) on CPU.");
+REGISTER_OP_COST(Concat, ElementwiseCostFn(0));  // bytes only
 OPERATOR_SCHEMA(Split)
     .NumInputs(1, 2)
     .NumOutputs(1, 1 << 30)

@@ -3,6 +3,7 @@
 // no_gradient_to_input=1 drops dX) and the CPU kernels of conv_op.h.
 #include "operators/conv_op.h"
 
+#include "core/op_cost.h"
 #include "operators/conv_gradient_maker.h"
 
 namespace hetnet {
@@ -36,6 +37,14 @@ OPERATOR_SCHEMA(ConvGradient)
       return out;
     })
     .SetDoc("ConvGradient(X, filter, dY) -> dfilter, dbias (absent with no_bias=1), dX (optional).");
+
+// 2 * N * Cout * OH * OW * (Cin / group) * kH * kW: every output element is a dot product over one
+// filter (filter [Cout, Cin/group, kH, kW]); the bias add is left out.
+REGISTER_OP_COST(Conv, [](const caffe2::OperatorDef&, const std::vector<TensorInfo>& in,
+                          const std::vector<TensorInfo>& out) {
+  const double per_filter = in[1].dims.empty() || in[1].dims[0] <= 0 ? 0 : NumElements(in[1]) / in[1].dims[0];
+  return ComputeCost(OpKind::kConv, 2.0 * NumElements(out[0]) * per_filter, in, out);
+});
 
 REGISTER_CPU_OPERATOR(Conv, ConvOp<CPUContext>);
 REGISTER_CPU_OPERATOR(ConvGradient, ConvGradientOp<CPUContext>);

@@ -3,6 +3,7 @@
 // no_gradient_to_input=1 drops dX) and the CPU kernels of conv_op.h.
 #include "operators/conv_transpose_op.h"
 
+#include "core/op_cost.h"
 #include "operators/conv_gradient_maker.h"
 
 namespace hetnet {
@@ -37,6 +38,14 @@ OPERATOR_SCHEMA(ConvTransposeGradient)
       return out;
     })
     .SetDoc("ConvTransposeGradient(X, filter, dY) -> dfilter, dbias (absent with no_bias=1), dX (optional).");
+
+// Every input element scatters through one filter slice (filter [Cin, Cout/group, kH, kW]):
+// 2 * N * Cin * H * W * (Cout / group) * kH * kW.
+REGISTER_OP_COST(ConvTranspose, [](const caffe2::OperatorDef&, const std::vector<TensorInfo>& in,
+                                   const std::vector<TensorInfo>& out) {
+  const double per_input = in[1].dims.empty() || in[1].dims[0] <= 0 ? 0 : NumElements(in[1]) / in[1].dims[0];
+  return ComputeCost(OpKind::kConv, 2.0 * NumElements(in[0]) * per_input, in, out);
+});
 
 REGISTER_CPU_OPERATOR(ConvTranspose, ConvTransposeOp<CPUContext>);
 REGISTER_CPU_OPERATOR(ConvTransposeGradient, ConvTransposeGradientOp<CPUContext>);

@@ -1,6 +1,7 @@
 #include "operators/copy_op.h"
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -10,6 +11,11 @@ OPERATOR_SCHEMA(CopyCPUToGPU).NumInputs(1).NumOutputs(1).IdenticalTypeAndShape()
     .SetDoc("Copies a CPU tensor to the op's GPU through pinned staging, asynchronously on the op's stream.");
 OPERATOR_SCHEMA(CopyGPUToCPU).NumInputs(1).NumOutputs(1).IdenticalTypeAndShape().OutputsOnCPU({0}).NoCPUFallback()
     .SetDoc("Copies a tensor on the op's GPU into pinned host memory; CPU readers see it when the op returns.");
+
+// Bytes only; a cross-device copy's time comes from the profile's link, not the device.
+REGISTER_OP_COST(Copy, ElementwiseCostFn(0));
+REGISTER_OP_COST(CopyCPUToGPU, ElementwiseCostFn(0));
+REGISTER_OP_COST(CopyGPUToCPU, ElementwiseCostFn(0));
 
 REGISTER_CPU_OPERATOR(Copy, CPUCopyOp);
 REGISTER_CPU_OPERATOR(CopyCPUToGPU, CPUCopyOp);

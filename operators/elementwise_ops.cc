@@ -1,6 +1,7 @@
 #include "operators/elementwise_ops.h"
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -97,6 +98,10 @@ HN_BINARY_OP(Sub, math::BinaryOp::Sub)
 HN_BINARY_OP(Mul, math::BinaryOp::Mul)
 HN_BINARY_OP(Div, math::BinaryOp::Div)
 #undef HN_BINARY_OP
+REGISTER_OP_COST(Add, ElementwiseCostFn(1));
+REGISTER_OP_COST(Sub, ElementwiseCostFn(1));
+REGISTER_OP_COST(Mul, ElementwiseCostFn(1));
+REGISTER_OP_COST(Div, ElementwiseCostFn(1));
 
 // Gradient op "<Type>Gradient"(dC, A, B) -> dA, dB with the forward op's broadcast args.
 class GetBinaryElementwiseGradient final : public GradientMakerBase {

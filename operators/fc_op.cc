@@ -1,6 +1,7 @@
 #include "operators/fc_op.h"
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -26,6 +27,15 @@ OPERATOR_SCHEMA(FCGradient)
       if (def.output_size() > 2) out.push_back(in[0]);
       return out;
     });
+
+// One multiply-add per (row, output, inner) triple: 2 * M * N * K.
+REGISTER_OP_COST(FC, [](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in,
+                        const std::vector<TensorInfo>& out) {
+  ArgumentHelper args(def);
+  const FCDims d = ComputeFCDims(def, in[0].dims, in[1].dims, &in[2].dims, args.GetSingleArgument<int>("axis", 1),
+                                 args.GetSingleArgument<int>("axis_w", 1));
+  return ComputeCost(OpKind::kGemm, 2.0 * d.M * d.N * d.K, in, out);
+});
 
 REGISTER_CPU_OPERATOR(FC, FCOp<CPUContext>);
 REGISTER_CPU_OPERATOR(FCGradient, FCGradientOp<CPUContext>);

@@ -1,6 +1,7 @@
 #include "operators/fc_transposed_op.h"
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -22,6 +23,12 @@ OPERATOR_SCHEMA(FCTransposedGradient)
       if (def.output_size() > 2) out.push_back(in[0]);
       return out;
     });
+
+REGISTER_OP_COST(FCTransposed, [](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in,
+                                  const std::vector<TensorInfo>& out) {
+  const FCTDims d = ComputeFCTransposedDims(def, in[0].dims, in[1].dims, &in[2].dims);
+  return ComputeCost(OpKind::kGemm, 2.0 * d.M * d.N * d.K, in, out);
+});
 
 REGISTER_CPU_OPERATOR(FCTransposed, FCTransposedOp<CPUContext>);
 REGISTER_CPU_OPERATOR(FCTransposedGradient, FCTransposedGradientOp<CPUContext>);

@@ -1,6 +1,7 @@
 #include "operators/matmul_ops.h"
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -64,6 +65,17 @@ OPERATOR_SCHEMA(BatchMatMul)
                                                     in[0].dtype)};
     })
     .SetDoc("Batched op(A) * op(B) over the last two dims; args trans_a, trans_b, broadcast.");
+
+REGISTER_OP_COST(MatMul, [](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in,
+                            const std::vector<TensorInfo>& out) {
+  const MatMulDims d = ComputeMatMulDims(def, in[0].dims, in[1].dims);
+  return ComputeCost(OpKind::kGemm, 2.0 * d.M * d.N * d.K, in, out);
+});
+REGISTER_OP_COST(BatchMatMul, [](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in,
+                                 const std::vector<TensorInfo>& out) {
+  const BatchMatMulPlan p = ComputeBatchMatMulPlan(def, in[0].dims, in[1].dims);
+  return ComputeCost(OpKind::kGemm, 2.0 * p.batches * p.M * p.N * p.K, in, out);
+});
 
 REGISTER_CPU_OPERATOR(MatMul, MatMulOp<CPUContext>);
 REGISTER_CPU_OPERATOR(BatchMatMul, BatchMatMulOp<CPUContext>);

@@ -3,6 +3,7 @@
 #include "operators/pool_op.h"
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -45,6 +46,16 @@ OPERATOR_SCHEMA(MaxPool).NumInputs(1).NumOutputs(1).TensorInference(PoolShape).S
 OPERATOR_SCHEMA(AveragePool).NumInputs(1).NumOutputs(1).TensorInference(PoolShape).SetDoc(kPoolDoc);
 OPERATOR_SCHEMA(MaxPoolGradient).NumInputs(3).NumOutputs(1).IdenticalTypeAndShapeOfInput(0);
 OPERATOR_SCHEMA(AveragePoolGradient).NumInputs(3).NumOutputs(1).IdenticalTypeAndShapeOfInput(0);
+
+namespace {
+// One compare / add per window element of every output; bandwidth-bound.
+OpCost PoolCost(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in, const std::vector<TensorInfo>& out) {
+  const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::Pool, ParsePoolArgs(def), in[0].dims);
+  return MemoryCost(in, out, static_cast<double>(g.kh) * g.kw);
+}
+}  // namespace
+REGISTER_OP_COST(MaxPool, PoolCost);
+REGISTER_OP_COST(AveragePool, PoolCost);
 
 REGISTER_CPU_OPERATOR(MaxPool, PoolOp<CPUContext, true>);
 REGISTER_CPU_OPERATOR(AveragePool, PoolOp<CPUContext, false>);

@@ -1,6 +1,7 @@
 #include "operators/relu_op.h"
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -18,6 +19,8 @@ OPERATOR_SCHEMA(Relu).NumInputs(1).NumOutputs(1).AllowOneToOneInplace().Identica
     .SetDoc("Y = max(X, 0), elementwise.");
 OPERATOR_SCHEMA(ReluGradient).NumInputs(2).NumOutputs(1).AllowInplace({{1, 0}})
     .IdenticalTypeAndShapeOfInput(1);
+
+REGISTER_OP_COST(Relu, ElementwiseCostFn(1));
 
 REGISTER_CPU_OPERATOR(Relu, ReluOp<CPUContext>);
 REGISTER_CPU_OPERATOR(ReluGradient, ReluGradientOp<CPUContext>);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -40,6 +41,9 @@ OPERATOR_SCHEMA(Softmax).NumInputs(1).NumOutputs(1).AllowOneToOneInplace().Ident
     .SetDoc("Softmax over the dims from `axis` (default 1) on; X is viewed as 2-D [N, D].");
 OPERATOR_SCHEMA(SoftmaxGradient).NumInputs(2).NumOutputs(1).AllowInplace({{1, 0}})
     .IdenticalTypeAndShapeOfInput(0);
+
+// max, subtract, exp, sum, divide per element.
+REGISTER_OP_COST(Softmax, ElementwiseCostFn(5));
 
 REGISTER_CPU_OPERATOR(Softmax, SoftmaxOp<CPUContext>);
 REGISTER_CPU_OPERATOR(SoftmaxGradient, SoftmaxGradientOp<CPUContext>);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -104,6 +105,12 @@ OPERATOR_SCHEMA(SpatialBN)
             "float64), arg num_batches: mean = sum / M, var = sumsq / M - mean^2, M = num_batches * N * HxW. "
             "hetnet extension: input 7 `count`, one float32/float64/int64 value on the op's device, is M itself "
             "(batches of unequal size across devices or processes).");
+// Inference: one multiply-add per element; training also reduces mean and variance (~3 more).
+REGISTER_OP_COST(SpatialBN, [](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in,
+                               const std::vector<TensorInfo>& out) {
+  const bool is_test = ArgumentHelper(def).GetSingleArgument<int>("is_test", 0) != 0;
+  return MemoryCost(in, out, is_test ? 2 : 5);
+});
 OPERATOR_SCHEMA(SpatialBNGradient)
     .NumInputs(5, 8)
     .NumOutputs(3)

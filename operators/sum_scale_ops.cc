@@ -1,6 +1,7 @@
 #include "operators/sum_scale_ops.h"
 
 #include "core/gradient.h"
+#include "core/op_cost.h"
 
 namespace hetnet {
 
@@ -8,6 +9,11 @@ OPERATOR_SCHEMA(Sum).NumInputs(1, 1 << 30).NumOutputs(1).AllowInplace({{0, 0}}).
     .SetDoc("Y = X0 + X1 + ... (same shapes); Y may be X0.");
 OPERATOR_SCHEMA(Scale).NumInputs(1).NumOutputs(1).AllowInplace({{0, 0}}).IdenticalTypeAndShape()
     .SetDoc("Y = scale * X (arg scale, default 1).");
+
+REGISTER_OP_COST(Sum, [](const caffe2::OperatorDef&, const std::vector<TensorInfo>& in,
+                         const std::vector<TensorInfo>& out) {
+  return MemoryCost(in, out, in.empty() ? 0 : static_cast<double>(in.size() - 1));
+});
 
 REGISTER_CPU_OPERATOR(Sum, SumOp<CPUContext>);
 REGISTER_CPU_OPERATOR(Scale, ScaleOp<CPUContext>);

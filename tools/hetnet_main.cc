@@ -10,6 +10,7 @@
 #include "tools/cli_common.h"
 
 namespace hetnet_cli { int ExportOnnxCommand(int argc, char** argv); }  // tools/cli_export_onnx.cc
+namespace hetnet_cli { int CalibrateCommand(int argc, char** argv); }  // tools/cli_calibrate.cc
 
 namespace {
 
@@ -21,6 +22,7 @@ const char* const kMainHelp =
     "  inspect   print a NetDef: operators, devices, engines, inputs and outputs\n"
     "  serve     serve a Triton-style model repository over KServe v2 HTTP and gRPC\n"
     "  export-onnx  write an init + predict net pair as an ONNX model\n"
+    "  calibrate    measure this machine's devices and links; write a device profile (JSON)\n"
     "\n"
     "`hetnet <command> --help` describes a command.\n"
     "exit codes: 0 ok, 1 runtime error, 2 bad usage\n";
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return RunCommand(argc - 1, argv + 1);
     if (cmd == "inspect") return InspectCommand(argc - 1, argv + 1);
     if (cmd == "export-onnx") return ExportOnnxCommand(argc - 1, argv + 1);
+    if (cmd == "calibrate") return CalibrateCommand(argc - 1, argv + 1);
 #ifdef HETNET_WITH_SERVING
     if (cmd == "serve") return ServeCommand(argc - 1, argv + 1);
 #else
