@@ -14,7 +14,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 deps="$PWD/.gpu-deps"
-pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libeigen3-dev catch2)
+pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libeigen3-dev catch2
+      libgloo-dev libgloo0 libhiredis-dev libhiredis0.14 libibverbs-dev libibverbs1 libnl-3-200 libnl-route-3-200)
 
 pack() {
   set -e
@@ -39,8 +40,10 @@ setup_env() {
   local root="$deps/root"
   mkdir -p "$root"
   for f in "$deps"/debs/*.deb; do dpkg -x "$f" "$root"; done
+  # Debian's Gloo config names /usr/lib/libgloo.so.0.5.0 absolutely: point it at the unpacked copy.
+  sed -i "s|\"/usr/lib/libgloo|\"$root/usr/lib/libgloo|g" "$root"/usr/share/cmake/Gloo/GlooTargets-*.cmake 2>/dev/null
   lib="$root/usr/lib/x86_64-linux-gnu"
-  export PATH="$root/usr/bin:$PATH" LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export PATH="$root/usr/bin:$PATH" LD_LIBRARY_PATH="$lib:$root/usr/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export HETNET_SHARED_DIR="$deps/shared" PYTHONUNBUFFERED=1
   cudnn_lib="" nccl_lib=""
   for d in $(python3 -c 'import glob, os, nvidia
@@ -80,6 +83,7 @@ configure_and_build() {
     -DProtobuf_PROTOC_EXECUTABLE="$root_dir/usr/bin/protoc" -DProtobuf_INCLUDE_DIR="$root_dir/usr/include" \
     -DProtobuf_LIBRARY="$lib/libprotobuf.so" -DEigen3_DIR="$root_dir/usr/share/eigen3/cmake" \
     -DCatch2_DIR="$root_dir/usr/lib/cmake/Catch2" -DHETNET_BUILD_SERVING=OFF -DHETNET_BUILD_ONNX=OFF \
+    -DGloo_DIR="$root_dir/usr/share/cmake/Gloo" \
     ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
     ${nccl_lib:+$(nccl_cmake_args)} \
     -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build build-gpu -j"$(nproc)" || return 1
