@@ -205,3 +205,24 @@ TEST_CASE("device profile: folding a profiled run into corrections", "[auto_plac
   r = Thrown([&] { FoldProfiledRun(&p, run, devices, predicted); });
   CHECK_THAT(r.second, Catch::Contains("op 17"));
 }
+
+TEST_CASE("device profile: the shipped H100 profile loads and says it is an estimate", "[auto_placement][profile]") {
+  const DeviceProfile p = DeviceProfile::Load(std::string(HETNET_SOURCE_DIR) + "/profiles/h100_default.json");
+  CHECK_THAT(p.source, Catch::Contains("not measured by hetnet calibrate") && Catch::Contains("hetnet calibrate"));
+  const DeviceCaps* cpu = p.Find("cpu");
+  const DeviceCaps* gpu = p.Find("cuda:0");
+  REQUIRE(cpu != nullptr);
+  REQUIRE(gpu != nullptr);
+  for (const char* cls : {"small", "medium", "large"}) {
+    CHECK(cpu->gemm_gflops.count(cls) == 1);
+    CHECK(gpu->conv_gflops.count(cls) == 1);
+  }
+  // The trade the planner weighs: the GPU wins large GEMMs, loses on fixed cost per op.
+  CHECK(gpu->gemm_gflops.at("large") > 10 * cpu->gemm_gflops.at("large"));
+  CHECK(gpu->dispatch_us > 10 * cpu->dispatch_us);
+  CHECK(gpu->memory_bytes > (int64_t{70} << 30));
+  REQUIRE(p.FindLink("cpu", "cuda:0") != nullptr);
+  REQUIRE(p.FindLink("cpu", "cuda:0", false) != nullptr);
+  REQUIRE(p.FindLink("cuda:0", "cpu") != nullptr);
+  CHECK(p.FindLink("cpu", "cuda:0", false)->bandwidth_gbs < p.FindLink("cpu", "cuda:0")->bandwidth_gbs);
+}
