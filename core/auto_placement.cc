@@ -18,7 +18,7 @@ using auto_placement::Problem;
 
 std::string Us(double us) {
   char buf[32];
-  if (us >= 1e4) std::snprintf(buf, sizeof(buf), "%.0f us", us);
+  if (us >= 100) std::snprintf(buf, sizeof(buf), "%.0f us", us);
   else std::snprintf(buf, sizeof(buf), "%.3g us", us);
   return buf;
 }
@@ -106,6 +106,8 @@ AutoPlacementResult AutoPlace(const caffe2::NetDef& net, const std::map<std::str
   r.objective = p.throughput ? "throughput" : "latency";
   r.exact = found.exact;
   r.placements_evaluated = found.evaluated;
+  for (int b = 0; b < p.n_blobs; ++b)
+    if (p.home[b] >= 0) r.data_inputs.insert(p.blob_names[b]);
   r.profile_source = MakeString(profile.machine, profile.source.empty() ? "" : "; ", profile.source);
   for (int d = 0; d < p.n_dev; ++d) {
     r.peak_bytes[p.dev_names[d]] = static_cast<int64_t>(best.need[d]);

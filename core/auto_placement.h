@@ -59,6 +59,7 @@ struct AutoPlacementResult {
   std::map<std::string, double> busy_us;        // compute time per device in the chosen placement
   double objective_us = 0;  // latency: predicted_us; throughput: the busiest compute/copy queue per run
   std::map<std::string, int64_t> caps;          // memory cap per device (absent: none)
+  std::set<std::string> data_inputs;            // per-run inputs; the other blobs read first are weights
   int64_t placements_evaluated = 0;             // simulations run by the search
   std::string ToText() const;                   // the report: per op, predictions and why
 };

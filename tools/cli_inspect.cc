@@ -1,11 +1,14 @@
 // `hetnet inspect`: a NetDef as text (one line per op), and optionally its placement report.
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "core/auto_placement.h"
 #include "core/device.h"
+#include "core/memonger.h"
 #include "core/memory_report.h"
 #include "core/placement.h"
 #include "core/proto_io.h"
@@ -17,7 +20,7 @@ namespace hetnet_cli {
 
 const char* const kInspectHelp =
     "usage: hetnet inspect NET [--init INIT_NET] [--placement [--devices LIST]] [--dot] [--svg FILE] [--memory]\n"
-    "                      [--shape NAME=D0,D1,...]...\n"
+    "                      [--shape NAME=D0,D1,...]... [--auto [--profile-file P] [--objective O]]\n"
     "\n"
     "Prints NET's name, type, one line per operator (index, type, device, engine, inputs -> outputs)\n"
     "and its external inputs and outputs. NET is a NetDef file, binary or text format, or an ONNX\n"
@@ -39,6 +42,12 @@ const char* const kInspectHelp =
     "                 model's declared input shapes)\n"
     "  --shape NAME=D0,D1,...[:TYPE]  an external input's shape and element type (default float32,\n"
     "                 e.g. label=16:int32), for --memory and --devices\n"
+    "  --auto         choose every unpinned operator's device from predicted costs (cost-based\n"
+    "                 placement, docs/auto_placement.md) and print why; with --devices, for that\n"
+    "                 machine (nothing runs, no GPU needed); implies --placement\n"
+    "  --profile-file P  the target machine's device profile (JSON from `hetnet calibrate`) for --auto;\n"
+    "                 default $HETNET_DEVICE_PROFILE, else rough built-in constants\n"
+    "  --objective O  latency (default: one run) or throughput (busiest device per run) for --auto\n"
     "  -h, --help     this help\n"
     "placement:\n";
 
@@ -136,6 +145,42 @@ hetnet::CopyPassResult PlanOffline(const caffe2::NetDef& net, const caffe2::NetD
   return hetnet::PlanPlacement(net, devices, input_devices, input_shapes, opts);
 }
 
+// --auto: the profile (file, $HETNET_DEVICE_PROFILE, else built-in constants for `devices` or this
+// machine), shapes from the net, the init net's fills and --shape; the init net's outputs are
+// weights, the other blobs read first are data.
+hetnet::AutoPlacementResult AutoPlanOffline(const caffe2::NetDef& net, const caffe2::NetDef* init,
+                                            std::vector<std::string>* devices, bool have_devices,
+                                            const std::string& profile_path, const std::string& objective,
+                                            std::map<std::string, hetnet::TensorInfo> shapes) {
+  hetnet::DeviceProfile profile;
+  const char* env = std::getenv("HETNET_DEVICE_PROFILE");
+  if (!profile_path.empty()) profile = hetnet::DeviceProfile::Load(profile_path);
+  else if (env && *env) profile = hetnet::DeviceProfile::Load(env);
+  else profile = hetnet::BuiltinFallbackProfile(have_devices ? hetnet::PlannedGpuCount(*devices) : hetnet::NumCudaDevices());
+  hetnet::AutoPlacementOptions options;
+  if (objective == "throughput") options.objective = hetnet::AutoPlacementOptions::Objective::kThroughput;
+  else if (objective != "latency") throw UsageError("--objective is latency or throughput, got '" + objective + "'");
+  if (have_devices) {
+    options.devices = hetnet::ParseDeviceList(*devices);
+  } else {
+    *devices = {"cpu"};
+    for (const auto& caps : profile.devices)
+      if (caps.name != "cpu") devices->push_back(caps.name);
+  }
+  if (init) {
+    std::set<std::string> weights;
+    for (const auto& op : init->op()) weights.insert(op.output().begin(), op.output().end());
+    for (const auto& [name, info] : hetnet::InferBlobShapes(*init)) shapes.emplace(name, info);
+    std::set<std::string> written;
+    for (const auto& op : net.op()) {
+      for (const auto& in : op.input())
+        if (!written.count(in) && !weights.count(in)) options.data_inputs.insert(in);
+      written.insert(op.output().begin(), op.output().end());
+    }
+  }
+  return hetnet::AutoPlace(net, shapes, profile, options);
+}
+
 }  // namespace
 
 std::string DescribeNet(const caffe2::NetDef& net) {
@@ -160,7 +205,8 @@ int InspectCommand(int argc, char** argv) {
   std::string net_path, init_path, onnx_device;
   bool placement = false, dot = false, memory = false;
   std::string svg_path, devices_flag;
-  bool have_devices = false;
+  bool have_devices = false, automatic = false;
+  std::string profile_path, objective = "latency";
   std::vector<std::string> shape_flags;
   std::string shape_flag;
   while (!args.Done()) {
@@ -171,6 +217,9 @@ int InspectCommand(int argc, char** argv) {
     } else if (args.Flag("--svg", &svg_path)) {
     } else if (args.Flag("--devices", &devices_flag)) {
       have_devices = true;
+    } else if (args.Switch("--auto")) {
+      automatic = true;
+    } else if (args.Flag("--profile-file", &profile_path) || args.Flag("--objective", &objective)) {
     } else if (args.Switch("--placement")) {
       placement = true;
     } else if (args.Switch("--dot")) {
@@ -199,13 +248,31 @@ int InspectCommand(int argc, char** argv) {
     }
     if (!dot && svg_path.empty()) placement = true;
   }
+  if (!automatic && !profile_path.empty()) throw UsageError("--profile-file is for --auto");
+  if (automatic && !dot && svg_path.empty()) placement = true;
   const ModelNets nets = LoadModelNets(net_path, init_path, onnx_device);
   const caffe2::NetDef& net = nets.predict;
   const caffe2::NetDef* init = nets.has_init ? &nets.init : nullptr;
   if (!dot) std::cout << DescribeNet(net);
   if (placement || dot || !svg_path.empty()) {
     hetnet::CopyPassResult placed;
-    if (have_devices) {
+    if (automatic) {
+      std::map<std::string, hetnet::TensorInfo> shapes = nets.input_shapes;
+      for (const auto& [name, info] : ParseShapeFlags(shape_flags)) shapes[name] = info;
+      const auto planned = AutoPlanOffline(net, init, &devices, have_devices, profile_path, objective, shapes);
+      // Weights live where the plan loads them (on their first reader's device), data on the CPU.
+      std::map<std::string, hetnet::Device> input_devices;
+      std::set<std::string> written;
+      for (const auto& op : planned.net.op()) {
+        const hetnet::Device d = hetnet::DeviceFromOption(op.device_option());
+        for (const auto& in : op.input())
+          if (!written.count(in) && !planned.data_inputs.count(in)) input_devices.emplace(in, d);
+        written.insert(op.output().begin(), op.output().end());
+      }
+      placed = hetnet::PlanPlacement(planned.net, devices, input_devices, shapes, hetnet::DefaultPlacementOptions());
+      hetnet::AnnotateAutoPlacement(planned, &placed.report);
+      if (!dot) std::cout << planned.ToText();
+    } else if (have_devices) {
       const int gpus = hetnet::PlannedGpuCount(devices);
       if (gpus > 0 && !hetnet::HasCudaSupport())
         std::cerr << "note: this hetnet was built without CUDA, so it cannot tell which operator types have CUDA "

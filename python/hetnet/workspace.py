@@ -427,3 +427,52 @@ C = _BuildCModule()
 
 if _C.has_predictor:  # bound when core/predictor.h is in the tree
     from hetnet._predictor import Predictor  # noqa: F401
+
+
+# ---- cost-based automatic placement (core/auto_placement.h, docs/auto_placement.md) ----
+
+def AutoPlace(net, devices=None, objective="latency", memory_caps=None, input_shapes=None, profile=None,
+              override_pinned=False, data_inputs=None, exact_limit=14):
+    """Chooses a device for every operator of net that has no device option of its own, from
+    predicted compute and copy times, and returns (placed NetDef, report).
+
+    devices: candidate names such as ['cpu', 'cuda:0'] (or 'cpu,cuda:0'); None: the CPU and every
+    device of the profile. objective: 'latency' (one run's predicted time) or 'throughput' (the
+    busiest device or copy direction per run, a pipelined steady state). memory_caps: {device:
+    bytes}; None: the profile's memory. input_shapes: {blob: shape or (shape, TensorProto dtype)},
+    over the shapes of blobs the current workspace holds. profile: a path to a JSON device profile
+    (`hetnet calibrate`), its JSON text, or a dict; None: $HETNET_DEVICE_PROFILE, else rough
+    built-in constants for this machine. data_inputs: the blobs fed per run (copied from where
+    they live every run); None: the net's first external input. Every other blob the net reads
+    before writing it counts as a weight, loaded once onto each device that reads it.
+
+    The report is a dict: 'text' (the C++ report), 'ops' ([{op, type, predicted_us: {device: us},
+    chosen, pinned, why}]), 'predicted_us', 'objective', 'objective_us', 'baselines_us'
+    ({'all cpu': us, ...}), 'peak_bytes', 'caps', 'busy_us', 'exact', 'planner_ms',
+    'placements_evaluated', 'profile_source'. No placement within the caps raises
+    hetnet.InvalidArgumentError naming the device, the bytes needed and the cap."""
+    import json
+    import os
+    if isinstance(devices, str):
+        devices = devices.split(",")
+    names = [str(d).strip() for d in (devices or [])]
+    if objective not in ("latency", "throughput"):
+        raise ValueError("AutoPlace: objective is 'latency' or 'throughput', got {!r}".format(objective))
+    if profile is None:
+        profile_json = ""
+    elif isinstance(profile, dict):
+        profile_json = json.dumps(profile)
+    elif isinstance(profile, str) and profile.lstrip().startswith("{"):
+        profile_json = profile
+    elif isinstance(profile, (str, os.PathLike)):
+        with open(profile) as f:
+            profile_json = f.read()
+    else:
+        raise TypeError("AutoPlace: profile is a JSON path, JSON text or dict, got {!r}".format(type(profile)))
+    caps = {str(k): int(v) for k, v in (memory_caps or {}).items()}
+    net_bytes, report = _C.auto_place(_NetProtoBytes(net), names, objective, caps, _ShapesArg(input_shapes),
+                                      profile_json, bool(override_pinned), int(exact_limit),
+                                      [str(b) for b in (data_inputs or [])], True)
+    placed = caffe2_pb2.NetDef()
+    placed.ParseFromString(net_bytes)
+    return placed, report

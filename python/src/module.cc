@@ -3,6 +3,7 @@
 #include "bindings.h"
 
 namespace hetnet_python { void InitOnnxExport(py::module_& m); }  // onnx_export_bindings.cc
+namespace hetnet_python { void InitAutoPlacement(py::module_& m); }  // auto_placement_bindings.cc
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "hetnet C++ runtime bindings (use the hetnet.* Python modules instead of this one)";
@@ -15,4 +16,5 @@ PYBIND11_MODULE(_C, m) {
   hetnet_python::InitAutodiff(m);
   hetnet_python::InitOnnx(m);
   hetnet_python::InitOnnxExport(m);
+  hetnet_python::InitAutoPlacement(m);
 }

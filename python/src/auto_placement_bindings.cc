@@ -1,0 +1,86 @@
+// Cost-based automatic placement (core/auto_placement.h) for workspace.AutoPlace.
+#include <pybind11/stl.h>
+
+#include <cstdlib>
+
+#include "bindings.h"
+#include "core/auto_placement.h"
+#include "core/placement.h"
+
+namespace hetnet_python {
+
+namespace {
+
+py::dict ResultToDict(const hetnet::AutoPlacementResult& r) {
+  py::list ops;
+  for (const auto& op : r.ops) {
+    py::dict d;
+    d["op"] = op.op;
+    d["type"] = op.type;
+    d["predicted_us"] = op.predicted_us;
+    d["chosen"] = op.chosen;
+    d["pinned"] = op.pinned;
+    d["why"] = op.why;
+    ops.append(d);
+  }
+  py::dict out;
+  out["net_name"] = r.net.name();
+  out["text"] = r.ToText();
+  out["ops"] = ops;
+  out["predicted_us"] = r.predicted_us;
+  out["objective"] = r.objective;
+  out["objective_us"] = r.objective_us;
+  out["baselines_us"] = r.baselines_us;
+  out["peak_bytes"] = r.peak_bytes;
+  out["caps"] = r.caps;
+  out["busy_us"] = r.busy_us;
+  out["exact"] = r.exact;
+  out["planner_ms"] = r.planner_ms;
+  out["placements_evaluated"] = r.placements_evaluated;
+  out["profile_source"] = r.profile_source;
+  return out;
+}
+
+}  // namespace
+
+void InitAutoPlacement(py::module_& m) {
+  // profile: a JSON text, "" for $HETNET_DEVICE_PROFILE or else the built-in profile of this
+  // machine. shapes: {blob: (dims, TensorProto dtype)} over what the current workspace holds
+  // (when from_workspace). Returns (placed net bytes, report dict).
+  m.def("auto_place", [](const py::bytes& net_bytes, const std::vector<std::string>& devices,
+                         const std::string& objective, const std::map<std::string, int64_t>& memory_caps,
+                         const std::map<std::string, std::pair<std::vector<int64_t>, int>>& shapes,
+                         const std::string& profile_json, bool override_pinned, int exact_limit,
+                         const std::vector<std::string>& data_inputs, bool from_workspace) {
+    auto net = ParseProto<caffe2::NetDef>(net_bytes, "NetDef");
+    hetnet::DeviceProfile profile;
+    const char* env = std::getenv("HETNET_DEVICE_PROFILE");
+    if (!profile_json.empty()) profile = hetnet::DeviceProfile::FromJson(profile_json, "the profile argument");
+    else if (env && *env) profile = hetnet::DeviceProfile::Load(env);
+    else profile = hetnet::BuiltinFallbackProfile(hetnet::NumCudaDevices());
+    hetnet::AutoPlacementOptions options;
+    options.devices = hetnet::ParseDeviceList(devices);
+    if (objective == "throughput") options.objective = hetnet::AutoPlacementOptions::Objective::kThroughput;
+    else if (objective != "latency")
+      HN_THROW(kInvalidArgument, "objective must be \"latency\" or \"throughput\", got \"", objective, "\"");
+    options.memory_caps = memory_caps;
+    options.override_pinned = override_pinned;
+    options.exact_limit = exact_limit;
+    options.data_inputs.insert(data_inputs.begin(), data_inputs.end());
+    std::map<std::string, hetnet::Device> input_devices;
+    std::map<std::string, hetnet::TensorInfo> input_shapes;
+    if (from_workspace)
+      hetnet::ExternalInputsFromWorkspace(net, *CurrentWorkspace(), &input_devices, &input_shapes);
+    for (const auto& [name, info] : shapes)
+      input_shapes[name] = hetnet::TensorInfo::Of(info.first, static_cast<hetnet::DataType>(info.second));
+    for (const auto& name : data_inputs) {
+      auto d = input_devices.find(name);
+      if (d != input_devices.end()) options.input_devices[name] = d->second;
+    }
+    auto result = hetnet::AutoPlace(net, input_shapes, profile, options);
+    return py::make_tuple(SerializeProto(result.net), ResultToDict(result));
+  });
+  m.def("fallback_device_profile", [](int gpus) { return hetnet::BuiltinFallbackProfile(gpus).ToJson(); });
+}
+
+}  // namespace hetnet_python
