@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "core/device_profile.h"
+#include "core/error.h"
 #include "core/net.h"
 #include "core/workspace.h"
 #include "tools/cli_common.h"
@@ -298,6 +300,14 @@ int Calibrate(int argc, char** argv) {
       continue;
     }
     throw UsageError("unknown option '" + args.Peek() + "' for calibrate");
+  }
+  // Refuse an unwritable output before measuring for a minute.
+  if (!output.empty()) {
+    const size_t slash = output.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : output.substr(0, slash);
+    if (access(dir.c_str(), W_OK) != 0)
+      HN_THROW(kRuntime, "cannot write the profile to '", output, "': directory '", dir, "' ",
+               errno == ENOENT ? "does not exist" : "is not writable");
   }
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
