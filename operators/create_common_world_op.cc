@@ -28,7 +28,9 @@ bool RankFromMpiEnvironment(int* rank, int* size) {
 CommonWorldArgs ParseCreateCommonWorldArgs(const OperatorBase& op) {
   CommonWorldArgs a;
   a.name = op.def().name();
-  HN_ENFORCE(!a.name.empty(), "CreateCommonWorld operator requires name");
+  // Presence, as Caffe2 checked it (has_name): Python's core.CreateOperator always sets a name, "" by
+  // default, and gloo_test's worlds are unnamed; an empty name is an empty store prefix.
+  HN_ENFORCE(op.def().has_name(), "CreateCommonWorld operator requires name");
   a.size = op.GetSingleArgument<int>("size", 0);
   a.rank = op.GetSingleArgument<int>("rank", 0);
   if (op.GetSingleArgument<bool>("mpi_rendezvous", false)) {

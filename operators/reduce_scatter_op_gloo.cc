@@ -3,6 +3,9 @@
 // instance, so rebinding it after a pointer change on one rank only would desynchronize the ranks).
 // In p - 1 steps rank r sends segment r-s-1 to r+1 and adds segment r-s-2 from r-1 into its own;
 // after the last step segment r holds all p contributions.
+// As Gloo's algorithm did for Caffe2, rank r's segment (recvCounts[r] elements starting at the sum of
+// the counts before r) ends at the front of every output; the rest of each output is unspecified.
+// The counts may sum to fewer elements than the tensors hold (the tail goes to no rank), not more.
 #include <gloo/context.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
@@ -43,8 +46,9 @@ class ReduceScatterGlooOp final : public GlooCollectiveOp {
                       CountsKey(), [&] { Ring(world, x, sum); });
       const size_t item = x.itemsize();
       const size_t off = offsets_[world.rank()] * item, len = (offsets_[world.rank() + 1] - offsets_[world.rank()]) * item;
-      for (int i = 1; i < n; ++i)
-        std::memcpy(static_cast<uint8_t*>(want_.ptrs[i]) + off, static_cast<uint8_t*>(want_.ptrs[0]) + off, len);
+      auto* reduced = static_cast<uint8_t*>(want_.ptrs[0]);
+      for (int i = 1; i < n; ++i) std::memcpy(want_.ptrs[i], reduced + off, len);
+      if (off && len) std::memmove(reduced, reduced + off, len);  // last: the copies above read it
     });
   }
 
@@ -60,7 +64,7 @@ class ReduceScatterGlooOp final : public GlooCollectiveOp {
       HN_ENFORCE(c[i] >= 0, type(), ": recvCounts[", i, "] is negative (", c[i], ")");
       offsets_[i + 1] = offsets_[i] + c[i];
     }
-    HN_ENFORCE(offsets_[size] == numel, type(), ": recvCounts sum to ", offsets_[size], " but the tensors have ",
+    HN_ENFORCE(offsets_[size] <= numel, type(), ": recvCounts sum to ", offsets_[size], " but the tensors have only ",
                numel, " elements");
   }
 

@@ -40,8 +40,8 @@ TEST_CASE("gloo: argument and tensor errors name the op", "[gloo]") {
     expect_error(Gloo(MakeOp("Allgather", {"cw", "a", "b"}, {"g"})), "Allgather: every input");
     expect_error(Gloo(MakeOp("Broadcast", {"cw", "a"}, {"a"}, {ArgI("root", 2)})), "root must be a rank");
     expect_error(Gloo(MakeOp("Allreduce", {"b", "a"}, {"a"})), "must hold a common world");
-    FeedOnRank<int32_t>(ws, "counts", {2}, {1, 1});
-    expect_error(Gloo(MakeOp("ReduceScatter", {"cw", "a", "counts"}, {"a", "counts"})), "recvCounts sum to 2");
+    FeedOnRank<int32_t>(ws, "counts", {2}, {2, 2});  // fewer than numel is allowed (as in Gloo), more is not
+    expect_error(Gloo(MakeOp("ReduceScatter", {"cw", "a", "counts"}, {"a", "counts"})), "recvCounts sum to 4");
     expect_error(Gloo(MakeOp("CreateCommonWorld", {"store"}, {"w"}, {ArgI("size", 2)})),
                  "CreateCommonWorld operator requires name");
     expect_error(Gloo(MakeOp("CreateCommonWorld", {"store"}, {"w"}, {ArgI("size", 2), ArgI("rank", 2)}), "w_op"),
