@@ -352,10 +352,12 @@ Evaluation Simulator::Finish(SimState s) const {
   e.busy = s.busy;
   if (p_.throughput) {  // steady state of a pipeline: the busiest compute or copy queue
     e.cost = 0;
-    for (double b : s.busy) e.cost = std::max(e.cost, b);
-    for (double b : s.link_busy) e.cost = std::max(e.cost, b);
+    for (double b : s.busy) e.cost = std::max(e.cost, b), e.secondary += b * b;
+    for (double b : s.link_busy) e.cost = std::max(e.cost, b), e.secondary += b * b;
   } else {
     e.cost = s.makespan;
+    for (double b : s.busy) e.secondary += b;
+    for (double b : s.link_busy) e.secondary += b;
   }
   e.need.resize(p_.n_dev);
   for (int d = 0; d < p_.n_dev; ++d) {

@@ -68,6 +68,9 @@ struct Evaluation {
   double makespan = 0;     // one run, copies included
   std::vector<double> need;  // weights + activation peak per device
   std::vector<double> busy;  // compute per device
+  // Tie-break of equal costs, so that local search can cross plateaus: throughput, the sum of
+  // squared queue loads (spread work before the busiest queue can drop); latency, total work.
+  double secondary = 0;
   int over_dev = -1;       // the device most over its cap
   double over_bytes = 0;
 };

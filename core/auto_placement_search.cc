@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <random>
+#include <tuple>
 
 #include "core/auto_placement_model.h"
 
@@ -14,8 +16,8 @@ namespace {
 
 // Feasible placements by cost; infeasible ones after them, by how far they are over a cap (so a
 // search started over a cap still walks towards feasibility).
-std::pair<double, double> Key(const Evaluation& e) {
-  return e.over_dev < 0 ? std::make_pair(0.0, e.cost) : std::make_pair(e.over_bytes, e.makespan);
+std::tuple<double, double, double> Key(const Evaluation& e) {
+  return e.over_dev < 0 ? std::make_tuple(0.0, e.cost, e.secondary) : std::make_tuple(e.over_bytes, e.makespan, 0.0);
 }
 
 bool Allowed(const Problem& p, int op, int d) { return p.compute_us[op][d] < kInf; }
@@ -50,7 +52,7 @@ class Timer {
 struct Best {
   std::vector<int> placement;
   Evaluation eval;
-  std::pair<double, double> key{kInf, kInf};
+  std::tuple<double, double, double> key{kInf, kInf, kInf};
   int64_t evaluated = 0;
   double cost() const { return eval.over_dev < 0 ? eval.cost : kInf; }
   bool Offer(const std::vector<int>& x, const Evaluation& e) {
@@ -172,30 +174,51 @@ SearchResult HeuristicSearch(const Problem& p, double budget_ms) {
   for (int i = 0; i < p.n_ops; ++i)
     if (p.pinned[i] < 0) free_ops.push_back(i);
   const int nf = static_cast<int>(free_ops.size());
-  // Moves a run of free ops [lo, hi) (in net order) to device d where each has a kernel.
-  auto try_move = [&](int lo, int hi, int d) {
-    std::vector<int> x = best.placement;
-    bool changed = false;
-    for (int k = lo; k < hi; ++k) {
-      const int op = free_ops[k];
-      if (x[op] != d && Allowed(p, op, d)) {
-        x[op] = d;
-        changed = true;
+  int64_t evaluated = best.evaluated;
+  // Local search from `start`: moves runs of free ops [lo, hi) (in net order; lengths 1, 2, 4, ...)
+  // to one device where each has a kernel, keeping every improvement, until none improves.
+  auto descend = [&](const std::vector<int>& start) {
+    Best cur;
+    cur.Offer(start, sim.Run(start));
+    auto try_move = [&](int lo, int hi, int d) {
+      std::vector<int> x = cur.placement;
+      bool changed = false;
+      for (int k = lo; k < hi; ++k) {
+        const int op = free_ops[k];
+        if (x[op] != d && Allowed(p, op, d)) {
+          x[op] = d;
+          changed = true;
+        }
       }
+      return changed && cur.Offer(x, sim.Run(x));
+    };
+    for (bool improved = true; improved && !timer.Expired();) {
+      improved = false;
+      for (int len = 1; len <= std::max(1, nf) && !timer.Expired(); len *= 2)
+        for (int lo = 0; lo + len <= nf && !timer.Expired(); lo += std::max(1, len / 2))
+          for (int d = 0; d < p.n_dev; ++d) improved |= try_move(lo, lo + len, d);
     }
-    return changed && best.Offer(x, sim.Run(x));
+    evaluated += cur.evaluated;
+    best.Offer(cur.placement, cur.eval);
   };
-  for (bool improved = true; improved && !timer.Expired();) {
-    improved = false;
-    for (int len = 1; len <= std::max(1, nf) && !timer.Expired(); len *= 2)
-      for (int lo = 0; lo + len <= nf && !timer.Expired(); lo += std::max(1, len / 2))
-        for (int d = 0; d < p.n_dev; ++d) improved |= try_move(lo, lo + len, d);
+  descend(best.placement);
+  // Iterated local search: kick the best placement (a random run of ops to a random device) and
+  // descend again, a few times; a fixed seed keeps plans reproducible.
+  std::mt19937 rng(17);
+  for (int kick = 0; kick < 8 && nf > 0 && !timer.Expired(); ++kick) {
+    std::vector<int> x = best.placement;
+    const int len = 1 + static_cast<int>(rng() % std::max(1, nf / 3));
+    const int lo = static_cast<int>(rng() % (nf - std::min(len, nf) + 1));
+    const int d = static_cast<int>(rng() % p.n_dev);
+    for (int k = lo; k < std::min(nf, lo + len); ++k)
+      if (Allowed(p, free_ops[k], d)) x[free_ops[k]] = d;
+    descend(x);
   }
   SearchResult r;
   r.placement = best.placement;
   r.eval = best.eval;
   r.exact = false;
-  r.evaluated = best.evaluated;
+  r.evaluated = evaluated;
   return r;
 }
 
