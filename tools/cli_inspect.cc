@@ -253,6 +253,8 @@ int InspectCommand(int argc, char** argv) {
   const ModelNets nets = LoadModelNets(net_path, init_path, onnx_device);
   const caffe2::NetDef& net = nets.predict;
   const caffe2::NetDef* init = nets.has_init ? &nets.init : nullptr;
+  for (const auto& arg : net.arg())  // a placement="auto" net planned for another machine: plan it auto too
+    if (have_devices && arg.name() == "placement" && arg.s() == "auto") automatic = true;
   if (!dot) std::cout << DescribeNet(net);
   if (placement || dot || !svg_path.empty()) {
     hetnet::CopyPassResult placed;

@@ -165,6 +165,15 @@ def test_cli_plans_for_a_gpu_machine_from_this_one(ws, tmp_path):
     for op in report["ops"]:
         assert "#{} {} -> {}".format(op["op"], op["type"], op["chosen"]) in out.stdout
 
+    # A net that asks for placement="auto", planned for another machine, is planned auto too.
+    auto_net = _mlp(2048)
+    auto_net.Proto().arg.add(name="placement", s=b"auto")
+    net_file.write_bytes(auto_net.Proto().SerializeToString())
+    out = subprocess.run([_cli(), "inspect", "--devices", "cpu,cuda:0", str(net_file)] + shape_flags,
+                         capture_output=True, text=True, timeout=60, env=dict(os.environ, HETNET_DEVICE_PROFILE=""))
+    assert out.returncode == 0, out.stderr
+    assert "rough constants" in out.stdout and "auto: " in out.stdout
+
     out = subprocess.run([_cli(), "inspect", "--profile-file", str(profile), str(net_file)],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and "--profile-file is for --auto" in out.stderr
