@@ -39,8 +39,9 @@ double Gflops(const std::map<std::string, double>& table, double flops) {
 }
 
 double ComputeUs(const DeviceCaps& caps, const OpCost& cost, double correction) {
+  // Bandwidth-bound ops (kMemory) cost their bytes: their few FLOPs per element are no GEMM.
   const auto& table = cost.kind == OpKind::kConv ? caps.conv_gflops : caps.gemm_gflops;
-  const double gflops = Gflops(table, cost.flops);
+  const double gflops = cost.kind == OpKind::kMemory ? 0 : Gflops(table, cost.flops);
   const double flop_us = gflops > 0 ? cost.flops / (gflops * 1e3) : 0;
   const double bytes = cost.bytes_read + cost.bytes_written;
   const double mem_us = caps.mem_bandwidth_gbs > 0 ? bytes / (caps.mem_bandwidth_gbs * 1e3) : 0;
