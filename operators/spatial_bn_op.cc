@@ -90,7 +90,7 @@ void BNBackward<CPUContext>(const ChannelLayout& d, bool is_test, const float* G
 OPERATOR_SCHEMA(SpatialBN)
     .NumInputs(5, 8)
     .NumOutputs(1, 5)
-    .AllowInplace({{0, 0}})
+    .AllowInplace({{0, 0}, {5, 3}, {6, 4}})
     .EnforceInplace({{3, 1}, {4, 2}})
     .TensorInference([](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
       std::vector<TensorInfo> out{in[0]};

@@ -65,8 +65,9 @@ HN_HOST_DEVICE inline void BNChannelStats(int64_t c, const T* sum, const T* sums
 }
 
 // dX = alpha * dY + beta * X + gamma per channel (coef holds alpha, beta, gamma as [3][C]) from the
-// combined sums G, B and the count M; dscale = G / n_batches, dbias = B / n_batches. G, B may be the
-// dscale, dbias buffers (in place): each channel reads them before writing. is_test: dX = alpha * dY.
+// combined sums G, B and the count M; dscale = G / n_batches, dbias = B / n_batches, or 0 for an empty
+// batch (M == 0, Caffe2's early return for N == 0). G, B may be the dscale, dbias buffers (in place):
+// each channel reads them before writing. is_test: dX = alpha * dY.
 HN_HOST_DEVICE inline void BNBackwardChannel(int64_t c, int64_t C, bool is_test, const float* G, const float* B,
                                              double M, double n_batches, const float* scale, const float* mean,
                                              const float* rstd, float* dscale, float* dbias, float* coef) {
@@ -80,8 +81,9 @@ HN_HOST_DEVICE inline void BNBackwardChannel(int64_t c, int64_t C, bool is_test,
   coef[c] = static_cast<float>(alpha);
   coef[C + c] = static_cast<float>(beta);
   coef[2 * C + c] = static_cast<float>(gamma);
-  dscale[c] = static_cast<float>(g / n_batches);
-  dbias[c] = static_cast<float>(b / n_batches);
+  const bool empty = !(M > 0);
+  dscale[c] = empty ? 0.f : static_cast<float>(g / n_batches);
+  dbias[c] = empty ? 0.f : static_cast<float>(b / n_batches);
 }
 
 // Per-device kernels (spatial_bn_op.cc, spatial_bn_op.cu).
@@ -148,6 +150,12 @@ class SpatialBNOp final : public Operator<Context> {
     DataType dtype = DataType::Double;
     BNCount count = mb.count;
     if (mb.on) {
+      // In place (outputs 3, 4 = inputs 5, 6, as Caffe2 allows): each channel's sums are read before its
+      // statistics are written, which needs one element size.
+      HN_ENFORCE(this->Input(5).dtype() == DataType::Float ||
+                     !(this->IsInputOutputAlias(5, 3) || this->IsInputOutputAlias(6, 4)),
+                 "SpatialBN: in place, inputs 5 and 6 ('", this->def().input(5), "', '", this->def().input(6),
+                 "') must be float32, got ", DataTypeName(this->Input(5).dtype()));
       sum = this->Input(5).raw_data();
       sumsq = this->Input(6).raw_data();
       dtype = this->Input(5).dtype();

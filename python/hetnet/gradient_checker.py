@@ -71,7 +71,9 @@ class GradientChecker(object):
         if grad_name is None:
             raise ValueError("input {} ('{}') of {} gets no gradient".format(
                 input_to_check, op.input[input_to_check], op.type))
-        inputs = [np.array(x, copy=True) for x in inputs]
+        # C order: the perturbation below writes through x.reshape(-1), which is a copy (and the
+        # steps are lost) for a transposed view such as an NHWC input made with swapaxes.
+        inputs = [np.array(x, copy=True, order="C") for x in inputs]
         with _TempWorkspace(self._workspace_name):
             _, grad = self.GetLossAndGrad(op, grad_ops, inputs, op.input, input_to_check, grad_name,
                                           outputs_with_grads, input_device_options)
