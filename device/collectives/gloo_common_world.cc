@@ -1,6 +1,7 @@
 #include "device/collectives/gloo_common_world.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -112,6 +113,27 @@ struct TcpChoice {
 
 // Interface selection (distributed-facts §8 R11): the op's `interface`, HETNET_SOCKET_IFNAME,
 // GLOO_SOCKET_IFNAME, the address that routes to MASTER_ADDR, else Gloo's hostname lookup.
+// Checks that interface `name` exists with an address of `family` (AF_UNSPEC: any IP) before
+// Gloo looks it up: Gloo's own lookup leaks its getifaddrs list when the name is missing, and
+// this message lists what exists.
+void RequireInterface(const std::string& name, int family) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return;  // let Gloo report it
+  bool found = false;
+  std::string names;
+  for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6))
+      continue;
+    if (names.find(std::string(a->ifa_name) + ",") == std::string::npos) names += std::string(a->ifa_name) + ",";
+    if (name == a->ifa_name && (family == AF_UNSPEC || a->ifa_addr->sa_family == family)) found = true;
+  }
+  freeifaddrs(list);
+  if (!names.empty()) names.pop_back();
+  HN_CHECK_KIND(kInvalidArgument, found, "tcp transport: no network interface named '", name, "' with an ",
+                family == AF_INET6 ? "IPv6" : family == AF_INET ? "IPv4" : "IP", " address (this host has: ",
+                names, ")");
+}
+
 TcpChoice ChooseTcp(const std::string& interface, std::string* advertised) {
   TcpChoice c;
   sockaddr_storage master{};
@@ -133,6 +155,7 @@ TcpChoice ChooseTcp(const std::string& interface, std::string* advertised) {
   } else {
     c.why = "this host's name (gethostname)";
   }
+  if (!c.attr.iface.empty()) RequireInterface(c.attr.iface, c.attr.ai_family);
   gloo::transport::tcp::attr resolved;
   try {
     resolved = gloo::transport::tcp::CreateDeviceAttr(c.attr);
