@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "core/checked_size.h"
+#include "core/intra_op_threads.h"
 #include "core/net.h"
 #include "core/profiler.h"
 #include "core/workspace.h"
@@ -27,10 +28,6 @@
 #include "net_executors/dag_graph.h"
 #include "net_executors/device_events.h"
 #include "net_executors/op_creation.h"
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace hetnet {
 
@@ -133,9 +130,9 @@ class DagNet final : public NetBase, public ProfilingExecutor {
   }
 
   void WorkerLoop(int worker) {
-#ifdef _OPENMP
-    omp_set_num_threads(1);  // parallelism comes from the workers; nested GEMM threads would oversubscribe
-#endif
+    // Each worker's OpenMP team (Eigen GEMM, oneDNN) gets its share of the cores: num_workers full
+    // teams would oversubscribe them, and libgomp's spin-waiting collapses throughput when they do.
+    ScopedIntraOpThreads team_size(IntraOpBudget(num_workers_));
     const std::string thread_lane = "worker " + std::to_string(worker);
     for (;;) {
       int op = -1;
