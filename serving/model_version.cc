@@ -7,6 +7,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/intra_op_threads.h"
 #include "serving/inference_server.h"
 #include "serving/request_tensors.h"
 #include "serving/tensor_codec.h"
@@ -31,11 +32,34 @@ BatcherOptions BatcherOptionsOf(const inference::ModelConfig& config) {
   return o;
 }
 
+// Instances of every loaded model version: they may all run at once, so by default each one's
+// OpenMP team gets an equal share of the cores (core/intra_op_threads.h says why).
+std::atomic<int> g_loaded_instances{0};
+
+// Triton's ONNX Runtime backend key: parameters { key: "intra_op_thread_count" value: { string_value: "2" } }.
+int IntraOpThreadsOf(const inference::ModelConfig& config) {
+  auto it = config.parameters().find("intra_op_thread_count");
+  if (it == config.parameters().end()) return 0;
+  const std::string& s = it->second.string_value();
+  size_t used = 0;
+  long n = 0;
+  try {
+    n = std::stol(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  HN_CHECK_KIND(kInvalidArgument, !s.empty() && used == s.size() && n >= 0 && n <= 4096, "model '", config.name(),
+                "': parameter intra_op_thread_count must be an integer in [0, 4096] (0 = the server's default), got '",
+                s, "'");
+  return static_cast<int>(n);
+}
+
 }  // namespace
 
 ModelVersion::ModelVersion(inference::ModelConfig config, int64_t version, const ModelNets& nets,
                            const ServerOptions& options)
     : config_(std::move(config)), version_(version), max_tensor_elements_(options.max_tensor_elements) {
+  intra_op_threads_ = IntraOpThreadsOf(config_);
   for (const auto& placement : ExpandInstanceGroups(config_, NumCudaDevices(), options)) {
     caffe2::NetDef predict = PlaceForInstance(nets.predict_net, placement);
     caffe2::NetDef init = PlaceForInstance(nets.init_net, placement);
@@ -70,9 +94,13 @@ ModelVersion::ModelVersion(inference::ModelConfig config, int64_t version, const
         stats_.CountFailure(FailureReason::kRejected, NsSince(q->request->received));
         Answer(std::move(q), InferResult{nullptr, std::move(e)});
       });
+  g_loaded_instances.fetch_add(static_cast<int>(worker_device_.size()));
 }
 
-ModelVersion::~ModelVersion() { batcher_.reset(); }
+ModelVersion::~ModelVersion() {
+  batcher_.reset();
+  g_loaded_instances.fetch_sub(static_cast<int>(worker_device_.size()));
+}
 
 void ModelVersion::Answer(std::unique_ptr<QueuedRequest> q, InferResult result) {
   InferCallback done = std::move(q->done);
@@ -129,6 +157,9 @@ bool ModelVersion::ShortEnoughToRunInline() const {
 
 void ModelVersion::Execute(DynamicBatcher::Batch& batch, int worker) {
   const auto start = Clock::now();
+  // On the instance's thread or a front end's (inline): either way one of the instances running.
+  ScopedIntraOpThreads team_size(intra_op_threads_ > 0 ? intra_op_threads_
+                                                        : IntraOpBudget(g_loaded_instances.load()));
   stats_.pending.fetch_sub(static_cast<int64_t>(batch.size()));
   for (const auto& q : batch) stats_.queue.Add(static_cast<uint64_t>((start - q->enqueued).count()));
   const DeviceInstances& dev = devices_[worker_device_[worker]];

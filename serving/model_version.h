@@ -54,6 +54,7 @@ class ModelVersion {
   int64_t max_tensor_elements_;
   std::vector<DeviceInstances> devices_;
   std::vector<int> worker_device_;  // worker index -> devices_ index
+  int intra_op_threads_ = 0;        // config parameter "intra_op_thread_count"; 0 = server default
   ModelStats stats_;
   std::atomic<int64_t> inflight_{0};
   std::unique_ptr<DynamicBatcher> batcher_;
