@@ -15,7 +15,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 deps="$PWD/.gpu-deps"
 pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libeigen3-dev catch2
-      libgloo-dev libgloo0 libhiredis-dev libhiredis0.14 libibverbs-dev libibverbs1 libnl-3-200 libnl-route-3-200)
+      libgloo-dev libgloo0 libhiredis-dev libhiredis0.14 libibverbs-dev libibverbs1 libnl-3-200 libnl-route-3-200
+      rapidjson-dev)
 
 pack() {
   set -e
@@ -83,7 +84,7 @@ configure_and_build() {
     -DProtobuf_PROTOC_EXECUTABLE="$root_dir/usr/bin/protoc" -DProtobuf_INCLUDE_DIR="$root_dir/usr/include" \
     -DProtobuf_LIBRARY="$lib/libprotobuf.so" -DEigen3_DIR="$root_dir/usr/share/eigen3/cmake" \
     -DCatch2_DIR="$root_dir/usr/lib/cmake/Catch2" -DHETNET_BUILD_SERVING=OFF -DHETNET_BUILD_ONNX=OFF \
-    -DGloo_DIR="$root_dir/usr/share/cmake/Gloo" \
+    -DGloo_DIR="$root_dir/usr/share/cmake/Gloo" -DRAPIDJSON_INCLUDE_DIR="$root_dir/usr/include" \
     ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
     ${nccl_lib:+$(nccl_cmake_args)} \
     -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build build-gpu -j"$(nproc)" || return 1
