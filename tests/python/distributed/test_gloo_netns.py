@@ -98,6 +98,8 @@ def run_pair(env_per_rank, timeout_ms=5000):
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": BUILD_PYTHON,
                    "RANK": str(rank), "WORLD_SIZE": "2", "STORE_DIR": store, "STORE_PREFIX": prefix,
                    "TIMEOUT_MS": str(timeout_ms)}
+            # Sanitizer runs preload their runtime and set its options: the children need them too.
+            env.update({k: v for k, v in os.environ.items() if k == "LD_PRELOAD" or k.endswith("SAN_OPTIONS")})
             env.update(env_per_rank[rank])
             procs.append(subprocess.Popen(["ip", "netns", "exec", NS[rank], sys.executable, "-c", CHILD], env=env,
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
