@@ -58,6 +58,17 @@ int CurrentIntraOpThreads() {
 #endif
 }
 
+namespace {
+// HETNET_INTRA_OP_THREADS also sizes the teams of the thread that loads the library (the main
+// thread of `hetnet` and of Python), which runs sequential nets without a budget of its own.
+const bool g_main_thread_team_sized = [] {
+#ifdef _OPENMP
+  if (const int n = IntraOpThreadsFromEnv()) omp_set_num_threads(n);
+#endif
+  return true;
+}();
+}  // namespace
+
 ScopedIntraOpThreads::ScopedIntraOpThreads(int n) {
 #ifdef _OPENMP
   if (n <= 0) return;

@@ -12,7 +12,7 @@ namespace hetnet {
 int AvailableCores();
 
 // The environment's explicit per-executor-thread count HETNET_INTRA_OP_THREADS, 0 when unset or
-// not a positive integer.
+// not a positive integer. When set at start-up it also sizes the loading (main) thread's teams.
 int IntraOpThreadsFromEnv();
 
 // Threads the process may use for operators in all: OMP_NUM_THREADS when set (its first entry),
