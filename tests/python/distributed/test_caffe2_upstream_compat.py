@@ -4,11 +4,8 @@ and empty, as Caffe2 checked it), and ReduceScatter leaving rank r's part of the
 each output, with recvCounts that may sum to fewer elements than the tensors hold (gloo_test's
 Python 3 float division gives such counts). Children are forked after import and killed when they
 overrun their deadline."""
-import multiprocessing
-import queue as queue_module
 import shutil
 import tempfile
-import time
 
 import numpy as np
 import pytest
@@ -16,40 +13,12 @@ import pytest
 import hetnet
 from caffe2.python import core, workspace
 
-DEADLINE_S = 60  # bounds a broken test only; each finishes in seconds
-CTX = multiprocessing.get_context("fork")
-
-
-def _child(q, fn, rank, args):
-    try:
-        workspace.ResetWorkspace()
-        q.put((rank, "ok", fn(rank, *args)))
-    except BaseException as e:  # noqa: B902 - everything goes back to the parent
-        q.put((rank, "error", repr(e)))
+from rank_runner import ok_results, run_ranks as _run_ranks  # noqa: E402
 
 
 def run_ranks(fn, size, *args):
-    q = CTX.Queue()
-    procs = [CTX.Process(target=_child, args=(q, fn, r, args)) for r in range(size)]
-    for p in procs:
-        p.start()
-    results, deadline = {}, time.monotonic() + DEADLINE_S
-    try:
-        while len(results) < size:
-            try:
-                rank, status, value = q.get(timeout=max(0.1, deadline - time.monotonic()))
-            except queue_module.Empty:
-                raise AssertionError("ranks %s did not report" % sorted(set(range(size)) - set(results)))
-            results[rank] = (status, value)
-    finally:
-        for p in procs:
-            p.join(timeout=max(0.1, min(5, deadline - time.monotonic())))
-            if p.is_alive():
-                p.kill()
-                p.join()
-    bad = {r: v for r, (s, v) in results.items() if s != "ok"}
-    assert not bad, bad
-    return {r: v for r, (_, v) in results.items()}
+    """{rank: fn's value}; any rank's exception fails the test."""
+    return dict(enumerate(ok_results(_run_ranks(fn, size, *args))))
 
 
 @pytest.fixture

@@ -5,9 +5,7 @@ SIGKILLed mid-allreduce makes the survivors raise gloo.python.IoError (hetnet.Io
 world's timeout; status_blob is set to [1] on failure. Every child runs under a deadline and is
 killed if it overruns."""
 import json
-import multiprocessing
 import os
-import queue as queue_module
 import shutil
 import signal
 import tempfile
@@ -21,48 +19,7 @@ import hetnet
 from caffe2.python import core, workspace
 from gloo.python import IoError
 
-CHILD_DEADLINE_S = 60  # bounds a broken test only; each finishes in seconds
-CTX = multiprocessing.get_context("fork")
-
-
-def _run_child(queue, fn, rank, args):
-    try:
-        workspace.ResetWorkspace()
-        queue.put((rank, "ok", fn(rank, *args)))
-    except BaseException as e:  # noqa: B902 - everything goes back to the parent
-        queue.put((rank, "error", e))
-
-
-def run_ranks(fn, size, *args, expect=None):
-    """Runs fn(rank, *args) in `size` forked processes; returns {rank: ("ok"|"error", value)} for
-    the ranks in `expect` (default all). Children still alive at the end are killed."""
-    expect = set(range(size)) if expect is None else set(expect)
-    q = CTX.Queue()
-    procs = [CTX.Process(target=_run_child, args=(q, fn, r, args)) for r in range(size)]
-    for p in procs:
-        p.start()
-    results, deadline = {}, time.monotonic() + CHILD_DEADLINE_S
-    try:
-        while not expect <= set(results):
-            try:
-                rank, status, value = q.get(timeout=max(0.1, deadline - time.monotonic()))
-            except queue_module.Empty:
-                raise AssertionError("ranks %s did not report within %d s" % (expect - set(results), CHILD_DEADLINE_S))
-            results[rank] = (status, value)
-    finally:
-        for p in procs:
-            p.join(timeout=max(0.1, min(5, deadline - time.monotonic())))
-            if p.is_alive():
-                p.kill()
-                p.join()
-    return results
-
-
-def ok_results(results):
-    for rank, (status, value) in sorted(results.items()):
-        if status == "error":
-            raise value
-    return [results[r][1] for r in sorted(results)]
+from rank_runner import ok_results, run_ranks  # noqa: E402
 
 
 @pytest.fixture
