@@ -46,6 +46,7 @@ def test_bytes_value_is_stored_as_string_blob(ws):
     back = caffe2_pb2.DeviceOption()
     back.ParseFromString(ws.FetchBlob("p"))
     assert back == proto
+    assert ws.BlobInfo("p")["type"] == "std::string"  # Caffe2's name, as BlobProto.type has it
 
 
 def test_non_contiguous_and_byte_swapped_arrays(ws):
