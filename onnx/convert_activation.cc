@@ -1,5 +1,6 @@
 // Activations hetnet has no operator for, composed from ones it has (numpy broadcasting of float
-// scalar constants): HardSigmoid, HardSwish, Elu, Selu, Celu, Softsign, ThresholdedRelu. float32
+// scalar constants): HardSigmoid, HardSwish, Elu, Selu, Celu, Softsign, ThresholdedRelu, Softplus,
+// Mish, Swish, Shrink. float32
 // inputs (the scalar constants are float32).
 #include <cmath>
 
@@ -39,6 +40,14 @@ void EluInto(ConvertContext& c, float alpha, float k, const std::string& out) {
   const std::string pos = c.Fresh(c.out(0) + "_positive");
   c.Emit("GT", {c.in(0), Scalar(c, "zero", 0.0)}, {pos});
   c.Emit("Where", {pos, c.in(0), neg}, {out});
+}
+
+// log(1 + exp(x)) into out.
+void SoftplusInto(ConvertContext& c, const std::string& out) {
+  const std::string e = c.Fresh(c.out(0) + "_exp"), e1 = c.Fresh(c.out(0) + "_exp1");
+  c.Emit("Exp", {c.in(0)}, {e});
+  c.Emit("Add", {e, Scalar(c, "one", 1.0)}, {e1});
+  c.Emit("Log", {e1}, {out});
 }
 
 }  // namespace
@@ -81,6 +90,42 @@ void RegisterActivationConverters(ConverterRegistry& r) {
     const std::string above = c.Fresh(c.out(0) + "_above");
     c.Emit("GT", {c.in(0), Scalar(c, "alpha", c.Float("alpha", 1.f))}, {above});
     c.Emit("Where", {above, c.in(0), Scalar(c, "zero", 0.0)}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Softplus", [](ConvertContext& c) {
+    SoftplusInto(c, c.out(0));
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Mish", [](ConvertContext& c) {  // x * tanh(softplus(x))
+    const std::string sp = c.Fresh(c.out(0) + "_softplus"), t = c.Fresh(c.out(0) + "_tanh");
+    SoftplusInto(c, sp);
+    c.Emit("Tanh", {sp}, {t});
+    c.Emit("Mul", {c.in(0), t}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Swish", [](ConvertContext& c) {  // x * sigmoid(alpha * x)
+    const float alpha = c.Float("alpha", 1.f);
+    std::string x = c.in(0);
+    if (alpha != 1.f) x = Scaled(c, x, alpha, c.Fresh(c.out(0) + "_ax"));
+    const std::string s = c.Fresh(c.out(0) + "_sigmoid");
+    c.Emit("Sigmoid", {x}, {s});
+    c.Emit("Mul", {c.in(0), s}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Shrink", [](ConvertContext& c) {  // x < -l ? x + bias : x > l ? x - bias : 0
+    const auto dt = c.Dtype(c.in(0));
+    if (dt != caffe2::TensorProto::UNDEFINED && dt != caffe2::TensorProto::FLOAT)
+      c.Refuse("only float32 inputs are supported");
+    const float lambd = c.Float("lambd", 0.5f), bias = c.Float("bias", 0.f);
+    const std::string below = c.Fresh(c.out(0) + "_below"), above = c.Fresh(c.out(0) + "_above"),
+                      plus = c.Fresh(c.out(0) + "_plus"), minus = c.Fresh(c.out(0) + "_minus"),
+                      upper = c.Fresh(c.out(0) + "_upper");
+    c.Emit("LT", {c.in(0), Scalar(c, "neg_lambd", -lambd)}, {below});
+    c.Emit("GT", {c.in(0), Scalar(c, "lambd", lambd)}, {above});
+    c.Emit("Add", {c.in(0), Scalar(c, "bias", bias)}, {plus});
+    c.Emit("Sub", {c.in(0), Scalar(c, "bias", bias)}, {minus});
+    c.Emit("Where", {above, minus, Scalar(c, "zero", 0.0)}, {upper});
+    c.Emit("Where", {below, plus, upper}, {c.out(0)});
     c.SameDims(c.out(0), c.in(0));
   });
 }

@@ -1,5 +1,6 @@
 // Normalizations composed from reductions and broadcasting arithmetic: LayerNormalization (opset 17)
-// and RMSNormalization (opset 23), over the axes from `axis` to the last. float32.
+// and RMSNormalization (opset 23), over the axes from `axis` to the last; InstanceNormalization (over
+// the spatial axes, per-channel scale and bias); LpNormalization (p = 1 or 2 along one axis). float32.
 #include <algorithm>
 
 #include "onnx/onnx_context.h"
@@ -32,17 +33,17 @@ std::string Reduced(ConvertContext& c, const std::string& type, const std::strin
 }
 
 // x * (ms + epsilon)^-1/2 * scale (+ bias), ms a mean over the axes (of d^2).
-void Normalize(ConvertContext& c, const std::string& d, const std::string& ms, int bias_input) {
+void Normalize(ConvertContext& c, const std::string& d, const std::string& ms, const std::string& scale,
+               const std::string& bias) {
   const std::string eps = c.AddConst(c.out(0) + "_epsilon", ConstTensor::Float({}, {c.Float("epsilon", 1e-5f)}));
   const std::string var = c.Fresh(c.out(0) + "_var_eps"), inv = c.Fresh(c.out(0) + "_inv_std");
   c.Emit("Add", {ms, eps}, {var});
   AddArgF(c.Emit("Pow", {var}, {inv}), "exponent", -0.5f);
   const std::string normed = c.Fresh(c.out(0) + "_normed");
   c.Emit("Mul", {d, inv}, {normed});
-  const bool bias = c.has_in(bias_input);
-  const std::string scaled = bias ? c.Fresh(c.out(0) + "_scaled") : c.out(0);
-  c.Emit("Mul", {normed, c.in(1)}, {scaled});
-  if (bias) c.Emit("Add", {scaled, c.in(bias_input)}, {c.out(0)});
+  const std::string scaled = !bias.empty() ? c.Fresh(c.out(0) + "_scaled") : c.out(0);
+  c.Emit("Mul", {normed, scale}, {scaled});
+  if (!bias.empty()) c.Emit("Add", {scaled, bias}, {c.out(0)});
   c.SameDims(c.out(0), c.in(0));
 }
 
@@ -54,7 +55,7 @@ void LayerNorm(ConvertContext& c) {
   const std::string d = c.Fresh(c.out(0) + "_centered"), d2 = c.Fresh(c.out(0) + "_sq");
   c.Emit("Sub", {c.in(0), mean}, {d});
   c.Emit("Sqr", {d}, {d2});
-  Normalize(c, d, Reduced(c, "ReduceMean", d2, axes, "variance"), 2);
+  Normalize(c, d, Reduced(c, "ReduceMean", d2, axes, "variance"), c.in(1), c.has_in(2) ? c.in(2) : "");
 }
 
 void RmsNorm(ConvertContext& c) {
@@ -62,7 +63,50 @@ void RmsNorm(ConvertContext& c) {
   const auto axes = TrailingAxes(c, c.Int("axis", -1));
   const std::string x2 = c.Fresh(c.out(0) + "_sq");
   c.Emit("Sqr", {c.in(0)}, {x2});
-  Normalize(c, c.in(0), Reduced(c, "ReduceMean", x2, axes, "mean_square"), 99);
+  Normalize(c, c.in(0), Reduced(c, "ReduceMean", x2, axes, "mean_square"), c.in(1), "");
+}
+
+// (x - mean) / sqrt(var + epsilon) * scale + bias, statistics over the axes after N and C; the [C]
+// scale and bias broadcast as [C, 1, ..., 1].
+void InstanceNorm(ConvertContext& c) {
+  const int rank = c.Rank(c.in(0));
+  if (rank < 3) c.Refuse("the input's rank (at least 3) must be declared by the model");
+  std::vector<int64_t> axes, trailing;
+  for (int64_t a = 2; a < rank; ++a) axes.push_back(a), trailing.push_back(a - 1);
+  auto per_channel = [&](int i, const char* hint) {
+    const std::string y = c.Fresh(c.out(0) + "_" + hint);
+    AddArg(c.Emit("ExpandDims", {c.in(i)}, {y}), "dims", trailing);
+    return y;
+  };
+  const std::string mean = Reduced(c, "ReduceMean", c.in(0), axes, "mean");
+  const std::string d = c.Fresh(c.out(0) + "_centered"), d2 = c.Fresh(c.out(0) + "_sq");
+  c.Emit("Sub", {c.in(0), mean}, {d});
+  c.Emit("Sqr", {d}, {d2});
+  Normalize(c, d, Reduced(c, "ReduceMean", d2, axes, "variance"), per_channel(1, "scale"), per_channel(2, "bias"));
+}
+
+// x / ||x||_p along `axis` (p = 1: sum of |x|; p = 2: sqrt of the sum of squares).
+void LpNorm(ConvertContext& c) {
+  const int64_t p = c.Int("p", 2);
+  if (p != 1 && p != 2) c.Refuse("p must be 1 or 2");
+  const auto dt = c.Dtype(c.in(0));
+  if (dt != caffe2::TensorProto::UNDEFINED && dt != caffe2::TensorProto::FLOAT)
+    c.Refuse("only float32 inputs are supported");
+  const int rank = c.Rank(c.in(0));
+  int64_t axis = c.Int("axis", -1);
+  c.Axis(axis, std::max(rank, 64), "axis");
+  if (axis >= 0 && rank < 0) c.Refuse("a non-negative axis needs the input's rank, which the model does not declare");
+  if (axis < 0 && rank >= 0) axis += rank;
+  const std::string m = c.Fresh(c.out(0) + (p == 1 ? "_abs" : "_sq"));
+  c.Emit(p == 1 ? "Abs" : "Sqr", {c.in(0)}, {m});
+  std::string norm = Reduced(c, "ReduceSum", m, {axis}, "sum");
+  if (p == 2) {
+    const std::string root = c.Fresh(c.out(0) + "_norm");
+    c.Emit("Sqrt", {norm}, {root});
+    norm = root;
+  }
+  c.Emit("Div", {c.in(0), norm}, {c.out(0)});
+  c.SameDims(c.out(0), c.in(0));
 }
 
 }  // namespace
@@ -70,6 +114,8 @@ void RmsNorm(ConvertContext& c) {
 void RegisterNormConverters(ConverterRegistry& r) {
   r.Add("LayerNormalization", LayerNorm);
   r.Add("RMSNormalization", RmsNorm);
+  r.Add("InstanceNormalization", InstanceNorm);
+  r.Add("LpNormalization", LpNorm);
 }
 
 }  // namespace hetnet::onnxio

@@ -194,6 +194,36 @@ void Reduce(ConvertContext& c, const std::string& type, int64_t input_opset, con
   }
 }
 
+// Tile: our Tile repeats one axis, numpy-style; one per axis, each taking its count from the repeats
+// tensor (a constant or a runtime input) through a Gather of that element.
+void Tile(ConvertContext& c) {
+  const int rank = c.Rank(c.in(0));
+  if (rank < 1) c.Refuse("the input's rank (at least 1) must be declared by the model");
+  const ConstTensor* k = c.Const(c.in(1));
+  if (k && k->numel() != rank) HN_THROW(kInvalidArgument, "Tile: repeats has ", k->numel(), " values for rank ", rank);
+  const std::vector<int64_t> reps = k ? k->Ints("Tile's repeats") : std::vector<int64_t>(rank, -1);
+  std::string x = c.in(0);
+  for (int i = 0; i < rank; ++i) {
+    if (reps[i] == 1) continue;
+    const std::string y = c.Fresh(c.out(0) + "_tiled" + std::to_string(i));
+    if (reps[i] >= 0) {
+      auto& op = c.Emit("Tile", {x}, {y});
+      AddArg(op, "tiles", reps[i]);
+      AddArg(op, "axis", int64_t{i});
+    } else {
+      ConstTensor idx;
+      idx.dtype = caffe2::TensorProto::INT64;
+      idx.integer = {i};
+      const std::string n = c.Fresh(c.out(0) + "_repeat" + std::to_string(i));
+      c.Emit("Gather", {c.in(1), c.AddConst(c.out(0) + "_axis" + std::to_string(i), std::move(idx))}, {n});
+      AddArg(c.Emit("Tile", {x, n}, {y}), "axis", int64_t{i});
+    }
+    x = y;
+  }
+  c.Emit("StopGradient", {x}, {c.out(0)});
+  c.SetRank(c.out(0), rank);
+}
+
 }  // namespace
 
 void RegisterTensorConverters(ConverterRegistry& r) {
@@ -211,6 +241,8 @@ void RegisterTensorConverters(ConverterRegistry& r) {
   r.Add("ReduceL1", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Abs"); });
   r.Add("ReduceL2", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Sqr", "Sqrt"); });
   r.Add("ReduceLogSum", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "", "Log"); });
+  r.Add("ReduceLogSumExp", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Exp", "Log"); });
+  r.Add("Tile", Tile);
 }
 
 }  // namespace hetnet::onnxio

@@ -385,3 +385,34 @@ def test_pad_and_resize_nearest():
     upsample = make_model([helper.make_node("Upsample", ["x", "s"], ["y"])], [("x", [1, 1, 2, 3])], [out("y")],
                           {"s": np.array([1, 1, 2, 3], np.float32)}, opset=9)
     check(upsample, {"x": rand(1, 1, 2, 3)})
+
+
+def test_softplus_mish_swish_shrink():
+    model = make_model([
+        helper.make_node("Softplus", ["x"], ["sp"]),
+        helper.make_node("Mish", ["x"], ["mish"]),
+        helper.make_node("Swish", ["x"], ["sw"], alpha=0.7),
+        helper.make_node("Shrink", ["x"], ["sh"], lambd=0.8, bias=0.3),
+    ], [("x", [3, 5])], [out(n) for n in ["sp", "mish", "sw", "sh"]], opset=24)
+    model.ir_version = 10
+    check(model, {"x": rand(3, 5) * 3})
+
+
+def test_instance_and_lp_normalization():
+    model = make_model([
+        helper.make_node("InstanceNormalization", ["x", "s", "b"], ["inorm"], epsilon=1e-3),
+        helper.make_node("LpNormalization", ["x"], ["l2"]),
+        helper.make_node("LpNormalization", ["x"], ["l1"], axis=1, p=1),
+    ], [("x", [2, 3, 4, 5]), ("s", [3]), ("b", [3])], [out(n) for n in ["inorm", "l2", "l1"]], opset=18)
+    check(model, {"x": rand(2, 3, 4, 5), "s": rand(3), "b": rand(3)})
+
+
+def test_tile_constant_and_runtime_repeats_reduce_log_sum_exp():
+    model = make_model([
+        helper.make_node("Tile", ["x", "reps"], ["t"]),
+        helper.make_node("Tile", ["x", "r"], ["t2"]),
+        helper.make_node("ReduceLogSumExp", ["x", "ax"], ["lse"], keepdims=0),
+    ], [("x", [2, 3])], [out("t"), out("t2"), out("lse")],
+        {"reps": np.array([2, 3], np.int64), "ax": np.array([1], np.int64)}, opset=18)
+    model.graph.input.append(helper.make_tensor_value_info("r", TensorProto.INT64, [2]))  # runtime repeats
+    check(model, {"x": rand(2, 3), "r": np.array([3, 1], np.int64)})
