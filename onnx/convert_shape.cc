@@ -1,4 +1,4 @@
-// Converters of the shape family: Shape, Size, Gather, Slice, Expand, Where, ArgMax / ArgMin,
+// Converters of the shape family: Shape, Size, Gather, Slice, Expand, Where, ArgMax / ArgMin, TopK, Hardmax,
 // ConstantOfShape, Range. Shape of a tensor whose dims the model fixes is folded into a constant (so
 // the Reshape / Expand / Slice inputs computed from it stay import-time constants); Range and Size
 // are import-time only.
@@ -112,6 +112,53 @@ void ArgMinMax(ConvertContext& c, const std::string& type) {
   if (rank >= 0) c.SetRank(c.out(0), keepdims ? rank : rank - 1);
 }
 
+// TopK: ours takes the k largest, lower index first on ties; the smallest are the largest of -x.
+// float32 only (our operator's type).
+void TopK(ConvertContext& c) {
+  const auto dt = c.Dtype(c.in(0));
+  if (dt != caffe2::TensorProto::UNDEFINED && dt != caffe2::TensorProto::FLOAT)
+    c.Refuse("only float32 inputs are supported");
+  const bool largest = c.Int("largest", 1) != 0;
+  std::string x = c.in(0);
+  if (!largest) c.Emit("Negative", {c.in(0)}, {x = c.Fresh(c.out(0) + "_negated")});
+  const std::string vals = largest ? c.out(0) : c.Fresh(c.out(0) + "_negated_values");
+  const std::string idx = c.has_out(1) ? c.out(1) : c.Fresh(c.out(0) + "_indices");
+  std::vector<std::string> ins{x};
+  if (c.opset() >= 10) ins.push_back(c.in(1));
+  auto& op = c.Emit("TopK", ins, {vals, idx});
+  AddArg(op, "axis", c.Int("axis", -1));
+  if (c.opset() < 10) AddArg(op, "k", c.Int("k", -1));
+  if (!largest) c.Emit("Negative", {vals}, {c.out(0)});
+  const int rank = c.Rank(c.in(0));
+  if (rank >= 0) c.SetRank(c.out(0), rank), c.SetRank(idx, rank);
+}
+
+// Hardmax (opset 13): one-hot of the first maximum along `axis`, as EQ(ArgMax, iota) cast back to
+// float; the axis's length must be known at import time.
+void Hardmax(ConvertContext& c) {
+  const auto dt = c.Dtype(c.in(0));
+  if (dt != caffe2::TensorProto::UNDEFINED && dt != caffe2::TensorProto::FLOAT)
+    c.Refuse("only float32 inputs are supported");
+  const auto* d = c.Dims(c.in(0));
+  if (!d) c.Refuse("the input's shape must be declared by the model");
+  const int rank = static_cast<int>(d->size());
+  const int64_t axis = c.Axis(c.Int("axis", -1), rank, "axis");
+  const int64_t n = (*d)[axis];
+  if (n < 1 || n > (int64_t{1} << 24)) c.Refuse("the length of the axis must be known at import time (and at most 2^24)");
+  const std::string am = c.Fresh(c.out(0) + "_argmax"), hot = c.Fresh(c.out(0) + "_hot");
+  auto& op = c.Emit("ArgMax", {c.in(0)}, {am});
+  AddArg(op, "axis", axis);
+  AddArg(op, "keepdims", int64_t{1});
+  ConstTensor iota;
+  iota.dtype = caffe2::TensorProto::INT64;
+  iota.dims.assign(rank - axis, 1);
+  iota.dims[0] = n;
+  for (int64_t i = 0; i < n; ++i) iota.integer.push_back(i);
+  c.Emit("EQ", {am, c.AddConst(c.out(0) + "_iota", std::move(iota))}, {hot});
+  AddArg(c.Emit("Cast", {hot}, {c.out(0)}), "to", static_cast<int64_t>(caffe2::TensorProto::FLOAT));
+  c.SameDims(c.out(0), c.in(0));
+}
+
 void ConstantOfShape(ConvertContext& c) {
   ConstTensor value = ConstTensor::Float({1}, {0.0});
   if (const auto* a = c.Attr("value")) value = ConstFromOnnx(a->t(), "", c.out(0) + " value");
@@ -187,6 +234,8 @@ void RegisterShapeConverters(ConverterRegistry& r) {
   r.Add("ArgMax", [](ConvertContext& c) { ArgMinMax(c, "ArgMax"); });
   r.Add("ArgMin", [](ConvertContext& c) { ArgMinMax(c, "ArgMin"); });
   r.Add("ConstantOfShape", ConstantOfShape);
+  r.Add("TopK", TopK);
+  r.Add("Hardmax", 13, kNewestOpset, Hardmax);
 }
 
 }  // namespace hetnet::onnxio

@@ -224,6 +224,37 @@ void Tile(ConvertContext& c) {
   c.SetRank(c.out(0), rank);
 }
 
+// DepthToSpace / SpaceToDepth as Reshape -> Transpose -> Reshape over NCHW with C, H and W known
+// (N stays 0: copied). DCR and CRD orders as ONNX's reference defines them.
+void BlockShuffle(ConvertContext& c, bool to_space) {
+  const auto* d = c.Dims(c.in(0));
+  const int64_t b = c.Int("blocksize", 0);
+  if (b < 1 || b > 4096) HN_THROW(kInvalidArgument, c.op_type(), ": blocksize must be in [1, 4096], got ", b);
+  if (!d || d->size() != 4 || (*d)[1] < 1 || (*d)[2] < 1 || (*d)[3] < 1)
+    c.Refuse("the input must be 4-D with C, H and W declared by the model");
+  const int64_t C = (*d)[1], H = (*d)[2], W = (*d)[3];
+  const bool crd = c.Str("mode", "DCR") == "CRD";
+  std::vector<int64_t> first, perm, last;
+  if (to_space) {
+    if (C % (b * b)) HN_THROW(kInvalidArgument, "DepthToSpace: channels ", C, " not divisible by blocksize^2");
+    first = crd ? std::vector<int64_t>{0, C / (b * b), b, b, H, W} : std::vector<int64_t>{0, b, b, C / (b * b), H, W};
+    perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+    last = {0, C / (b * b), H * b, W * b};
+  } else {
+    if (H % b || W % b) HN_THROW(kInvalidArgument, "SpaceToDepth: H and W must be divisible by blocksize");
+    first = {0, C, H / b, b, W / b, b};
+    perm = crd ? std::vector<int64_t>{0, 1, 3, 5, 2, 4} : std::vector<int64_t>{0, 3, 5, 1, 2, 4};
+    last = {0, C * b * b, H / b, W / b};
+  }
+  const std::string r = c.Fresh(c.out(0) + "_blocks"), t = c.Fresh(c.out(0) + "_shuffled");
+  AddArg(c.Emit("Reshape", {c.in(0)}, {r, c.Fresh(c.out(0) + "_shape0")}), "shape", first);
+  AddArg(c.Emit("Transpose", {r}, {t}), "axes", perm);
+  AddArg(c.Emit("Reshape", {t}, {c.out(0), c.Fresh(c.out(0) + "_shape1")}), "shape", last);
+  std::vector<int64_t> od = last;
+  od[0] = (*d)[0];
+  c.SetDims(c.out(0), od);
+}
+
 }  // namespace
 
 void RegisterTensorConverters(ConverterRegistry& r) {
@@ -243,6 +274,8 @@ void RegisterTensorConverters(ConverterRegistry& r) {
   r.Add("ReduceLogSum", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "", "Log"); });
   r.Add("ReduceLogSumExp", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Exp", "Log"); });
   r.Add("Tile", Tile);
+  r.Add("DepthToSpace", [](ConvertContext& c) { BlockShuffle(c, true); });
+  r.Add("SpaceToDepth", [](ConvertContext& c) { BlockShuffle(c, false); });
 }
 
 }  // namespace hetnet::onnxio

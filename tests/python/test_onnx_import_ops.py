@@ -416,3 +416,17 @@ def test_tile_constant_and_runtime_repeats_reduce_log_sum_exp():
         {"reps": np.array([2, 3], np.int64), "ax": np.array([1], np.int64)}, opset=18)
     model.graph.input.append(helper.make_tensor_value_info("r", TensorProto.INT64, [2]))  # runtime repeats
     check(model, {"x": rand(2, 3), "r": np.array([3, 1], np.int64)})
+
+
+def test_topk_hardmax_depth_space_shuffles():
+    model = make_model([
+        helper.make_node("TopK", ["x", "k"], ["tv", "ti"], axis=1),
+        helper.make_node("TopK", ["x", "k"], ["sv", "si"], largest=0),
+        helper.make_node("Hardmax", ["x"], ["hm"], axis=1),
+        helper.make_node("DepthToSpace", ["x"], ["d2s"], blocksize=2),
+        helper.make_node("DepthToSpace", ["x"], ["d2s_crd"], blocksize=2, mode="CRD"),
+        helper.make_node("SpaceToDepth", ["x"], ["s2d"], blocksize=2),
+    ], [("x", [2, 8, 4, 6])], [out("tv"), out("ti", None, TensorProto.INT64), out("sv"),
+                               out("si", None, TensorProto.INT64), out("hm"), out("d2s"), out("d2s_crd"), out("s2d")],
+        {"k": np.array([3], np.int64)}, opset=13)
+    check(model, {"x": rand(2, 8, 4, 6)})
