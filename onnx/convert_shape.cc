@@ -1,4 +1,4 @@
-// Converters of the shape family: Shape, Size, Gather, Slice, Expand, Where, ArgMax / ArgMin, TopK, Hardmax,
+// Converters of the shape family: Shape, Size, Gather, Slice, Expand, Where, ArgMax / ArgMin, TopK, Hardmax, Trilu,
 // ConstantOfShape, Range. Shape of a tensor whose dims the model fixes is folded into a constant (so
 // the Reshape / Expand / Slice inputs computed from it stay import-time constants); Range and Size
 // are import-time only.
@@ -144,7 +144,8 @@ void Hardmax(ConvertContext& c) {
   const int rank = static_cast<int>(d->size());
   const int64_t axis = c.Axis(c.Int("axis", -1), rank, "axis");
   const int64_t n = (*d)[axis];
-  if (n < 1 || n > (int64_t{1} << 24)) c.Refuse("the length of the axis must be known at import time (and at most 2^24)");
+  if (n < 1 || n > (int64_t{1} << 24))
+    c.Refuse("the length of the axis must be known at import time (and at most 2^24)");
   const std::string am = c.Fresh(c.out(0) + "_argmax"), hot = c.Fresh(c.out(0) + "_hot");
   auto& op = c.Emit("ArgMax", {c.in(0)}, {am});
   AddArg(op, "axis", axis);
@@ -156,6 +157,40 @@ void Hardmax(ConvertContext& c) {
   for (int64_t i = 0; i < n; ++i) iota.integer.push_back(i);
   c.Emit("EQ", {am, c.AddConst(c.out(0) + "_iota", std::move(iota))}, {hot});
   AddArg(c.Emit("Cast", {hot}, {c.out(0)}), "to", static_cast<int64_t>(caffe2::TensorProto::FLOAT));
+  c.SameDims(c.out(0), c.in(0));
+}
+
+// Trilu: x where (col - row) >= k (upper) or <= k (lower), else 0; the last two dims must be known,
+// k (input 1, default 0) may be a runtime input.
+void Trilu(ConvertContext& c) {
+  const auto* d = c.Dims(c.in(0));
+  if (!d || d->size() < 2) c.Refuse("the input's shape (rank 2 or more) must be declared by the model");
+  const int64_t rows = (*d)[d->size() - 2], cols = (*d)[d->size() - 1];
+  if (rows < 0 || cols < 0 || (cols > 0 && rows > (int64_t{1} << 24) / cols))
+    c.Refuse("the last two dims must be known at import time (at most 2^24 elements)");
+  const auto dt = c.Dtype(c.in(0));
+  ConstTensor zero;
+  zero.dtype = dt;
+  if (dt == caffe2::TensorProto::FLOAT || dt == caffe2::TensorProto::DOUBLE) zero.real = {0.0};
+  else if (dt == caffe2::TensorProto::INT64 || dt == caffe2::TensorProto::INT32) zero.integer = {0};
+  else c.Refuse("only float, double, int32 and int64 inputs are supported");
+  ConstTensor diff;  // col - row, [rows, cols]
+  diff.dtype = caffe2::TensorProto::INT64;
+  diff.dims = {rows, cols};
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) diff.integer.push_back(j - i);
+  std::string k;
+  if (c.has_in(1)) {
+    k = c.in(1);
+  } else {
+    ConstTensor k0;
+    k0.dtype = caffe2::TensorProto::INT64;
+    k0.integer = {0};
+    k = c.AddConst(c.out(0) + "_k", std::move(k0));
+  }
+  const std::string keep = c.Fresh(c.out(0) + "_keep");
+  c.Emit(c.Int("upper", 1) != 0 ? "GE" : "LE", {c.AddConst(c.out(0) + "_diagonal", std::move(diff)), k}, {keep});
+  c.Emit("Where", {keep, c.in(0), c.AddConst(c.out(0) + "_zero", std::move(zero))}, {c.out(0)});
   c.SameDims(c.out(0), c.in(0));
 }
 
@@ -235,6 +270,7 @@ void RegisterShapeConverters(ConverterRegistry& r) {
   r.Add("ArgMin", [](ConvertContext& c) { ArgMinMax(c, "ArgMin"); });
   r.Add("ConstantOfShape", ConstantOfShape);
   r.Add("TopK", TopK);
+  r.Add("Trilu", Trilu);
   r.Add("Hardmax", 13, kNewestOpset, Hardmax);
 }
 

@@ -430,3 +430,12 @@ def test_topk_hardmax_depth_space_shuffles():
                                out("si", None, TensorProto.INT64), out("hm"), out("d2s"), out("d2s_crd"), out("s2d")],
         {"k": np.array([3], np.int64)}, opset=13)
     check(model, {"x": rand(2, 8, 4, 6)})
+
+
+def test_trilu_upper_lower_with_runtime_k():
+    model = make_model([
+        helper.make_node("Trilu", ["x"], ["up"]),
+        helper.make_node("Trilu", ["x", "k"], ["low"], upper=0),
+    ], [("x", [2, 4, 5])], [out("up"), out("low")], opset=14)
+    model.graph.input.append(helper.make_tensor_value_info("k", TensorProto.INT64, []))  # runtime k
+    check(model, {"x": rand(2, 4, 5), "k": np.array(-1, np.int64)})
