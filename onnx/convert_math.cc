@@ -250,6 +250,22 @@ void RegisterMathConverters(ConverterRegistry& r) {
   r.Add("Sum", [sum](ConvertContext& c) { sum(c, false); });
   r.Add("Mean", [sum](ConvertContext& c) { sum(c, true); });
   r.Add("Clip", [](ConvertContext& c) {
+    // Bounds computed at run time (opset >= 11): min(max(x, lo), hi) as two Wheres, any dtype.
+    auto runtime = [&c](int i) { return c.opset() >= 11 && c.num_inputs() > i && c.has_in(i) && !c.Const(c.in(i)); };
+    if (runtime(1) || runtime(2)) {
+      std::string x = c.in(0);
+      for (int i : {1, 2}) {
+        if (c.num_inputs() <= i || !c.has_in(i)) continue;
+        const bool last = i == 2 || c.num_inputs() <= 2 || !c.has_in(2);
+        const std::string past = c.Fresh(c.out(0) + (i == 1 ? "_below" : "_above"));
+        const std::string y = last ? c.out(0) : c.Fresh(c.out(0) + "_clipped_low");
+        c.Emit(i == 1 ? "LT" : "GT", {x, c.in(i)}, {past});
+        c.Emit("Where", {past, c.in(i), x}, {y});
+        x = y;
+      }
+      c.SameDims(c.out(0), c.in(0));
+      return;
+    }
     auto& op = c.Emit("Clip", {c.in(0)}, {c.out(0)});
     AddArgF(op, "min", ClipBound(c, "min", 1, std::numeric_limits<float>::lowest()));
     AddArgF(op, "max", ClipBound(c, "max", 2, std::numeric_limits<float>::max()));

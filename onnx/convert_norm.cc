@@ -33,8 +33,9 @@ std::string Reduced(ConvertContext& c, const std::string& type, const std::strin
 }
 
 // x * (ms + epsilon)^-1/2 * scale (+ bias), ms a mean over the axes (of d^2).
-void Normalize(ConvertContext& c, const std::string& d, const std::string& ms, const std::string& scale,
-               const std::string& bias) {
+// Returns the inverse standard deviation's blob.
+std::string Normalize(ConvertContext& c, const std::string& d, const std::string& ms, const std::string& scale,
+                      const std::string& bias) {
   const std::string eps = c.AddConst(c.out(0) + "_epsilon", ConstTensor::Float({}, {c.Float("epsilon", 1e-5f)}));
   const std::string var = c.Fresh(c.out(0) + "_var_eps"), inv = c.Fresh(c.out(0) + "_inv_std");
   c.Emit("Add", {ms, eps}, {var});
@@ -45,17 +46,21 @@ void Normalize(ConvertContext& c, const std::string& d, const std::string& ms, c
   c.Emit("Mul", {normed, scale}, {scaled});
   if (!bias.empty()) c.Emit("Add", {scaled, bias}, {c.out(0)});
   c.SameDims(c.out(0), c.in(0));
+  return inv;
 }
 
 void LayerNorm(ConvertContext& c) {
-  if (c.has_out(1) || c.has_out(2)) c.Refuse("the Mean and InvStdDev outputs are not supported");
   if (c.Int("stash_type", 1) != 1) c.Refuse("stash_type other than float is not supported");
   const auto axes = TrailingAxes(c, c.Int("axis", -1));
   const std::string mean = Reduced(c, "ReduceMean", c.in(0), axes, "mean");
   const std::string d = c.Fresh(c.out(0) + "_centered"), d2 = c.Fresh(c.out(0) + "_sq");
   c.Emit("Sub", {c.in(0), mean}, {d});
   c.Emit("Sqr", {d}, {d2});
-  Normalize(c, d, Reduced(c, "ReduceMean", d2, axes, "variance"), c.in(1), c.has_in(2) ? c.in(2) : "");
+  const std::string inv =
+      Normalize(c, d, Reduced(c, "ReduceMean", d2, axes, "variance"), c.in(1), c.has_in(2) ? c.in(2) : "");
+  // The optional Mean and InvStdDev outputs (keepdims shape).
+  if (c.num_outputs() > 1 && c.has_out(1)) c.Emit("StopGradient", {mean}, {c.out(1)});
+  if (c.num_outputs() > 2 && c.has_out(2)) c.Emit("StopGradient", {inv}, {c.out(2)});
 }
 
 void RmsNorm(ConvertContext& c) {

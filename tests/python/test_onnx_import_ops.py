@@ -439,3 +439,13 @@ def test_trilu_upper_lower_with_runtime_k():
     ], [("x", [2, 4, 5])], [out("up"), out("low")], opset=14)
     model.graph.input.append(helper.make_tensor_value_info("k", TensorProto.INT64, []))  # runtime k
     check(model, {"x": rand(2, 4, 5), "k": np.array(-1, np.int64)})
+
+
+def test_clip_runtime_bounds_and_layer_norm_statistics():
+    model = make_model([
+        helper.make_node("Clip", ["x", "lo", "hi"], ["c"]),
+        helper.make_node("Clip", ["x", "", "hi"], ["c_hi"]),
+        helper.make_node("LayerNormalization", ["x", "g", "b"], ["ln", "mean", "inv"], axis=-1),
+    ], [("x", [3, 4]), ("lo", []), ("hi", [])], [out("c"), out("c_hi"), out("ln"), out("mean"), out("inv")],
+        {"g": rand(4), "b": rand(4)}, opset=17)
+    check(model, {"x": rand(3, 4), "lo": np.array(-0.5, np.float32), "hi": np.array(0.4, np.float32)})
