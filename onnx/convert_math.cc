@@ -176,7 +176,19 @@ void RegisterMathConverters(ConverterRegistry& r) {
       c.SameDims(c.out(0), c.in(0));
       return;
     }
-    c.Refuse("the exponent must be a one-element constant (our Pow takes it as an argument)");
+    // Otherwise exp(y * log(x)) for float32 bases (NaN for negative bases, as for a non-integer y).
+    if (c.Dtype(c.in(0)) != caffe2::TensorProto::FLOAT)
+      c.Refuse("an exponent that is not a one-element constant needs a float32 base declared by the model");
+    std::string y = c.in(1);
+    if (c.Dtype(y) != caffe2::TensorProto::FLOAT) {
+      y = c.Fresh(c.out(0) + "_exponent");
+      AddArg(c.Emit("Cast", {c.in(1)}, {y}), "to", static_cast<int64_t>(caffe2::TensorProto::FLOAT));
+    }
+    const std::string lx = c.Fresh(c.out(0) + "_log"), ylx = c.Fresh(c.out(0) + "_ylog");
+    c.Emit("Log", {c.in(0)}, {lx});
+    c.Emit("Mul", {y, lx}, {ylx});
+    c.Emit("Exp", {ylx}, {c.out(0)});
+    BroadcastDims(c, c.out(0), c.in(0), c.in(1));
   });
   // Sum / Mean of same-shape inputs (ONNX broadcasts them since opset 8: left to the operator).
   auto sum = [](ConvertContext& c, bool mean) {

@@ -449,3 +449,8 @@ def test_clip_runtime_bounds_and_layer_norm_statistics():
     ], [("x", [3, 4]), ("lo", []), ("hi", [])], [out("c"), out("c_hi"), out("ln"), out("mean"), out("inv")],
         {"g": rand(4), "b": rand(4)}, opset=17)
     check(model, {"x": rand(3, 4), "lo": np.array(-0.5, np.float32), "hi": np.array(0.4, np.float32)})
+
+
+def test_pow_with_runtime_exponent():
+    model = make_model([helper.make_node("Pow", ["x", "y"], ["p"])], [("x", [2, 3]), ("y", [3])], [out("p")], opset=15)
+    check(model, {"x": np.abs(rand(2, 3)) + 0.5, "y": rand(3)})
