@@ -255,6 +255,44 @@ void BlockShuffle(ConvertContext& c, bool to_space) {
   c.SetDims(c.out(0), od);
 }
 
+// ReduceMax / ReduceMin: our TopK with k = 1 along each reduced axis (keeps it as a dim of 1), of -x
+// for the minimum; float32 (TopK's type), the input's rank known.
+void ReduceExtreme(ConvertContext& c, bool max) {
+  bool given = false;
+  std::vector<int64_t> axes = AxesOf(c, 18, &given);
+  if (axes.empty() && c.opset() >= 18 && c.Int("noop_with_empty_axes", 0) != 0) {
+    c.Emit("StopGradient", {c.in(0)}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+    return;
+  }
+  const auto dt = c.Dtype(c.in(0));
+  if (dt != caffe2::TensorProto::UNDEFINED && dt != caffe2::TensorProto::FLOAT)
+    c.Refuse("only float32 inputs are supported");
+  const int rank = c.Rank(c.in(0));
+  if (rank < 1) c.Refuse("the input's rank must be declared by the model");
+  if (axes.empty())
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  axes = Canonical(c, axes, rank);
+  const bool keepdims = c.Int("keepdims", 1) != 0;
+  std::string x = c.in(0);
+  if (!max) c.Emit("Negative", {c.in(0)}, {x = c.Fresh(c.out(0) + "_negated")});
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const bool last = i + 1 == axes.size() && keepdims && max;
+    const std::string y = last ? c.out(0) : c.Fresh(c.out(0) + "_top" + std::to_string(axes[i]));
+    auto& op = c.Emit("TopK", {x}, {y, c.Fresh(c.out(0) + "_index" + std::to_string(axes[i]))});
+    AddArg(op, "k", int64_t{1});
+    AddArg(op, "axis", axes[i]);
+    x = y;
+  }
+  if (!keepdims) {
+    const std::string y = max ? c.out(0) : c.Fresh(c.out(0) + "_squeezed");
+    AddArg(c.Emit("Squeeze", {x}, {y}), "dims", axes);
+    x = y;
+  }
+  if (!max) c.Emit("Negative", {x}, {c.out(0)});
+  c.SetRank(c.out(0), keepdims ? rank : rank - static_cast<int>(axes.size()));
+}
+
 }  // namespace
 
 void RegisterTensorConverters(ConverterRegistry& r) {
@@ -274,6 +312,8 @@ void RegisterTensorConverters(ConverterRegistry& r) {
   r.Add("ReduceLogSum", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "", "Log"); });
   r.Add("ReduceLogSumExp", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Exp", "Log"); });
   r.Add("Tile", Tile);
+  r.Add("ReduceMax", [](ConvertContext& c) { ReduceExtreme(c, true); });
+  r.Add("ReduceMin", [](ConvertContext& c) { ReduceExtreme(c, false); });
   r.Add("DepthToSpace", [](ConvertContext& c) { BlockShuffle(c, true); });
   r.Add("SpaceToDepth", [](ConvertContext& c) { BlockShuffle(c, false); });
 }

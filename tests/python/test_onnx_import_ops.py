@@ -454,3 +454,12 @@ def test_clip_runtime_bounds_and_layer_norm_statistics():
 def test_pow_with_runtime_exponent():
     model = make_model([helper.make_node("Pow", ["x", "y"], ["p"])], [("x", [2, 3]), ("y", [3])], [out("p")], opset=15)
     check(model, {"x": np.abs(rand(2, 3)) + 0.5, "y": rand(3)})
+
+
+def test_reduce_max_min_by_axes():
+    model = make_model([
+        helper.make_node("ReduceMax", ["x"], ["mx"], axes=[0, 2]),
+        helper.make_node("ReduceMin", ["x"], ["mn"], axes=[-1], keepdims=0),
+        helper.make_node("ReduceMax", ["x"], ["all"], keepdims=0),
+    ], [("x", [2, 3, 4])], [out("mx"), out("mn"), out("all")], opset=13)
+    check(model, {"x": rand(2, 3, 4)})
