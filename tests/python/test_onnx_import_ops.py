@@ -463,3 +463,13 @@ def test_reduce_max_min_by_axes():
         helper.make_node("ReduceMax", ["x"], ["all"], keepdims=0),
     ], [("x", [2, 3, 4])], [out("mx"), out("mn"), out("all")], opset=13)
     check(model, {"x": rand(2, 3, 4)})
+
+
+def test_mod_floor_and_fmod():
+    model = make_model([
+        helper.make_node("Mod", ["x", "y"], ["m"], fmod=1),
+    ], [("x", [2, 3]), ("y", [3])], [out("m")], opset=13)
+    check(model, {"x": rand(2, 3) * 10, "y": np.array([3.0, -2.5, 1.5], np.float32)})
+    ints = make_model([helper.make_node("Mod", ["a", "b"], ["m"])], [], [out("m", None, TensorProto.INT64)], opset=13)
+    ints.graph.input.extend([helper.make_tensor_value_info(n, TensorProto.INT64, [6]) for n in "ab"])
+    check(ints, {"a": np.array([-4, 7, 5, 4, -7, 8], np.int64), "b": np.array([2, -3, 8, -2, 3, 5], np.int64)})
