@@ -1,6 +1,7 @@
 // Normalizations composed from reductions and broadcasting arithmetic: LayerNormalization (opset 17)
 // and RMSNormalization (opset 23), over the axes from `axis` to the last; InstanceNormalization (over
-// the spatial axes, per-channel scale and bias); LpNormalization (p = 1 or 2 along one axis). float32.
+// the spatial axes, per-channel scale and bias); GroupNormalization (opset 21); LpNormalization (p = 1
+// or 2 along one axis). float32.
 #include <algorithm>
 
 #include "onnx/onnx_context.h"
@@ -90,6 +91,41 @@ void InstanceNorm(ConvertContext& c) {
   Normalize(c, d, Reduced(c, "ReduceMean", d2, axes, "variance"), per_channel(1, "scale"), per_channel(2, "bias"));
 }
 
+// GroupNormalization (opset 21, per-channel scale and bias): statistics over [N, G, C/G * spatial],
+// then back to x's shape and the [C] scale and bias broadcast as [C, 1, ..., 1].
+void GroupNorm(ConvertContext& c) {
+  if (c.Int("stash_type", 1) != 1) c.Refuse("stash_type other than float is not supported");
+  const int rank = c.Rank(c.in(0));
+  if (rank < 3) c.Refuse("the input's rank (at least 3) must be declared by the model");
+  const int64_t groups = c.Int("num_groups", 0);
+  if (groups < 1 || groups > (int64_t{1} << 24))
+    HN_THROW(kInvalidArgument, "GroupNormalization: num_groups must be in [1, 2^24], got ", groups);
+  const std::string grouped = c.Fresh(c.out(0) + "_grouped"), shape = c.Fresh(c.out(0) + "_shape");
+  AddArg(c.Emit("Reshape", {c.in(0)}, {grouped, c.Fresh(c.out(0) + "_old_shape")}), "shape",
+         std::vector<int64_t>{0, groups, -1});
+  const std::string mean = Reduced(c, "ReduceMean", grouped, {2}, "mean");
+  const std::string d = c.Fresh(c.out(0) + "_centered"), d2 = c.Fresh(c.out(0) + "_sq");
+  c.Emit("Sub", {grouped, mean}, {d});
+  c.Emit("Sqr", {d}, {d2});
+  const std::string var = c.Fresh(c.out(0) + "_var_eps"), inv = c.Fresh(c.out(0) + "_inv_std");
+  const std::string eps = c.AddConst(c.out(0) + "_epsilon", ConstTensor::Float({}, {c.Float("epsilon", 1e-5f)}));
+  c.Emit("Add", {Reduced(c, "ReduceMean", d2, {2}, "variance"), eps}, {var});
+  AddArgF(c.Emit("Pow", {var}, {inv}), "exponent", -0.5f);
+  const std::string normed = c.Fresh(c.out(0) + "_normed"), back = c.Fresh(c.out(0) + "_ungrouped");
+  c.Emit("Mul", {d, inv}, {normed});
+  c.Emit("Shape", {c.in(0)}, {shape});
+  c.Emit("Reshape", {normed, shape}, {back, c.Fresh(c.out(0) + "_grouped_shape")});
+  std::vector<int64_t> trailing;
+  for (int64_t a = 2; a < rank; ++a) trailing.push_back(a - 1);
+  const std::string scale = c.Fresh(c.out(0) + "_scale"), bias = c.Fresh(c.out(0) + "_bias"),
+                    scaled = c.Fresh(c.out(0) + "_scaled");
+  AddArg(c.Emit("ExpandDims", {c.in(1)}, {scale}), "dims", trailing);
+  AddArg(c.Emit("ExpandDims", {c.in(2)}, {bias}), "dims", trailing);
+  c.Emit("Mul", {back, scale}, {scaled});
+  c.Emit("Add", {scaled, bias}, {c.out(0)});
+  c.SameDims(c.out(0), c.in(0));
+}
+
 // x / ||x||_p along `axis` (p = 1: sum of |x|; p = 2: sqrt of the sum of squares).
 void LpNorm(ConvertContext& c) {
   const int64_t p = c.Int("p", 2);
@@ -121,6 +157,7 @@ void RegisterNormConverters(ConverterRegistry& r) {
   r.Add("RMSNormalization", RmsNorm);
   r.Add("InstanceNormalization", InstanceNorm);
   r.Add("LpNormalization", LpNorm);
+  r.Add("GroupNormalization", 21, kNewestOpset, GroupNorm);
 }
 
 }  // namespace hetnet::onnxio

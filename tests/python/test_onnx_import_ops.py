@@ -473,3 +473,9 @@ def test_mod_floor_and_fmod():
     ints = make_model([helper.make_node("Mod", ["a", "b"], ["m"])], [], [out("m", None, TensorProto.INT64)], opset=13)
     ints.graph.input.extend([helper.make_tensor_value_info(n, TensorProto.INT64, [6]) for n in "ab"])
     check(ints, {"a": np.array([-4, 7, 5, 4, -7, 8], np.int64), "b": np.array([2, -3, 8, -2, 3, 5], np.int64)})
+
+
+def test_group_normalization_per_channel_scale():
+    model = make_model([helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2, epsilon=1e-3)],
+                       [("x", [2, 4, 3, 5]), ("s", [4]), ("b", [4])], [out("y")], opset=21)
+    check(model, {"x": rand(2, 4, 3, 5), "s": rand(4), "b": rand(4)})
