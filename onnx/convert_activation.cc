@@ -1,6 +1,6 @@
 // Activations hetnet has no operator for, composed from ones it has (numpy broadcasting of float
 // scalar constants): HardSigmoid, HardSwish, Elu, Selu, Celu, Softsign, ThresholdedRelu, Softplus,
-// Mish, Swish, Shrink. float32
+// Mish, Swish, Shrink, Erf, Gelu. float32
 // inputs (the scalar constants are float32).
 #include <cmath>
 
@@ -48,6 +48,32 @@ void SoftplusInto(ConvertContext& c, const std::string& out) {
   c.Emit("Exp", {c.in(0)}, {e});
   c.Emit("Add", {e, Scalar(c, "one", 1.0)}, {e1});
   c.Emit("Log", {e1}, {out});
+}
+
+// erf(x * k) into out: Abramowitz & Stegun 7.1.26 (absolute error under 1.5e-7), odd by sign.
+void ErfInto(ConvertContext& c, const std::string& x0, float k, const std::string& out) {
+  const std::string x = k == 1.f ? x0 : Scaled(c, x0, k, c.Fresh(c.out(0) + "_erf_in"));
+  const std::string sign = c.Fresh(c.out(0) + "_sign"), a = c.Fresh(c.out(0) + "_abs");
+  c.Emit("Sign", {x}, {sign});
+  c.Emit("Abs", {x}, {a});
+  const std::string den = c.Fresh(c.out(0) + "_den"), t = c.Fresh(c.out(0) + "_t");
+  c.Emit("Add", {Scaled(c, a, 0.3275911f, c.Fresh(c.out(0) + "_pa")), Scalar(c, "one", 1.0)}, {den});
+  AddArgF(c.Emit("Pow", {den}, {t}), "exponent", -1.f);
+  const double coef[] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
+  std::string h = Scaled(c, t, static_cast<float>(coef[4]), c.Fresh(c.out(0) + "_h"));
+  for (int i = 3; i >= 0; --i) {
+    const std::string sum = c.Fresh(c.out(0) + "_h"), prod = c.Fresh(c.out(0) + "_h");
+    c.Emit("Add", {h, Scalar(c, "a" + std::to_string(i + 1), coef[i])}, {sum});
+    c.Emit("Mul", {sum, t}, {prod});
+    h = prod;
+  }
+  const std::string a2 = c.Fresh(c.out(0) + "_sq"), e = c.Fresh(c.out(0) + "_gauss"), he = c.Fresh(c.out(0) + "_tail"),
+                    mag = c.Fresh(c.out(0) + "_erf_abs");
+  c.Emit("Sqr", {a}, {a2});
+  c.Emit("Exp", {Scaled(c, a2, -1.f, c.Fresh(c.out(0) + "_neg_sq"))}, {e});
+  c.Emit("Mul", {h, e}, {he});
+  c.Emit("Sub", {Scalar(c, "one", 1.0), he}, {mag});
+  c.Emit("Mul", {sign, mag}, {out});
 }
 
 }  // namespace
@@ -126,6 +152,26 @@ void RegisterActivationConverters(ConverterRegistry& r) {
     c.Emit("Sub", {c.in(0), Scalar(c, "bias", bias)}, {minus});
     c.Emit("Where", {above, minus, Scalar(c, "zero", 0.0)}, {upper});
     c.Emit("Where", {below, plus, upper}, {c.out(0)});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Erf", [](ConvertContext& c) {
+    ErfInto(c, c.in(0), 1.f, c.out(0));
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Gelu", [](ConvertContext& c) {  // x * (1 + erf(x / sqrt 2)) / 2, or its tanh approximation
+    const std::string inner = c.Fresh(c.out(0) + "_inner"), half = c.Fresh(c.out(0) + "_half"),
+                      onep = c.Fresh(c.out(0) + "_one_plus");
+    if (c.Str("approximate", "none") == "tanh") {
+      const std::string x3 = c.Fresh(c.out(0) + "_cube"), poly = c.Fresh(c.out(0) + "_poly");
+      AddArgF(c.Emit("Pow", {c.in(0)}, {x3}), "exponent", 3.f);
+      c.Emit("Add", {c.in(0), Scaled(c, x3, 0.044715f, c.Fresh(c.out(0) + "_cube_k"))}, {poly});
+      c.Emit("Tanh", {Scaled(c, poly, 0.7978845608028654f, c.Fresh(c.out(0) + "_poly_k"))}, {inner});
+    } else {
+      ErfInto(c, c.in(0), 0.7071067811865476f, inner);
+    }
+    c.Emit("Add", {inner, Scalar(c, "one", 1.0)}, {onep});
+    c.Emit("Mul", {c.in(0), onep}, {half});
+    Scaled(c, half, 0.5f, c.out(0));
     c.SameDims(c.out(0), c.in(0));
   });
 }

@@ -479,3 +479,12 @@ def test_group_normalization_per_channel_scale():
     model = make_model([helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2, epsilon=1e-3)],
                        [("x", [2, 4, 3, 5]), ("s", [4]), ("b", [4])], [out("y")], opset=21)
     check(model, {"x": rand(2, 4, 3, 5), "s": rand(4), "b": rand(4)})
+
+
+def test_erf_and_gelu():
+    model = make_model([
+        helper.make_node("Erf", ["x"], ["erf"]),
+        helper.make_node("Gelu", ["x"], ["gelu"]),
+        helper.make_node("Gelu", ["x"], ["gelu_tanh"], approximate="tanh"),
+    ], [("x", [4, 5])], [out("erf"), out("gelu"), out("gelu_tanh")], opset=20)
+    check(model, {"x": rand(4, 5) * 2}, atol=1e-6)
