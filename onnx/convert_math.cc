@@ -213,7 +213,7 @@ void RegisterMathConverters(ConverterRegistry& r) {
       c.SameDims(c.out(0), c.in(0));
       return;
     }
-    // Otherwise exp(y * log(x)) for float32 bases (NaN for negative bases, as for a non-integer y).
+    // Otherwise computed from Exp and Log, for float32 bases.
     if (c.Dtype(c.in(0)) != caffe2::TensorProto::FLOAT)
       c.Refuse("an exponent that is not a one-element constant needs a float32 base declared by the model");
     std::string y = c.in(1);
@@ -221,10 +221,32 @@ void RegisterMathConverters(ConverterRegistry& r) {
       y = c.Fresh(c.out(0) + "_exponent");
       AddArg(c.Emit("Cast", {c.in(1)}, {y}), "to", static_cast<int64_t>(caffe2::TensorProto::FLOAT));
     }
-    const std::string lx = c.Fresh(c.out(0) + "_log"), ylx = c.Fresh(c.out(0) + "_ylog");
-    c.Emit("Log", {c.in(0)}, {lx});
-    c.Emit("Mul", {y, lx}, {ylx});
-    c.Emit("Exp", {ylx}, {c.out(0)});
+    // |x|^y = exp(y log|x|) with numpy's rules around it: y == 0 gives 1 (0^0 too); a negative base
+    // gives the sign of (-1)^y for a whole y and NaN for a fractional one.
+    auto emit = [&c](const char* type, std::vector<std::string> in, const char* hint) {
+      const std::string out = c.Fresh(c.out(0) + hint);
+      c.Emit(type, std::move(in), {out});
+      return out;
+    };
+    auto cast = [&c](const std::string& in, caffe2::TensorProto::DataType to, const char* hint) {
+      const std::string out = c.Fresh(c.out(0) + hint);
+      AddArg(c.Emit("Cast", {in}, {out}), "to", static_cast<int64_t>(to));
+      return out;
+    };
+    auto scalar = [&c](const char* hint, double v) { return c.AddConst(c.out(0) + hint, ConstTensor::Float({}, {v})); };
+    const std::string x = c.in(0), zero = scalar("_zero", 0.0);
+    const std::string magnitude = emit("Exp", {emit("Mul", {y, emit("Log", {emit("Abs", {x}, "_abs")}, "_log")}, "_ylog")},
+                                       "_magnitude");
+    const std::string r = emit("Where", {emit("EQ", {y, zero}, "_y_zero"), scalar("_one", 1.0), magnitude}, "_pos");
+    // y is whole when float(int64(y)) == y; odd when half of it is not (Cast saturates, NaN -> 0).
+    const std::string whole = emit("EQ", {cast(cast(y, caffe2::TensorProto::INT64, "_y_int"),
+                                               caffe2::TensorProto::FLOAT, "_y_trunc"), y}, "_y_whole");
+    const std::string half_y = emit("Mul", {y, scalar("_half", 0.5)}, "_half_y");
+    const std::string odd = emit("NE", {cast(cast(half_y, caffe2::TensorProto::INT64, "_half_int"),
+                                             caffe2::TensorProto::FLOAT, "_half_trunc"), half_y}, "_y_odd");
+    const std::string signed_r = emit("Where", {odd, emit("Negative", {r}, "_neg"), r}, "_signed");
+    const std::string negative_base = emit("Where", {whole, signed_r, scalar("_nan", std::nan(""))}, "_neg_base");
+    c.Emit("Where", {emit("LT", {x, zero}, "_x_negative"), negative_base, r}, {c.out(0)});
     BroadcastDims(c, c.out(0), c.in(0), c.in(1));
   });
   // Sum / Mean of same-shape inputs (ONNX broadcasts them since opset 8: left to the operator).

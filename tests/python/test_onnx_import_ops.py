@@ -454,6 +454,11 @@ def test_clip_runtime_bounds_and_layer_norm_statistics():
 def test_pow_with_runtime_exponent():
     model = make_model([helper.make_node("Pow", ["x", "y"], ["p"])], [("x", [2, 3]), ("y", [3])], [out("p")], opset=15)
     check(model, {"x": np.abs(rand(2, 3)) + 0.5, "y": rand(3)})
+    # Negative bases: (-2)^3 = -8, (-2)^2 = 4, (-2)^0.5 = NaN; 0^0 = 1; 0^-1 = inf.
+    x = np.array([[-2.0, -2.0, -2.0], [0.0, 0.0, -1.5]], np.float32)
+    y = np.array([3.0, 2.0, 0.5], np.float32)
+    check(model, {"x": x, "y": y})
+    check(model, {"x": np.array([[0.0, -3.0, 0.0]] * 2, np.float32), "y": np.array([0.0, -1.0, -1.0], np.float32)})
 
 
 def test_reduce_max_min_by_axes():
