@@ -38,11 +38,8 @@ class AllgatherGlooOp final : public GlooCollectiveOp {
       if (total == 0 || world.size() == 1) return;
       RunCollective(world, "Allgather", "gloo::allgather ring", total * x.itemsize(), total, x.dtype(), 0, [&] {
         const auto& ctx = world.context();
-        want_.context = ctx.get();
         want_.ptrs.assign(1, out);
-        want_.numel = total;
-        want_.dtype = x.dtype();
-        if (!Bound()) {
+        if (!BoundTo(ctx.get(), total, x.dtype())) {
           opts_ = std::make_unique<gloo::AllgatherOptions>(ctx);
           opts_->setOutput<uint8_t>(out, static_cast<size_t>(total) * x.itemsize());  // bytes: any dtype
           opts_->setTimeout(world.timeout());

@@ -31,10 +31,7 @@ class AllreduceGlooOp final : public GlooCollectiveOp {
       }
       RunCollective(world, "Allreduce", "gloo::allreduce ring", x.nbytes() * n, x.numel(), x.dtype(), 0, [&] {
         const auto& ctx = world.context();
-        want_.context = ctx.get();
-        want_.numel = x.numel();
-        want_.dtype = x.dtype();
-        if (!Bound()) {
+        if (!BoundTo(ctx.get(), x.numel(), x.dtype())) {
           opts_ = std::make_unique<gloo::AllreduceOptions>(ctx);
           // Gloo takes the element size from the pointer type only; the reduce function knows the dtype.
           switch (x.itemsize()) {

@@ -26,11 +26,7 @@ class BroadcastGlooOp final : public GlooCollectiveOp {
       if (world.size() > 1) {
         RunCollective(world, "Broadcast", "gloo::broadcast binomial tree", x.nbytes(), x.numel(), x.dtype(), root, [&] {
           const auto& ctx = world.context();
-          want_.context = ctx.get();
-          want_.numel = x.numel();
-          want_.dtype = x.dtype();
-          want_.extra = root;
-          if (!Bound()) {
+          if (!BoundTo(ctx.get(), x.numel(), x.dtype(), root)) {
             opts_ = std::make_unique<gloo::BroadcastOptions>(ctx);
             opts_->setOutput<uint8_t>(static_cast<uint8_t*>(want_.ptrs[0]), x.nbytes());  // bytes: any dtype
             opts_->setRoot(root);

@@ -33,11 +33,7 @@ class ReduceGlooOp final : public GlooCollectiveOp {
       }
       RunCollective(world, "Reduce", "gloo::reduce ring + gather", x.nbytes(), x.numel(), x.dtype(), root, [&] {
         const auto& ctx = world.context();
-        want_.context = ctx.get();
-        want_.numel = x.numel();
-        want_.dtype = x.dtype();
-        want_.extra = root;
-        if (!Bound()) {
+        if (!BoundTo(ctx.get(), x.numel(), x.dtype(), root)) {
           opts_ = std::make_unique<gloo::ReduceOptions>(ctx);
           switch (x.itemsize()) {
             case 2: Bind<uint16_t>(x.numel(), in_place); break;

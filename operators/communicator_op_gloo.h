@@ -131,6 +131,15 @@ class GlooCollectiveOp : public Operator<CPUContext>, public CollectiveStatsSour
   }
   // Whether the kernel's Gloo options are bound to want_; MarkBound after a successful rebind.
   bool Bound() const { return bound_.Same(want_); }
+  // Sets this run's context, element count, dtype and op-specific value (want_.ptrs are set by
+  // the caller), then Bound().
+  bool BoundTo(const void* context, int64_t numel, DataType dtype, int64_t extra = 0) {
+    want_.context = context;
+    want_.numel = numel;
+    want_.dtype = dtype;
+    want_.extra = extra;
+    return Bound();
+  }
   void MarkBound() { bound_.CopyFrom(want_); }
 
   CommunicatorStatus status_;

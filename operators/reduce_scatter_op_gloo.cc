@@ -81,11 +81,7 @@ class ReduceScatterGlooOp final : public GlooCollectiveOp {
     const size_t item = x.itemsize();
     int64_t widest = 0;
     for (int i = 0; i < p; ++i) widest = std::max(widest, offsets_[i + 1] - offsets_[i]);
-    want_.context = ctx.get();
-    want_.numel = x.numel();
-    want_.dtype = x.dtype();
-    want_.extra = widest;
-    if (!Bound()) {
+    if (!BoundTo(ctx.get(), x.numel(), x.dtype(), widest)) {
       if (scratch_.size() < static_cast<size_t>(widest) * item) scratch_.resize(static_cast<size_t>(widest) * item);
       data_ = ctx->createUnboundBuffer(want_.ptrs[0], x.nbytes());
       tmp_ = ctx->createUnboundBuffer(scratch_.data(), scratch_.size());
