@@ -8,6 +8,7 @@
 // measured as a net of its own, for 4 and 16 micro-batches and in the steady state between them.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -106,10 +107,17 @@ void CpuWideDag() {
     NetBase* dag = ws.CreateNet(net);
     double busy = 0;
     const double ms = MsPerRun(dag, 10, &busy);
-    bool equal = true;
-    for (const auto& [o, t] : want)
-      equal &= std::memcmp(t.raw_data(), ws.GetBlob(o)->GetTensor().raw_data(), t.nbytes()) == 0;
-    std::printf("| dag | %d | %.2f | %.2fx | %.2f | %s |\n", workers, ms, seq_ms / ms, busy, equal ? "yes" : "NO");
+    // Bitwise equality holds only at equal intra-op team sizes: Eigen's GEMM blocking (and so its
+    // summation order) depends on the team, which is cores / workers here (RESULTS.md, 2026-11-26).
+    double worst = 0;
+    for (const auto& [o, t] : want) {
+      const float* a = t.data<float>();
+      const float* b = ws.GetBlob(o)->GetTensor().data<float>();
+      for (int64_t i = 0; i < t.numel(); ++i)
+        worst = std::max(worst, std::abs(double(a[i]) - b[i]) / std::max(1.0, std::abs(double(a[i]))));
+    }
+    const char* equal = worst == 0 ? "yes" : worst < 1e-5 ? "yes (within 1e-5)" : "NO";
+    std::printf("| dag | %d | %.2f | %.2fx | %.2f | %s |\n", workers, ms, seq_ms / ms, busy, equal);
   }
   std::printf("\n");
 }

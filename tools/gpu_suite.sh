@@ -6,25 +6,44 @@
 #   on the GPU machine:    bash tools/gpu_suite.sh run [STEP...]
 #
 # STEP is any of: gpu (the [gpu] Catch2 cases, verbose, with the harness's CUDA column), ctest (every
-# ctest entry), bench (the GPU benchmarks), train (Fashion-MNIST LeNet with --gpu), extra (the command
-# in $HETNET_GPU_EXTRA, in the same environment: for a diagnosis); default: gpu ctest bench train. .gpu-deps/ is git-ignored; carry it with the call (~36 MB). cuDNN, cuBLAS and NCCL come
+# ctest entry), bench (the GPU benchmarks), train (Fashion-MNIST LeNet with --gpu), serving (the GPU
+# serving tests against this machine's `hetnet serve`, packed with its libraries), extra (the command
+# in $HETNET_GPU_EXTRA, in the same environment: for a diagnosis); default: gpu ctest serving bench train. .gpu-deps/ is git-ignored; carry it with the call (~36 MB). cuDNN, cuBLAS and NCCL come
 # from the GPU machine's Python nvidia-* packages, never carried. Results go to $OUT (or
 # build-gpu/out): summary.txt (one line per step: seconds and exit code), and logs.tar.gz (every log,
 # re-packed after each step so a run cut off at its time limit still returns what it finished).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 deps="$PWD/.gpu-deps"
-pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libeigen3-dev catch2
+pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libeigen3-dev catch2 libonnx-dev libonnx1 libonnxifi
       libgloo-dev libgloo0 libhiredis-dev libhiredis0.14 libibverbs-dev libibverbs1 libnl-3-200 libnl-route-3-200
       rapidjson-dev)
 
 pack() {
   set -e
-  rm -rf "$deps" && mkdir -p "$deps/debs" "$deps/fashion-mnist"
+  rm -rf "$deps" && mkdir -p "$deps/debs" "$deps/fashion-mnist" "$deps/whl"
   (cd "$deps/debs" && apt-get download "${pkgs[@]}")
   cp /usr/share/datasets/fashion-mnist/* "$deps/fashion-mnist/"
   cp -r ../shared "$deps/shared"
+  pack_serve
   du -sh "$deps"
+}
+
+# `hetnet serve` needs gRPC, Boost and prometheus-cpp, which that machine lacks: the `serving` step
+# runs this machine's build (CUDA 13 here too; its CUDA libraries come from the GPU machine's
+# nvidia-* packages) with every other library it links, and the PyPI Triton client as cp312 wheels.
+serve_libs_skip='linux-vdso|ld-linux|/libc\.|/libm\.|/libdl\.|/libpthread\.|/librt\.|/libstdc\+\+|/libgcc_s|libcuda|libcublas|libcudnn|libnccl'
+pack_serve() {
+  [ -x build/bin/hetnet ] && build/bin/hetnet serve --help >/dev/null || { echo "build/bin/hetnet with serve first"; return 1; }
+  local stage; stage=$(mktemp -d)
+  mkdir -p "$stage/bin" "$stage/lib"
+  cp build/bin/hetnet "$stage/bin/"
+  ldd build/bin/hetnet | awk '$3 ~ /^\// {print $3}' | grep -Ev "$serve_libs_skip" | xargs -I{} cp -L {} "$stage/lib/"
+  tar -cJf "$deps/serve.tar.xz" -C "$stage" bin lib && rm -rf "$stage"
+  (cd "$deps/whl" && python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_24_x86_64 \
+     --platform manylinux_2_17_x86_64 --platform manylinux1_x86_64 tritonclient==2.73.0 python-rapidjson==1.25 \
+     geventhttpclient==2.6.1 gevent==26.9.0 greenlet==3.3.2 zope.event==6.2 zope.interface==8.7 brotli==1.2.1)
 }
 
 out="" logs=""
@@ -83,8 +102,9 @@ configure_and_build() {
   cmake -S . -B build-gpu -G "$gen" -DCMAKE_BUILD_TYPE=Release "${cxx[@]}" \
     -DProtobuf_PROTOC_EXECUTABLE="$root_dir/usr/bin/protoc" -DProtobuf_INCLUDE_DIR="$root_dir/usr/include" \
     -DProtobuf_LIBRARY="$lib/libprotobuf.so" -DEigen3_DIR="$root_dir/usr/share/eigen3/cmake" \
-    -DCatch2_DIR="$root_dir/usr/lib/cmake/Catch2" -DHETNET_BUILD_SERVING=OFF -DHETNET_BUILD_ONNX=OFF \
-    -DGloo_DIR="$root_dir/usr/share/cmake/Gloo" -DRAPIDJSON_INCLUDE_DIR="$root_dir/usr/include" \
+    -DCatch2_DIR="$root_dir/usr/lib/cmake/Catch2" -DHETNET_BUILD_SERVING=OFF \
+    -DONNX_DIR="$root_dir/usr/lib/x86_64-linux-gnu/cmake/ONNX" \
+    -DGloo_DIR="$root_dir/usr/share/cmake/Gloo" -DHIREDIS_LIBRARY="$lib/libhiredis.so" -DRAPIDJSON_INCLUDE_DIR="$root_dir/usr/include" \
     ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
     ${nccl_lib:+$(nccl_cmake_args)} \
     -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build build-gpu -j"$(nproc)" || return 1
@@ -114,6 +134,16 @@ benchmarks() {
   return $rc
 }
 
+serving_gpu() {  # tests/python/serving/test_gpu_serving.py against the packed `hetnet serve` (pack_serve)
+  local s="$deps/serve"
+  rm -rf "$s" /tmp/site && mkdir -p "$s" && tar -xJf "$deps/serve.tar.xz" -C "$s" || return 1
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$deps"/whl/*.whl || return 1
+  LD_LIBRARY_PATH="$s/lib:$LD_LIBRARY_PATH" "$s/bin/hetnet" serve --help | head -3
+  HETNET_BIN="$s/bin/hetnet" LD_LIBRARY_PATH="$s/lib:$LD_LIBRARY_PATH" \
+    PYTHONPATH="$PWD/build-gpu/python:$PWD/tests/python/serving:/tmp/site" \
+    timeout 300 python3 -m pytest -v -p no:cacheprovider -rs tests/python/serving/test_gpu_serving.py
+}
+
 train_gpu() {
   PYTHONPATH="$PWD/build-gpu/python" timeout 400 python3 python/examples/train_fashion_mnist.py \
     --arch lenet --gpu --epochs 5 --data-dir "$deps/fashion-mnist" --out build-gpu/fmnist \
@@ -124,7 +154,7 @@ run() {
   out="${OUT:-$PWD/build-gpu/out}" logs="$PWD/build-gpu/logs"
   mkdir -p "$out" "$logs"
   local steps=("$@")
-  [ ${#steps[@]} -eq 0 ] && steps=(gpu ctest bench train)
+  [ ${#steps[@]} -eq 0 ] && steps=(gpu ctest serving bench train)
   setup_env
   step env env_info
   if [ "${HETNET_GPU_SKIP_BUILD:-0}" != 1 ]; then  # 1: diagnosis only (extra), no build
@@ -137,6 +167,7 @@ run() {
       ctest) step ctest all_ctest || rc=1 ;;
       bench) step bench benchmarks || rc=1 ;;
       train) step train train_gpu || rc=1 ;;
+      serving) step serving serving_gpu || rc=1 ;;
       extra) step extra env root_dir="$root_dir" lib="$lib" cudnn_lib="$cudnn_lib" bash -c "${HETNET_GPU_EXTRA:?set HETNET_GPU_EXTRA to a command}" || rc=1 ;;
       *) echo "unknown step $s" >&2; return 2 ;;
     esac
@@ -148,5 +179,5 @@ run() {
 case "${1:-}" in
   pack) pack ;;
   run) shift; run "$@" ;;
-  *) echo "usage: $0 pack | run [gpu|ctest|bench|train]..." >&2; exit 2 ;;
+  *) echo "usage: $0 pack | run [gpu|ctest|serving|bench|train|extra]..." >&2; exit 2 ;;
 esac

@@ -40,7 +40,12 @@ int main(int argc, char** argv) {
     std::cout << kMainHelp;
     return kExitOk;
   }
-  const char* help = cmd == "run" ? kRunHelp : cmd == "inspect" ? kInspectHelp : cmd == "serve" ? kServeHelp : nullptr;
+#ifdef HETNET_WITH_SERVING
+  const char* serve_help = kServeHelp;
+#else
+  const char* serve_help = nullptr;  // cli_serve.cc is not built
+#endif
+  const char* help = cmd == "run" ? kRunHelp : cmd == "inspect" ? kInspectHelp : cmd == "serve" ? serve_help : nullptr;
   try {
     if (cmd == "run") return RunCommand(argc - 1, argv + 1);
     if (cmd == "inspect") return InspectCommand(argc - 1, argv + 1);

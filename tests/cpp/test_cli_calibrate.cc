@@ -50,8 +50,8 @@ TEST_CASE("cli: calibrate --quick writes a plausible profile", "[cli][auto_place
     CHECK(d.dispatch_us > 0);
     CHECK(d.dispatch_us < 1e4);
   }
-  // Large GEMMs run faster per FLOP than tiny ones (overheads amortized), within noise.
-  CHECK(cpu->gemm_gflops.at("large") > 0.5 * cpu->gemm_gflops.at("small"));
+  // No ordering between shape classes is asserted: under a parallel ctest on a 16-core GPU machine the
+  // CPU's large GEMM (a 16-thread OpenMP team) measured 6.7 GFLOP/s against 52 for the small one.
   CHECK(cpu->memory_bytes > (int64_t{64} << 20));
   // Links to and from every GPU; none without one.
   for (int g = 0; g < NumCudaDevices(); ++g) {

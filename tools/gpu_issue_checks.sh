@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The GPU parts of the open issues, run as gpu_suite.sh's `extra` step (its environment, its build):
+#   HETNET_GPU_EXTRA="bash tools/gpu_issue_checks.sh" bash tools/gpu_suite.sh run gpu extra ctest
+# issue 17: `hetnet calibrate` on this machine, then the auto-placement proof against that profile;
+# issues 14/16/17: the Python tests that use a GPU. Files land in $OUT (or build-gpu/out).
+set -u
+b=build-gpu
+out=${OUT:-$b/out}
+export PYTHONPATH="$PWD/$b/python"
+rc=0
+echo "### hetnet calibrate"
+timeout 120 "$b/bin/hetnet" calibrate --output "$out/calibrated_profile.json" || rc=1
+profile="$out/calibrated_profile.json"
+[ -s "$profile" ] || profile=profiles/h100_default.json
+echo "### auto placement proof ($profile)"
+timeout 180 python3 benchmarks/auto_placement_proof.py --profile "$profile" --batches 1,64 \
+  --seconds 0.3 --json "$out/auto_placement_proof.json" || rc=1
+echo "### Python tests that use the GPU"
+timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_gpu.py \
+  tests/python/test_spatial_bn_multi_batch.py tests/python/test_auto_placement.py || rc=1
+exit $rc
