@@ -128,8 +128,9 @@ def _predict(ws, net, profile):
     return ws.AutoPlace(net, devices=["cpu", "cuda:0"], profile=profile, data_inputs=["data"])
 
 
-def _measure(ws, model, placed, data, seconds):
-    """Median seconds per run of placed (RunNet + fetching the output), weights on their readers."""
+def _measure(ws, model, placed, data, seconds, profile=None):
+    """Median seconds per run of placed (RunNet + fetching the output), weights on their readers;
+    with a profile, also that profile with the net's operator times recorded (MeasureOpCosts)."""
     from hetnet import core
     from hetnet.proto import caffe2_pb2
     ws.ResetWorkspace()
@@ -152,30 +153,49 @@ def _measure(ws, model, placed, data, seconds):
         ws.RunNet(placed.name)
         ws.FetchBlob("prob")
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    if profile is not None:
+        profile = ws.MeasureOpCosts(placed.name, profile=profile, runs=10, warmup=1)
+    return statistics.median(times), profile
 
 
-def run_case(ws, name, batch, profile, seconds, plan_only):
+def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
+    """One model at one batch. With measure_ops, the all-CPU and all-GPU runs record each operator's
+    time into (a copy of) the profile first, and auto is planned and predicted from those times
+    (issue 17 item 2: measured kernel times where known); the estimate-only plan is reported too."""
     model, shape = _build(name, batch)
-    ws.ResetWorkspace()
-    ws.RunNetOnce(model.param_init_net)  # weight shapes for the planner come from the workspace
-    ws.FeedBlob("data", np.zeros(shape, np.float32))
     net = model.net.Proto()
-    auto_net, report = _predict(ws, net, profile)
     all_cpu = _pinned(net, lambda op: "cpu")
     all_gpu = _pinned(net, lambda op: "cuda:0")
-    row = {"model": name, "batch": batch, "planner_ms": report["planner_ms"], "exact": report["exact"],
-           "auto_devices": [_device(op) for op in auto_net.op], "predicted_ms": {}, "measured_ms": {}}
-    for label, placed in (("cpu", all_cpu), ("gpu", all_gpu), ("auto", auto_net)):
+
+    def plan(placed, prof):
         ws.ResetWorkspace()
-        ws.RunNetOnce(model.param_init_net)
+        ws.RunNetOnce(model.param_init_net)  # weight shapes for the planner come from the workspace
         ws.FeedBlob("data", np.zeros(shape, np.float32))
-        row["predicted_ms"][label] = _predict(ws, placed, profile)[1]["predicted_us"] / 1e3
+        return _predict(ws, placed, prof)
+
+    estimate_net, estimate = plan(net, profile)
+    row = {"model": name, "batch": batch, "measured_ms": {}, "predicted_ms": {},
+           "estimate_ms": {"auto": estimate["predicted_us"] / 1e3},
+           "estimate_devices": [_device(op) for op in estimate_net.op]}
+    data = np.random.RandomState(0).uniform(0, 1, size=shape).astype(np.float32)
     if not plan_only:
-        data = np.random.RandomState(0).uniform(0, 1, size=shape).astype(np.float32)
-        for label, placed in (("cpu", all_cpu), ("gpu", all_gpu), ("auto", auto_net)):
-            placed.name = "%s_%s" % (model.net.Proto().name, label)
-            row["measured_ms"][label] = 1e3 * _measure(ws, model, placed, data, seconds)
+        for label, placed in (("cpu", all_cpu), ("gpu", all_gpu)):
+            placed.name = "%s_%s" % (net.name, label)
+            row["measured_ms"][label], measured = _measure(ws, model, placed, data, seconds,
+                                                           profile if measure_ops else None)
+            if measure_ops:
+                profile = measured
+    auto_net, report = plan(net, profile)
+    row.update(planner_ms=report["planner_ms"], exact=report["exact"],
+               auto_devices=[_device(op) for op in auto_net.op],
+               measured_ops=len(profile.get("measured_ops", {})))
+    for label, placed in (("cpu", all_cpu), ("gpu", all_gpu), ("auto", auto_net)):
+        row["predicted_ms"][label] = plan(placed, profile)[1]["predicted_us"] / 1e3
+    if not plan_only:
+        auto_net.name = "%s_auto" % net.name
+        row["measured_ms"]["auto"] = 1e3 * _measure(ws, model, auto_net, data, seconds)[0]
+        for label in ("cpu", "gpu"):
+            row["measured_ms"][label] *= 1e3
     return row, report
 
 
@@ -205,6 +225,9 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0, help="timing budget per measurement")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--plan-only", action="store_true", help="plans and predictions only (no GPU needed)")
+    ap.add_argument("--no-measure-ops", action="store_true",
+                    help="plan from the profile's estimates alone (default: record the baselines' operator times "
+                         "into the profile first, then plan auto)")
     args = ap.parse_args()
     from hetnet import workspace as ws
     if not args.plan_only and ws.NumCudaDevices() == 0:
@@ -214,23 +237,25 @@ def main():
         return 2
     with open(args.profile) as f:
         profile = json.load(f)
-    print("# auto placement proof, %s, profile %s (%s)" % (datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+    print("# auto placement proof, %s, profile %s (%s)" % (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                                                           os.path.basename(args.profile), profile.get("machine", "")))
     print("| model | batch | auto devices (cpu/gpu ops) | predicted cpu / gpu / auto ms | measured cpu / gpu / auto ms"
-          " | auto vs best | planner ms |")
-    print("|---|---|---|---|---|---|---|")
+          " | auto vs best | planner ms | estimate only: auto devices, predicted auto ms |")
+    print("|---|---|---|---|---|---|---|---|")
     rows = []
     for name in args.models.split(","):
         for batch in [int(b) for b in args.batches.split(",")]:
-            row, _ = run_case(ws, name, batch, profile, args.seconds, args.plan_only)
+            row, _ = run_case(ws, name, batch, profile, args.seconds, args.plan_only,
+                              not args.no_measure_ops and not args.plan_only)
             rows.append(row)
             p, m = row["predicted_ms"], row["measured_ms"]
             devs = row["auto_devices"]
             measured = "%.3f / %.3f / %.3f" % (m["cpu"], m["gpu"], m["auto"]) if m else "-"
             vs = "%+.1f%%" % (100 * (m["auto"] / min(m["cpu"], m["gpu"]) - 1)) if m else "-"
-            print("| %s | %d | %d/%d | %.3f / %.3f / %.3f | %s | %s | %.1f |" % (
+            est = row["estimate_devices"]
+            print("| %s | %d | %d/%d | %.3f / %.3f / %.3f | %s | %s | %.1f | %d/%d, %.3f |" % (
                 name, batch, devs.count("cpu"), devs.count("cuda:0"), p["cpu"], p["gpu"], p["auto"], measured, vs,
-                row["planner_ms"]), flush=True)
+                row["planner_ms"], est.count("cpu"), est.count("cuda:0"), row["estimate_ms"]["auto"]), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -156,12 +156,17 @@ Problem BuildProblem(const caffe2::NetDef& net, const std::map<std::string, Tens
     for (int k = 0; k < op.output_size(); ++k)
       if (out[k].known && BytesOf(out[k]) > 0) shapes[op.output(k)] = out[k]; else shapes.erase(op.output(k));
     const OpCost cost = CostOf(op, in, out);
-    // Compute time and input/output devices on each candidate.
+    const std::string signature = profile.measured_op_us.empty() ? "" : OpSignature(op, in);
+    // Compute time (measured where the profile has this op's signature on the device, else
+    // estimated) and input/output devices on each candidate.
     std::vector<double> times(p.n_dev, kInf);
     std::vector<std::vector<int>> in_need(p.n_dev), out_need(p.n_dev);
     for (int d = 0; d < p.n_dev; ++d) {
+      const double measured = signature.empty() ? -1 : profile.MeasuredUs(p.dev_names[d], signature);
       if (has_kernel(op.type(), p.devs[d]))
-        times[d] = ComputeUs(*profile.Find(p.dev_names[d]), cost, profile.Correction(p.dev_names[d], op.type()));
+        times[d] = measured >= 0 ? measured
+                                 : ComputeUs(*profile.Find(p.dev_names[d]), cost,
+                                             profile.Correction(p.dev_names[d], op.type()));
       std::vector<Device> ins(op.input_size(), p.devs[d]), outs(op.output_size(), p.devs[d]);
       if (schema) {
         try {
@@ -255,6 +260,8 @@ Problem BuildProblem(const caffe2::NetDef& net, const std::map<std::string, Tens
   FillLinks(profile, &p);
   p.caps.assign(p.n_dev, 0);
   for (int d = 0; d < p.n_dev; ++d) p.caps[d] = profile.Find(p.dev_names[d])->memory_bytes;
+  p.run_overhead_us.resize(p.n_dev);
+  for (int d = 0; d < p.n_dev; ++d) p.run_overhead_us[d] = profile.Find(p.dev_names[d])->run_overhead_us;
   for (const auto& [name, cap] : options.memory_caps) {
     const int d = std::find(p.dev_names.begin(), p.dev_names.end(), name) - p.dev_names.begin();
     if (d == p.n_dev) HN_THROW(kInvalidArgument, "memory cap for '", name, "', which is not a candidate device");

@@ -37,6 +37,7 @@ struct Problem {
   // Per device pair [from * n_dev + to]: microseconds per byte and latency of a copy.
   std::vector<double> us_per_byte, latency_us;
   std::vector<int64_t> caps;       // per device; 0: no cap
+  std::vector<double> run_overhead_us;  // per device: added once per run that uses it (the CPU always)
 
   int Free(int op) const { return pinned[op] < 0; }
   double CopyUs(int from, int to, double nbytes) const {

@@ -91,6 +91,9 @@ void Simulator::Step(SimState* s, int dev) const {
 
 Evaluation Simulator::Finish(SimState s) const {
   for (int b : p_.final_outputs) s.makespan = std::max(s.makespan, Ensure(&s, b, 0));
+  // Fixed costs of a run: starting it on the CPU, waiting for each GPU it used at its end.
+  for (int d = 0; d < p_.n_dev; ++d)
+    if (d == 0 || s.busy[d] > 0) s.makespan += p_.run_overhead_us[d];
   Evaluation e;
   e.makespan = s.makespan;
   e.busy = s.busy;

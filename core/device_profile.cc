@@ -46,6 +46,11 @@ double DeviceProfile::Correction(const std::string& device, const std::string& o
   return it == corrections.end() ? 1.0 : it->second;
 }
 
+double DeviceProfile::MeasuredUs(const std::string& device, const std::string& signature) const {
+  auto it = measured_op_us.find(device + "|" + signature);
+  return it == measured_op_us.end() ? -1.0 : it->second;
+}
+
 namespace {
 
 using rapidjson::Value;
@@ -183,6 +188,7 @@ std::string DeviceProfile::ToJson() const {
     WriteClassMap(w, "conv_gflops", d.conv_gflops);
     w.Key("mem_bandwidth_gbs"); w.Double(d.mem_bandwidth_gbs);
     w.Key("dispatch_us"); w.Double(d.dispatch_us);
+    w.Key("run_overhead_us"); w.Double(d.run_overhead_us);
     w.Key("memory_bytes"); w.Int64(d.memory_bytes);
     w.EndObject();
   }
@@ -200,6 +206,7 @@ std::string DeviceProfile::ToJson() const {
   }
   w.EndArray();
   WriteClassMap(w, "corrections", corrections);
+  if (!measured_op_us.empty()) WriteClassMap(w, "measured_ops", measured_op_us);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
@@ -212,7 +219,7 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
     HN_THROW(kInvalidArgument, "device profile '", what, "': not valid JSON at offset ", doc.GetErrorOffset(), ": ",
              rapidjson::GetParseError_En(doc.GetParseError()));
   ObjectReader top(doc, what, "");
-  top.OnlyKeys({"machine", "source", "notes", "devices", "links", "corrections"});
+  top.OnlyKeys({"machine", "source", "notes", "devices", "links", "corrections", "measured_ops"});
   DeviceProfile p;
   p.machine = top.String("machine", false);
   p.source = top.String("source", false);
@@ -221,7 +228,8 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
   const Value& devices = ArrayOf(top, "devices", true);
   for (rapidjson::SizeType i = 0; i < devices.Size(); ++i) {
     ObjectReader r(devices[i], what, "devices[" + std::to_string(i) + "]");
-    r.OnlyKeys({"name", "gemm_gflops", "conv_gflops", "mem_bandwidth_gbs", "dispatch_us", "memory_bytes"});
+    r.OnlyKeys({"name", "gemm_gflops", "conv_gflops", "mem_bandwidth_gbs", "dispatch_us", "run_overhead_us",
+                "memory_bytes"});
     DeviceCaps d;
     d.name = r.String("name", true, true);
     if (p.Find(d.name)) r.Fail(r.Path("name"), "repeats device '", d.name, "'");
@@ -229,6 +237,7 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
     d.conv_gflops = r.ClassMap("conv_gflops");
     d.mem_bandwidth_gbs = r.Number("mem_bandwidth_gbs", 0);
     d.dispatch_us = r.Number("dispatch_us", 0);
+    d.run_overhead_us = r.Number("run_overhead_us", 0);
     d.memory_bytes = r.Int("memory_bytes");
     p.devices.push_back(std::move(d));
   }
@@ -256,6 +265,16 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
       if (slash == std::string::npos || slash == 0 || slash + 1 == key.size())
         r.Fail(r.Path(key), "is not of the form \"<device>/<op type>\"");
       p.corrections[key] = r.Number(it->value, r.Path(key), true);
+    }
+  }
+  if (const Value* m = top.Get("measured_ops", false)) {
+    ObjectReader r(*m, what, "measured_ops");
+    for (auto it = m->MemberBegin(); it != m->MemberEnd(); ++it) {
+      const std::string key(it->name.GetString(), it->name.GetStringLength());
+      const size_t bar = key.find('|');
+      if (bar == std::string::npos || bar == 0 || bar + 1 == key.size())
+        r.Fail(r.Path(key), "is not of the form \"<device>|<op signature>\"");
+      p.measured_op_us[key] = r.Number(it->value, r.Path(key), false);
     }
   }
   return p;

@@ -25,6 +25,8 @@ struct DeviceCaps {
   std::map<std::string, double> conv_gflops;   // by ShapeClassName: float32 convolution
   double mem_bandwidth_gbs = 0;                // streaming read+write, GB/s (1e9 B/s)
   double dispatch_us = 0;                      // fixed cost per op (CPU dispatch; GPU launch)
+  double run_overhead_us = 0;                  // fixed cost per net run that uses the device
+                                               // (CPU: starting the run; GPU: its end-of-run wait)
   int64_t memory_bytes = 0;                    // usable memory (0: unknown)
 };
 
@@ -43,10 +45,14 @@ struct DeviceProfile {
   std::vector<LinkCaps> links;
   // Measured / predicted time ratio per "<device>/<op type>" (folded back from profiled runs).
   std::map<std::string, double> corrections;
+  // Measured time of one operator run, per "<device>|<op signature>" (core/op_cost.h OpSignature):
+  // the cost model uses it instead of the FLOP estimate (core/measured_op_costs.h records it).
+  std::map<std::string, double> measured_op_us;
 
   const DeviceCaps* Find(const std::string& device) const;  // nullptr when absent
   const LinkCaps* FindLink(const std::string& from, const std::string& to, bool pinned = true) const;
   double Correction(const std::string& device, const std::string& op_type) const;  // 1 when absent
+  double MeasuredUs(const std::string& device, const std::string& signature) const;  // -1 when absent
 
   // JSON (the file `hetnet calibrate` writes); Load throws kInvalidArgument naming the file and
   // field on malformed input, kNotFound for a missing file.

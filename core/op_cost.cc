@@ -1,5 +1,6 @@
 #include "core/op_cost.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/error.h"
@@ -23,6 +24,28 @@ void OpCostRegistry::Register(const std::string& type, OpCostFn fn) {
 const OpCostFn* OpCostRegistry::Find(const std::string& type) {
   auto it = Registry().find(type);
   return it == Registry().end() ? nullptr : &it->second;
+}
+
+std::string OpSignature(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& inputs) {
+  std::string s = def.type();
+  if (!def.engine().empty()) s += "[" + def.engine() + "]";
+  s += "(";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].known) return "";
+    s += (i ? "," : "") + std::string(DataTypeName(inputs[i].dtype)) + "[";
+    for (size_t k = 0; k < inputs[i].dims.size(); ++k) s += (k ? "," : "") + std::to_string(inputs[i].dims[k]);
+    s += "]";
+  }
+  s += ")";
+  std::vector<std::string> args;
+  for (const auto& a : def.arg()) args.push_back(a.ShortDebugString());  // starts with name: "..."
+  std::sort(args.begin(), args.end());
+  if (!args.empty()) {
+    s += "{";
+    for (size_t i = 0; i < args.size(); ++i) s += (i ? ";" : "") + args[i];
+    s += "}";
+  }
+  return s;
 }
 
 double NumElements(const TensorInfo& t) {

@@ -48,6 +48,11 @@ OpCost MemoryCost(const std::vector<TensorInfo>& inputs, const std::vector<Tenso
 OpCost ComputeCost(OpKind kind, double flops, const std::vector<TensorInfo>& inputs,
                    const std::vector<TensorInfo>& outputs);
 
+// What decides an operator's running time, as a string: its type, engine, input dtypes and shapes
+// and arguments (sorted by name), never blob names: "FC[engine](float32[1,784],...){axis:1}".
+// Empty when an input shape is unknown. The key of measured times (DeviceProfile::measured_op_us).
+std::string OpSignature(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& inputs);
+
 // The cost function of a bandwidth-bound op: MemoryCost(inputs, outputs, flops_per_out).
 OpCostFn ElementwiseCostFn(double flops_per_out);
 

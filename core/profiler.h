@@ -22,7 +22,8 @@ struct OpTiming {
   int op = 0;
   std::string lane;
   double start_us = 0;  // microseconds since the process's profiling epoch
-  double dur_us = 0;
+  double dur_us = 0;       // on the device: host clock for CPU ops, events for GPU ops
+  double host_dur_us = 0;  // on the thread that ran it (for a GPU op: launching it)
   // Communicator ops (core/collective_stats.h): bytes moved on this rank, peers, algorithm.
   int64_t collective_bytes = -1;  // -1: not a collective
   int collective_peers = 0;

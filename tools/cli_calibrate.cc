@@ -37,7 +37,8 @@ const char* const kCalibrateHelp =
     "Measures this machine by running hetnet's operators on the CPU and on every GPU, and writes a\n"
     "device profile (JSON) for placement=\"auto\" and `hetnet inspect --placement --auto`:\n"
     "  per device: FC (GEMM) and Conv GFLOP/s per shape class (small < 1 MFLOP, medium < 100 MFLOP,\n"
-    "  large), memory bandwidth (a large Relu), per-op dispatch / launch overhead (a tiny Relu) and\n"
+    "  large), memory bandwidth (a large Relu), per-op dispatch / launch overhead (a tiny Relu), per-run\n"
+    "  overhead (a net of one tiny Relu, less its dispatch: on a GPU the end-of-run wait) and\n"
     "  memory size (CPU: /proc/meminfo MemTotal; GPU: nvidia-smi where present, else 0 = unknown);\n"
     "  per device pair: copy bandwidth and latency (CopyCPUToGPU from pinned and from pageable host\n"
     "  memory, CopyGPUToCPU into pinned memory, GPU-to-GPU Copy).\n"
@@ -137,6 +138,9 @@ void MeasureDevice(Bench& b, Device d, const Settings& s, DeviceCaps* caps) {
   b.Fill(p + "tiny", {1}, d);
   const double dispatch_s = b.SecondsPerOp(MakeOp("Relu", {p + "tiny"}, p + "tiny_y", d), s.quick ? 20 : 100);
   caps->dispatch_us = dispatch_s * 1e6;
+  // Per run: a net of that one Relu, less its dispatch (on a GPU, the wait for its work at the end).
+  const double one_run_s = b.SecondsPerOp(MakeOp("Relu", {p + "tiny"}, p + "tiny_y", d), 1);
+  caps->run_overhead_us = std::max(0.0, one_run_s - dispatch_s) * 1e6;
 
   // Memory bandwidth: a large Relu reads and writes every element once.
   const int64_t n = s.quick ? (1 << 22) : (d.is_cpu() ? (1 << 25) : (1 << 27));
@@ -331,7 +335,7 @@ int Calibrate(int argc, char** argv) {
     caps.memory_bytes = d.is_cpu() ? HostMemoryBytes() : gpu_memory.empty() ? 0 : gpu_memory[d.id];
     std::cerr << "calibrate: " << caps.name << ": FC large " << caps.gemm_gflops["large"] << " GFLOP/s, Conv large "
               << caps.conv_gflops["large"] << " GFLOP/s, " << caps.mem_bandwidth_gbs << " GB/s, dispatch "
-              << caps.dispatch_us << " us\n";
+              << caps.dispatch_us << " us, run overhead " << caps.run_overhead_us << " us\n";
     profile.devices.push_back(caps);
   }
   if (gpus > 0 && gpu_memory.empty()) notes.push_back("GPU memory unknown (0): nvidia-smi unavailable");

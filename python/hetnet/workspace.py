@@ -451,24 +451,12 @@ def AutoPlace(net, devices=None, objective="latency", memory_caps=None, input_sh
     ({'all cpu': us, ...}), 'peak_bytes', 'caps', 'busy_us', 'exact', 'planner_ms',
     'placements_evaluated', 'profile_source'. No placement within the caps raises
     hetnet.InvalidArgumentError naming the device, the bytes needed and the cap."""
-    import json
-    import os
     if isinstance(devices, str):
         devices = devices.split(",")
     names = [str(d).strip() for d in (devices or [])]
     if objective not in ("latency", "throughput"):
         raise ValueError("AutoPlace: objective is 'latency' or 'throughput', got {!r}".format(objective))
-    if profile is None:
-        profile_json = ""
-    elif isinstance(profile, dict):
-        profile_json = json.dumps(profile)
-    elif isinstance(profile, str) and profile.lstrip().startswith("{"):
-        profile_json = profile
-    elif isinstance(profile, (str, os.PathLike)):
-        with open(profile) as f:
-            profile_json = f.read()
-    else:
-        raise TypeError("AutoPlace: profile is a JSON path, JSON text or dict, got {!r}".format(type(profile)))
+    profile_json = _ProfileJson(profile, "AutoPlace")
     caps = {str(k): int(v) for k, v in (memory_caps or {}).items()}
     net_bytes, report = _C.auto_place(_NetProtoBytes(net), names, objective, caps, _ShapesArg(input_shapes),
                                       profile_json, bool(override_pinned), int(exact_limit),
@@ -476,3 +464,34 @@ def AutoPlace(net, devices=None, objective="latency", memory_caps=None, input_sh
     placed = caffe2_pb2.NetDef()
     placed.ParseFromString(net_bytes)
     return placed, report
+
+
+def _ProfileJson(profile, what):
+    """A device profile argument as JSON text: "" for None ($HETNET_DEVICE_PROFILE or built-in)."""
+    import json
+    import os
+    if profile is None:
+        return ""
+    if isinstance(profile, dict):
+        return json.dumps(profile)
+    if isinstance(profile, str) and profile.lstrip().startswith("{"):
+        return profile
+    if isinstance(profile, (str, os.PathLike)):
+        with open(profile) as f:
+            return f.read()
+    raise TypeError("{}: profile is a JSON path, JSON text or dict, got {!r}".format(what, type(profile)))
+
+
+def MeasureOpCosts(net, profile=None, runs=10, warmup=2):
+    """Times every operator of the created net `net` (its name, or the Net/NetDef it was created
+    from) over `runs` profiled runs after `warmup` plain ones, and returns the device profile (a
+    dict; `profile` as for AutoPlace) with each operator's median time recorded under its signature
+    (type, engine, input shapes and dtypes, arguments) and device, in 'measured_ops'. AutoPlace then
+    uses those times instead of its FLOP estimates wherever an operator of the same signature could
+    run on that device: measure a net placed all on the CPU and all on a GPU, then plan. Copies are
+    not recorded (the profile's links cost them); a GPU operator counts the longer of its kernel
+    time and its launch on the host."""
+    import json
+    profile_json, _ = _C.measure_op_costs(_NetName(net), _ProfileJson(profile, "MeasureOpCosts"), int(warmup),
+                                          int(runs))
+    return json.loads(profile_json)

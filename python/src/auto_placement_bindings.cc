@@ -5,7 +5,12 @@
 
 #include "bindings.h"
 #include "core/auto_placement.h"
+#include "core/measured_op_costs.h"
+#include "core/net.h"
 #include "core/placement.h"
+#include "core/profiler.h"
+#include "core/run_guard.h"
+#include "core/workspace.h"
 
 namespace hetnet_python {
 
@@ -41,6 +46,14 @@ py::dict ResultToDict(const hetnet::AutoPlacementResult& r) {
   return out;
 }
 
+// profile: a JSON text, "" for $HETNET_DEVICE_PROFILE or else the built-in profile of this machine.
+hetnet::DeviceProfile ProfileArg(const std::string& profile_json) {
+  const char* env = std::getenv("HETNET_DEVICE_PROFILE");
+  if (!profile_json.empty()) return hetnet::DeviceProfile::FromJson(profile_json, "the profile argument");
+  if (env && *env) return hetnet::DeviceProfile::Load(env);
+  return hetnet::BuiltinFallbackProfile(hetnet::NumCudaDevices());
+}
+
 }  // namespace
 
 void InitAutoPlacement(py::module_& m) {
@@ -53,11 +66,7 @@ void InitAutoPlacement(py::module_& m) {
                          const std::string& profile_json, bool override_pinned, int exact_limit,
                          const std::vector<std::string>& data_inputs, bool from_workspace) {
     auto net = ParseProto<caffe2::NetDef>(net_bytes, "NetDef");
-    hetnet::DeviceProfile profile;
-    const char* env = std::getenv("HETNET_DEVICE_PROFILE");
-    if (!profile_json.empty()) profile = hetnet::DeviceProfile::FromJson(profile_json, "the profile argument");
-    else if (env && *env) profile = hetnet::DeviceProfile::Load(env);
-    else profile = hetnet::BuiltinFallbackProfile(hetnet::NumCudaDevices());
+    const hetnet::DeviceProfile profile = ProfileArg(profile_json);
     hetnet::AutoPlacementOptions options;
     options.devices = hetnet::ParseDeviceList(devices);
     if (objective == "throughput") options.objective = hetnet::AutoPlacementOptions::Objective::kThroughput;
@@ -79,6 +88,24 @@ void InitAutoPlacement(py::module_& m) {
     }
     auto result = hetnet::AutoPlace(net, input_shapes, profile, options);
     return py::make_tuple(SerializeProto(result.net), ResultToDict(result));
+  });
+  // Profiles `runs` runs of the created net `name` (after `warmup`) and returns the profile's JSON
+  // with every operator's median time recorded (core/measured_op_costs.h), and how many.
+  m.def("measure_op_costs", [](const std::string& name, const std::string& profile_json, int warmup, int runs) {
+    HN_ENFORCE(runs > 0 && warmup >= 0, "MeasureOpCosts: runs must be > 0 and warmup >= 0 (got ", runs, ", ",
+               warmup, ")");
+    hetnet::Workspace* ws = CurrentWorkspace();
+    hetnet::NetBase* net = ws->GetNet(name);
+    HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
+    hetnet::DeviceProfile profile = ProfileArg(profile_json);
+    int written = 0;
+    {
+      hetnet::RunGuard guard(ws, net);
+      py::gil_scoped_release release;
+      const hetnet::ProfileResult r = hetnet::ProfileNet(net, warmup, runs, true);
+      written = hetnet::RecordMeasuredOps(&profile, *net, *ws, r.runs);
+    }
+    return py::make_tuple(profile.ToJson(), written);
   });
   m.def("fallback_device_profile", [](int gpus) { return hetnet::BuiltinFallbackProfile(gpus).ToJson(); });
 }

@@ -177,3 +177,27 @@ def test_cli_plans_for_a_gpu_machine_from_this_one(ws, tmp_path):
     out = subprocess.run([_cli(), "inspect", "--profile-file", str(profile), str(net_file)],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and "--profile-file is for --auto" in out.stderr
+
+
+def test_measured_op_costs_replace_the_estimates_and_decide(ws):
+    _feed(ws, 64, 256)
+    net = _mlp(256, name="measured_mlp")
+    ws.CreateNet(net)
+    profile = ws.MeasureOpCosts(net, profile=_profile(), runs=5, warmup=1)
+    measured = profile["measured_ops"]
+    # The two FCs have one signature (64x256 by 256x256): their times pool under one entry.
+    assert len(measured) == 2 and all(k.startswith("cpu|") and v >= 0 for k, v in measured.items())
+    # The synthetic GPU wins 64x256 FCs by its estimate; its measured times (1000x the CPU's) decide.
+    estimate, _ = ws.AutoPlace(net, devices=["cpu", "cuda:0"], profile=_profile())
+    assert _devices(estimate).count("cuda:0") >= 2
+    for key, us in list(measured.items()):
+        measured["cuda:0|" + key.split("|", 1)[1]] = 1000 * us + 100
+    placed, report = ws.AutoPlace(net, devices=["cpu", "cuda:0"], profile=profile)
+    assert _devices(placed) == ["cpu"] * 3
+    by_op = [o["predicted_us"]["cpu"] for o in report["ops"]]
+    fc, relu = (measured[k] for k in sorted(measured) if k.startswith("cpu|"))
+    assert by_op == [fc, relu, fc]
+    with pytest.raises(hetnet.NotFoundError, match="no_such_net"):
+        ws.MeasureOpCosts("no_such_net")
+    with pytest.raises(hetnet.InvalidArgumentError, match="runs must be > 0"):
+        ws.MeasureOpCosts(net, runs=0)

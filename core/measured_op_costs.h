@@ -1,0 +1,27 @@
+// Measured operator times for cost-based placement (issue 17: "from measured kernel times where
+// known"). Profiled runs of a created net give each operator's time on the device it ran on; they
+// are kept in the device profile under the operator's signature (core/op_cost.h OpSignature), and
+// the planner uses them instead of the FLOP estimate wherever an operator of the same signature
+// runs on that device.
+#pragma once
+
+#include <vector>
+
+#include "core/device_profile.h"
+
+namespace hetnet {
+
+class NetBase;
+class Workspace;
+struct RunProfile;
+
+// Records the median time over `runs` (profiled runs of `net`, ops indexed as in net.operators())
+// of every operator whose inputs are tensors in `ws` (their current shapes) into
+// profile->measured_op_us. Copy operators are link costs, not device work: skipped. A GPU
+// operator costs the longer of its device time and its launch on the host thread (at small
+// sizes the launch is the bottleneck of a chain). Operators of one signature on one device pool
+// their times. Returns how many entries were written.
+int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspace& ws,
+                      const std::vector<RunProfile>& runs);
+
+}  // namespace hetnet

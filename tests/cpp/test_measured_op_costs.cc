@@ -1,0 +1,150 @@
+// Measured operator times in the placement cost model (core/measured_op_costs.h): op signatures,
+// the profile's measured_ops field, the planner preferring measured times over its estimate, the
+// per-run overheads, and recording a profiled run of a real net.
+#include <catch2/catch.hpp>
+
+#include "core/measured_op_costs.h"
+#include "core/net.h"
+#include "core/op_cost.h"
+#include "core/profiler.h"
+#include "core/workspace.h"
+#include "test_auto_placement_util.h"
+
+using namespace hetnet;
+using namespace auto_placement_test;
+
+namespace {
+
+caffe2::Argument IntArg(const std::string& name, int64_t v) {
+  caffe2::Argument a;
+  a.set_name(name);
+  a.set_i(v);
+  return a;
+}
+
+// Two 2048-wide FCs at batch 64: the synthetic profile's GPU wins them by far.
+caffe2::NetDef BigNet(std::map<std::string, TensorInfo>* shapes) {
+  caffe2::NetDef net;
+  net.set_name("big");
+  net.add_external_input("x");
+  (*shapes)["x"] = TensorInfo::Of({64, 2048}, DataType::Float);
+  AddFC(&net, shapes, "x", "h", 2048, 2048);
+  AddFC(&net, shapes, "h", "y", 2048, 2048);
+  return net;
+}
+
+std::vector<TensorInfo> FcInputs(int64_t batch) {
+  return {TensorInfo::Of({batch, 2048}, DataType::Float), TensorInfo::Of({2048, 2048}, DataType::Float),
+          TensorInfo::Of({2048}, DataType::Float)};
+}
+
+}  // namespace
+
+TEST_CASE("OpSignature: type, engine, input dtypes and shapes, sorted arguments; never blob names",
+          "[auto_placement][measured]") {
+  caffe2::OperatorDef a;
+  a.set_type("Conv");
+  a.add_input("x");
+  a.add_input("w");
+  *a.add_arg() = IntArg("pad", 1);
+  *a.add_arg() = IntArg("kernel", 3);
+  const std::vector<TensorInfo> in{TensorInfo::Of({1, 3, 8, 8}, DataType::Float),
+                                   TensorInfo::Of({4, 3, 3, 3}, DataType::Float)};
+  const std::string sig = OpSignature(a, in);
+  CHECK(sig.rfind("Conv(float32[1,3,8,8],float32[4,3,3,3]){", 0) == 0);
+  CHECK(sig.find("kernel") < sig.find("pad"));  // sorted by name, not by position
+
+  caffe2::OperatorDef b = a;  // other blob names, arguments in the other order: the same work
+  b.set_input(0, "other_x");
+  b.clear_arg();
+  *b.add_arg() = IntArg("kernel", 3);
+  *b.add_arg() = IntArg("pad", 1);
+  CHECK(OpSignature(b, in) == sig);
+
+  b.set_engine("CUDNN");
+  CHECK(OpSignature(b, in) != sig);
+  CHECK(OpSignature(a, {in[0], TensorInfo::Of({4, 3, 3, 3}, DataType::Float16)}) != sig);
+  CHECK(OpSignature(a, {TensorInfo::Of({2, 3, 8, 8}, DataType::Float), in[1]}) != sig);
+  CHECK(OpSignature(a, {in[0], TensorInfo::Unknown()}).empty());
+}
+
+TEST_CASE("measured op times replace the estimate and can flip the choice; the profile keeps them",
+          "[auto_placement][measured]") {
+  std::map<std::string, TensorInfo> shapes;
+  const auto net = BigNet(&shapes);
+  DeviceProfile profile = SyntheticProfile();
+  REQUIRE(OnDevice(AutoPlace(net, shapes, profile), "cuda:0") == 2);
+
+  // Measured: the GPU's FCs of these shapes take 50 ms, the CPU's 3 ms.
+  const std::string sig = OpSignature(net.op(0), FcInputs(64));
+  REQUIRE(OpSignature(net.op(1), FcInputs(64)) == sig);
+  profile.measured_op_us["cuda:0|" + sig] = 50000;
+  profile.measured_op_us["cpu|" + sig] = 3000;
+  const auto r = AutoPlace(net, shapes, profile);
+  CHECK(OnDevice(r, "cpu") == 2);
+  CHECK(r.ops[0].predicted_us.at("cuda:0") == 50000);
+  CHECK(r.ops[1].predicted_us.at("cpu") == 3000);
+  CHECK(r.predicted_us == Approx(6000));
+
+  const DeviceProfile again = DeviceProfile::FromJson(profile.ToJson());
+  CHECK(again.MeasuredUs("cuda:0", sig) == 50000);
+  CHECK(again.MeasuredUs("cpu", "FC(other)") == -1);
+  auto bad = [](const std::string& key) {
+    return "{\"devices\": [{\"name\": \"cpu\"}], \"measured_ops\": {\"" + key + "\": 1}}";
+  };
+  CHECK_THROWS_WITH(DeviceProfile::FromJson(bad("cpuFC()")), Catch::Contains("<device>|<op signature>"));
+  CHECK_THROWS_WITH(DeviceProfile::FromJson(bad("|FC()")), Catch::Contains("measured_ops"));
+  CHECK_THROWS_WITH(DeviceProfile::FromJson("{\"devices\": [{\"name\": \"cpu\"}], \"measured_ops\": {\"cpu|FC\": -1}}"),
+                    Catch::Contains(">= 0"));
+}
+
+TEST_CASE("run overheads: the CPU's once per run, each GPU's once per run that uses it",
+          "[auto_placement][measured]") {
+  std::map<std::string, TensorInfo> shapes;
+  const auto net = BigNet(&shapes);
+  DeviceProfile profile = SyntheticProfile();
+  const auto base = AutoPlace(net, shapes, profile);
+  REQUIRE(OnDevice(base, "cuda:0") == 2);
+  profile.devices[0].run_overhead_us = 3;
+  profile.devices[1].run_overhead_us = 20;
+  const auto r = AutoPlace(net, shapes, profile);
+  CHECK(r.predicted_us == Approx(base.predicted_us + 23));
+  CHECK(r.baselines_us.at("all cpu") == Approx(base.baselines_us.at("all cpu") + 3));
+  CHECK(DeviceProfile::FromJson(profile.ToJson()).devices[1].run_overhead_us == 20);
+}
+
+TEST_CASE("RecordMeasuredOps: a profiled run's medians under each op's signature, which AutoPlace then predicts",
+          "[auto_placement][measured]") {
+  Workspace ws;
+  caffe2::NetDef net;
+  net.set_name("measured");
+  net.add_external_input("x");
+  std::map<std::string, TensorInfo> shapes;
+  shapes["x"] = TensorInfo::Of({4, 32}, DataType::Float);
+  AddFC(&net, &shapes, "x", "h", 32, 16);
+  Op(&net, "Relu", {"h"}, {"r"});
+  AddFC(&net, &shapes, "r", "y", 16, 8);
+  for (const auto& [name, info] : shapes) {
+    Tensor* t = ws.CreateBlob(name)->GetMutableTensor(Device::CPU());
+    t->Resize(info.dims);
+    for (int64_t i = 0; i < t->numel(); ++i) t->mutable_data<float>()[i] = 0.01f * static_cast<float>(i % 5);
+  }
+  NetBase* created = ws.CreateNet(net);
+  const ProfileResult runs = ProfileNet(created, 1, 5, true);
+  REQUIRE(runs.runs.size() == 5);
+  DeviceProfile profile = BuiltinFallbackProfile(0);
+  CHECK(RecordMeasuredOps(&profile, *created, ws, runs.runs) == 3);
+  CHECK(profile.measured_op_us.size() == 3);
+  for (const auto& [key, us] : profile.measured_op_us) {
+    CHECK(key.rfind("cpu|", 0) == 0);
+    CHECK(us >= 0);
+  }
+  const auto r = AutoPlace(net, shapes, profile);
+  const std::string relu = "cpu|" + OpSignature(net.op(1), {TensorInfo::Of({4, 16}, DataType::Float)});
+  REQUIRE(profile.measured_op_us.count(relu));
+  CHECK(r.ops[1].predicted_us.at("cpu") == profile.measured_op_us.at(relu));
+
+  RunProfile wrong = runs.runs[0];
+  wrong.op_types.pop_back();
+  CHECK_THROWS_WITH(RecordMeasuredOps(&profile, *created, ws, {wrong}), Catch::Contains("has 2 ops"));
+}
