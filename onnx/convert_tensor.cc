@@ -1,7 +1,7 @@
 // Converters of the tensor-layout family: Constant, Reshape, Flatten, Concat, Split, Squeeze,
-// Unsqueeze, Transpose, ReduceMean / ReduceSum (and ReduceSumSquare / L1 / L2 / LogSum over
-// ReduceSum). Axes given as inputs (newer opsets) must be constants; negative axes need the input's
-// rank (from the model's value infos or earlier nodes).
+// Unsqueeze, Transpose, the reductions (ReduceSumSquare / L1 / L2 / LogSum over ReduceSum).
+// Squeeze / Unsqueeze axes given as inputs (newer opsets) must be constants; negative axes need the
+// input's rank (from the model's value infos or earlier nodes). Reduction axes may come at run time.
 #include <algorithm>
 #include <set>
 
@@ -166,31 +166,42 @@ void Transpose(ConvertContext& c) {
   }
 }
 
-// ReduceMean / ReduceSum: axes from the attribute before `input_opset`, then from input 1. `pre` and
-// `post` (unary operator types) make ReduceSumSquare, ReduceL1, ReduceL2 and ReduceLogSum.
+// Reductions onto hetnet's Reduce{Sum,Mean,Max,Min,Prod,LogSumExp}: axes from the attribute before
+// `input_opset`, then from input 1 (an import-time constant becomes arg `axes`; any other blob is
+// passed on as the op's input 1, read at run time). The op checks the axes (range, repeats) and does
+// noop_with_empty_axes. `pre` and `post` (unary operator types) make ReduceSumSquare, ReduceL1,
+// ReduceL2 and ReduceLogSum (applied elementwise also when nothing is reduced, as
+// ONNX's reference does).
 void Reduce(ConvertContext& c, const std::string& type, int64_t input_opset, const std::string& pre = "",
             const std::string& post = "") {
-  bool given = false;
-  const std::vector<int64_t> axes = AxesOf(c, input_opset, &given);
-  const bool keepdims = c.Int("keepdims", 1) != 0;
-  if (axes.empty() && c.opset() >= input_opset && c.Int("noop_with_empty_axes", 0) != 0) {
-    if (!pre.empty() || !post.empty()) c.Refuse("noop_with_empty_axes=1 with empty axes is not supported");
-    c.Emit("StopGradient", {c.in(0)}, {c.out(0)});
-    c.SameDims(c.out(0), c.in(0));
-    return;
+  std::vector<int64_t> axes;
+  std::string runtime_axes;
+  if (c.opset() < input_opset) {
+    axes = c.Ints("axes");
+  } else if (c.has_in(1)) {
+    if (const ConstTensor* k = c.Const(c.in(1))) axes = k->Ints("axes");
+    else runtime_axes = c.in(1);
   }
+  const bool keepdims = c.Int("keepdims", 1) != 0;
+  const bool noop = c.opset() >= input_opset && c.Int("noop_with_empty_axes", 0) != 0;
   std::string x = c.in(0);
   if (!pre.empty()) c.Emit(pre, {c.in(0)}, {x = c.Fresh(c.out(0) + "_" + pre)});
   const std::string y = post.empty() ? c.out(0) : c.Fresh(c.out(0) + "_reduced");
-  auto& op = c.Emit(type, {x}, {y});
+  std::vector<std::string> inputs{x};
+  if (!runtime_axes.empty()) inputs.push_back(runtime_axes);
+  auto& op = c.Emit(type, inputs, {y});
   if (!axes.empty()) AddArg(op, "axes", axes);
   AddArg(op, "keepdims", static_cast<int64_t>(keepdims));
+  if (noop) AddArg(op, "noop_with_empty_axes", int64_t{1});
   if (!post.empty()) c.Emit(post, {y}, {c.out(0)});
   const int rank = c.Rank(c.in(0));
-  if (rank >= 0) {
+  if (rank < 0) return;
+  if (keepdims || (runtime_axes.empty() && noop && axes.empty())) {
+    c.SetRank(c.out(0), rank);
+  } else if (runtime_axes.empty()) {
     std::set<int64_t> red;
     for (int64_t a : axes) red.insert(a < 0 ? a + rank : a);
-    c.SetRank(c.out(0), keepdims ? rank : axes.empty() ? 0 : rank - static_cast<int>(red.size()));
+    c.SetRank(c.out(0), axes.empty() ? 0 : rank - static_cast<int>(red.size()));
   }
 }
 
@@ -255,44 +266,6 @@ void BlockShuffle(ConvertContext& c, bool to_space) {
   c.SetDims(c.out(0), od);
 }
 
-// ReduceMax / ReduceMin: our TopK with k = 1 along each reduced axis (keeps it as a dim of 1), of -x
-// for the minimum; float32 (TopK's type), the input's rank known.
-void ReduceExtreme(ConvertContext& c, bool max) {
-  bool given = false;
-  std::vector<int64_t> axes = AxesOf(c, 18, &given);
-  if (axes.empty() && c.opset() >= 18 && c.Int("noop_with_empty_axes", 0) != 0) {
-    c.Emit("StopGradient", {c.in(0)}, {c.out(0)});
-    c.SameDims(c.out(0), c.in(0));
-    return;
-  }
-  const auto dt = c.Dtype(c.in(0));
-  if (dt != caffe2::TensorProto::UNDEFINED && dt != caffe2::TensorProto::FLOAT)
-    c.Refuse("only float32 inputs are supported");
-  const int rank = c.Rank(c.in(0));
-  if (rank < 1) c.Refuse("the input's rank must be declared by the model");
-  if (axes.empty())
-    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
-  axes = Canonical(c, axes, rank);
-  const bool keepdims = c.Int("keepdims", 1) != 0;
-  std::string x = c.in(0);
-  if (!max) c.Emit("Negative", {c.in(0)}, {x = c.Fresh(c.out(0) + "_negated")});
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const bool last = i + 1 == axes.size() && keepdims && max;
-    const std::string y = last ? c.out(0) : c.Fresh(c.out(0) + "_top" + std::to_string(axes[i]));
-    auto& op = c.Emit("TopK", {x}, {y, c.Fresh(c.out(0) + "_index" + std::to_string(axes[i]))});
-    AddArg(op, "k", int64_t{1});
-    AddArg(op, "axis", axes[i]);
-    x = y;
-  }
-  if (!keepdims) {
-    const std::string y = max ? c.out(0) : c.Fresh(c.out(0) + "_squeezed");
-    AddArg(c.Emit("Squeeze", {x}, {y}), "dims", axes);
-    x = y;
-  }
-  if (!max) c.Emit("Negative", {x}, {c.out(0)});
-  c.SetRank(c.out(0), keepdims ? rank : rank - static_cast<int>(axes.size()));
-}
-
 }  // namespace
 
 void RegisterTensorConverters(ConverterRegistry& r) {
@@ -310,10 +283,11 @@ void RegisterTensorConverters(ConverterRegistry& r) {
   r.Add("ReduceL1", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Abs"); });
   r.Add("ReduceL2", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Sqr", "Sqrt"); });
   r.Add("ReduceLogSum", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "", "Log"); });
-  r.Add("ReduceLogSumExp", [](ConvertContext& c) { Reduce(c, "ReduceSum", 18, "Exp", "Log"); });
+  r.Add("ReduceLogSumExp", [](ConvertContext& c) { Reduce(c, "ReduceLogSumExp", 18); });
   r.Add("Tile", Tile);
-  r.Add("ReduceMax", [](ConvertContext& c) { ReduceExtreme(c, true); });
-  r.Add("ReduceMin", [](ConvertContext& c) { ReduceExtreme(c, false); });
+  r.Add("ReduceMax", [](ConvertContext& c) { Reduce(c, "ReduceMax", 18); });
+  r.Add("ReduceMin", [](ConvertContext& c) { Reduce(c, "ReduceMin", 18); });
+  r.Add("ReduceProd", [](ConvertContext& c) { Reduce(c, "ReduceProd", 18); });
   r.Add("DepthToSpace", [](ConvertContext& c) { BlockShuffle(c, true); });
   r.Add("SpaceToDepth", [](ConvertContext& c) { BlockShuffle(c, false); });
 }

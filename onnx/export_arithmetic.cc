@@ -135,20 +135,23 @@ void ExportBatchMatMul(OpExport& op) {
   op.g.Node("MatMul", {ab[0], ab[1]}, {op.out[0]});
 }
 
-void ExportReduce(OpExport& op, const std::string& onnx_type, bool axes_input_from_13) {
+// ONNX takes the axes as an input from opset 13 (ReduceSum) or 18 (ReduceMean): hetnet's runtime axes
+// input 1 and noop_with_empty_axes export only there.
+void ExportReduce(OpExport& op, const std::string& onnx_type, int64_t axes_input_opset) {
   const int keepdims = op.args.GetSingleArgument<int>("keepdims", 1);
+  const bool noop = op.args.GetSingleArgument<int>("noop_with_empty_axes", 0) != 0;
   const bool has_axes = op.args.HasArgument("axes");
+  const bool axes_input = op.opset() >= axes_input_opset;
+  if (!axes_input && op.in.size() > 1) op.Unsupported("axes from input 1 before opset " + std::to_string(axes_input_opset));
+  if (!axes_input && noop) op.Unsupported("noop_with_empty_axes=1 before opset " + std::to_string(axes_input_opset));
   std::vector<int64_t> axes;
   for (int a : op.args.GetRepeatedArgument<int>("axes")) axes.push_back(a);
-  onnx::NodeProto* n;
-  if (axes_input_from_13 && op.opset() >= 13) {
-    n = op.g.Node(onnx_type, {op.in[0]}, {op.out[0]});
-    if (has_axes) n->add_input(op.g.Int64s(op.out[0] + "_axes", axes));
-  } else {
-    n = op.g.Node(onnx_type, {op.in[0]}, {op.out[0]});
-    if (has_axes) SetAttr(n, "axes", axes);
-  }
+  onnx::NodeProto* n = op.g.Node(onnx_type, {op.in[0]}, {op.out[0]});
+  if (axes_input && op.in.size() > 1) n->add_input(op.in[1]);
+  else if (axes_input && has_axes) n->add_input(op.g.Int64s(op.out[0] + "_axes", axes));
+  else if (has_axes) SetAttr(n, "axes", axes);
   SetAttr(n, "keepdims", int64_t{keepdims != 0});
+  if (noop) SetAttr(n, "noop_with_empty_axes", int64_t{1});
 }
 
 }  // namespace
@@ -172,8 +175,8 @@ void AddArithmeticExporters(ExporterTable& t) {
   t["WeightedSum"] = ExportWeightedSum;
   t["MatMul"] = ExportMatMul;
   t["BatchMatMul"] = ExportBatchMatMul;
-  t["ReduceSum"] = [](OpExport& op) { ExportReduce(op, "ReduceSum", true); };
-  t["ReduceMean"] = [](OpExport& op) { ExportReduce(op, "ReduceMean", false); };
+  t["ReduceSum"] = [](OpExport& op) { ExportReduce(op, "ReduceSum", 13); };
+  t["ReduceMean"] = [](OpExport& op) { ExportReduce(op, "ReduceMean", 18); };
 }
 
 }  // namespace hetnet::onnxio::exporter

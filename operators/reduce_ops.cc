@@ -2,22 +2,37 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <type_traits>
 
 #include "core/gradient.h"
 
 namespace hetnet {
 
-ReducePlan ComputeReducePlan(const caffe2::OperatorDef& def, const std::vector<int64_t>& x) {
+std::vector<int64_t> ReadAxesInput(const caffe2::OperatorDef& def, const Tensor& A, int index) {
+  HN_ENFORCE(A.ndim() <= 1, def.type(), ": input ", index, " ('", def.input(index), "') holds the axes and must be 0-D "
+             "or 1-D, has shape ", A.ShapeString());
+  if (A.dtype() == DataType::Int64) return {A.data<int64_t>(), A.data<int64_t>() + A.numel()};
+  HN_ENFORCE(A.dtype() == DataType::Int32, def.type(), ": input ", index, " ('", def.input(index), "') holds the axes "
+             "and is ", DataTypeName(A.dtype()), " but int64 or int32 is required");
+  return {A.data<int32_t>(), A.data<int32_t>() + A.numel()};
+}
+
+ReducePlan ComputeReducePlan(const caffe2::OperatorDef& def, const std::vector<int64_t>& x,
+                             const std::vector<int64_t>* runtime_axes, int axes_input) {
   ArgumentHelper args(def);
   const int nd = static_cast<int>(x.size());
   const bool keepdims = args.GetSingleArgument<int>("keepdims", 1) != 0;
-  std::vector<bool> red(nd, false);
-  if (!args.HasArgument("axes")) {
-    red.assign(nd, true);
-  } else {
-    for (int a : args.GetRepeatedArgument<int>("axes")) red[CanonicalAxisFor(def, a, nd, 0)] = true;
+  const bool noop = args.GetSingleArgument<int>("noop_with_empty_axes", 0) != 0;
+  const std::vector<int64_t> axes = runtime_axes ? *runtime_axes : args.GetRepeatedArgument<int64_t>("axes");
+  const std::string from = runtime_axes ? "input " + std::to_string(axes_input) + " ('" + def.input(axes_input) + "')"
+                                        : std::string("arg axes");
+  std::vector<bool> red(nd, axes.empty() && !noop);
+  for (int64_t a : axes) {
+    HN_ENFORCE(a >= -nd && a < nd, def.type(), ": axis ", a, " (", from, ") is out of range for input 0 ('",
+               def.input(0), "') with ", nd, " dims");
+    const int64_t c = a < 0 ? a + nd : a;
+    HN_ENFORCE(!red[c], def.type(), ": axis ", a, " (", from, ") repeats dim ", c, " of input 0 ('", def.input(0),
+               "')");
+    red[c] = true;
   }
   const std::vector<int64_t> xst = RowMajorStrides(x);
   std::vector<int64_t> ks, kst, rs, rst, yfull;
@@ -47,23 +62,14 @@ ReducePlan ComputeReducePlan(const caffe2::OperatorDef& def, const std::vector<i
 }
 
 template <typename T, class Context>
-void ReduceKernel(const ReducePlan& p, bool mean, const T* x, T* y, Context*) {
-  using Acc = std::conditional_t<std::is_floating_point<T>::value, double, int64_t>;
-  for (int64_t o = 0; o < p.y_numel; ++o) {
-    const T* base = x + p.kept.Offset(o);
-    Acc s = 0;
-    for (int64_t r = 0; r < p.count; ++r) s += base[p.reduced.Offset(r)];
-    if (mean) {
-      y[o] = p.count > 0 ? static_cast<T>(s / static_cast<Acc>(p.count)) : std::numeric_limits<T>::quiet_NaN();
-    } else {
-      y[o] = static_cast<T>(s);
-    }
-  }
+void ReduceKernel(const ReducePlan& p, ReduceKind kind, const T* x, T* y, Context*) {
+  for (int64_t o = 0; o < p.y_numel; ++o) y[o] = ReduceOne<T>(kind, x + p.kept.Offset(o), p.reduced, p.count);
 }
-template void ReduceKernel<float, CPUContext>(const ReducePlan&, bool, const float*, float*, CPUContext*);
-template void ReduceKernel<double, CPUContext>(const ReducePlan&, bool, const double*, double*, CPUContext*);
-template void ReduceKernel<int32_t, CPUContext>(const ReducePlan&, bool, const int32_t*, int32_t*, CPUContext*);
-template void ReduceKernel<int64_t, CPUContext>(const ReducePlan&, bool, const int64_t*, int64_t*, CPUContext*);
+template void ReduceKernel<float, CPUContext>(const ReducePlan&, ReduceKind, const float*, float*, CPUContext*);
+template void ReduceKernel<double, CPUContext>(const ReducePlan&, ReduceKind, const double*, double*, CPUContext*);
+template void ReduceKernel<int32_t, CPUContext>(const ReducePlan&, ReduceKind, const int32_t*, int32_t*, CPUContext*);
+template void ReduceKernel<int64_t, CPUContext>(const ReducePlan&, ReduceKind, const int64_t*, int64_t*, CPUContext*);
+template void ReduceKernel<bool, CPUContext>(const ReducePlan&, ReduceKind, const bool*, bool*, CPUContext*);
 
 template <>
 void ReduceGradientKernel<CPUContext>(const ReducePlan& p, int64_t x_numel, float scale, const float* dy, float* dx,
@@ -73,19 +79,31 @@ void ReduceGradientKernel<CPUContext>(const ReducePlan& p, int64_t x_numel, floa
 
 namespace {
 std::vector<TensorInfo> ReduceShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
+  if (def.input_size() > 1) return {TensorInfo::Unknown()};  // axes known only at run time
   return {TensorInfo::Of(ComputeReducePlan(def, in[0].dims).y_shape, in[0].dtype)};
 }
 }  // namespace
 
-OPERATOR_SCHEMA(ReduceSum).NumInputs(1).NumOutputs(1).TensorInference(ReduceShape)
-    .SetDoc("Sum over `axes` (default all) with keepdims (default 1).");
-OPERATOR_SCHEMA(ReduceMean).NumInputs(1).NumOutputs(1).TensorInference(ReduceShape)
-    .SetDoc("Mean over `axes` (default all) with keepdims (default 1).");
-OPERATOR_SCHEMA(ReduceSumGradient).NumInputs(3).NumOutputs(1).IdenticalTypeAndShapeOfInput(1);
-OPERATOR_SCHEMA(ReduceMeanGradient).NumInputs(3).NumOutputs(1).IdenticalTypeAndShapeOfInput(1);
+#define HN_REDUCE_SCHEMA(Name, doc)                                                                          \
+  OPERATOR_SCHEMA(Name).NumInputs(1, 2).NumOutputs(1).InputsOnCPU({1}).TensorInference(ReduceShape).SetDoc( \
+      doc " over `axes` (arg, or the int32/int64 input 1 read at run time; default all, or none with "      \
+      "noop_with_empty_axes=1) with keepdims (default 1).")
+HN_REDUCE_SCHEMA(ReduceSum, "Sum");
+HN_REDUCE_SCHEMA(ReduceMean, "Mean");
+HN_REDUCE_SCHEMA(ReduceMax, "Maximum (NaN propagates; -inf when empty)");
+HN_REDUCE_SCHEMA(ReduceMin, "Minimum (NaN propagates; +inf when empty)");
+HN_REDUCE_SCHEMA(ReduceProd, "Product");
+HN_REDUCE_SCHEMA(ReduceLogSumExp, "log(sum(exp)), computed stably,");
+#undef HN_REDUCE_SCHEMA
+OPERATOR_SCHEMA(ReduceSumGradient).NumInputs(3, 4).NumOutputs(1).InputsOnCPU({3}).IdenticalTypeAndShapeOfInput(1);
+OPERATOR_SCHEMA(ReduceMeanGradient).NumInputs(3, 4).NumOutputs(1).InputsOnCPU({3}).IdenticalTypeAndShapeOfInput(1);
 
-REGISTER_CPU_OPERATOR(ReduceSum, ReduceOp<CPUContext, false>);
-REGISTER_CPU_OPERATOR(ReduceMean, ReduceOp<CPUContext, true>);
+REGISTER_CPU_OPERATOR(ReduceSum, ReduceOp<CPUContext, ReduceKind::kSum>);
+REGISTER_CPU_OPERATOR(ReduceMean, ReduceOp<CPUContext, ReduceKind::kMean>);
+REGISTER_CPU_OPERATOR(ReduceMax, ReduceOp<CPUContext, ReduceKind::kMax>);
+REGISTER_CPU_OPERATOR(ReduceMin, ReduceOp<CPUContext, ReduceKind::kMin>);
+REGISTER_CPU_OPERATOR(ReduceProd, ReduceOp<CPUContext, ReduceKind::kProd>);
+REGISTER_CPU_OPERATOR(ReduceLogSumExp, ReduceOp<CPUContext, ReduceKind::kLogSumExp>);
 REGISTER_CPU_OPERATOR(ReduceSumGradient, ReduceGradientOp<CPUContext, false>);
 REGISTER_CPU_OPERATOR(ReduceMeanGradient, ReduceGradientOp<CPUContext, true>);
 
@@ -94,7 +112,9 @@ class GetReduceGradient final : public GradientMakerBase {
   using GradientMakerBase::GradientMakerBase;
   std::vector<caffe2::OperatorDef> GetGradientDefs() override {
     std::vector<caffe2::Argument> args(Def().arg().begin(), Def().arg().end());
-    return {GradientOp(Def().type() + "Gradient", {GO(0), I(0), O(0)}, {GI(0)}, args)};
+    std::vector<std::string> in{GO(0), I(0), O(0)};
+    if (Def().input_size() > 1) in.push_back(I(1));  // runtime axes
+    return {GradientOp(Def().type() + "Gradient", in, {GI(0)}, args)};
   }
 };
 REGISTER_GRADIENT(ReduceSum, GetReduceGradient);
