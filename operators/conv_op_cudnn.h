@@ -5,6 +5,7 @@
 // CUDA engine (im2col + cuBLAS, float32) instead.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "operators/conv_op.h"
@@ -17,6 +18,18 @@ namespace cudnn_conv {
 inline AlgoCache& FwdCache() { static AlgoCache c; return c; }
 inline AlgoCache& BwdDataCache() { static AlgoCache c; return c; }
 inline AlgoCache& BwdFilterCache() { static AlgoCache c; return c; }
+inline AlgoCache& EngineCache() { static AlgoCache c; return c; }  // algo 1: the default engine is faster
+
+// Seconds of `reps` runs of f after one warm-up run, the whole device synchronized around them.
+template <typename F>
+double DeviceSeconds(F&& f, int reps = 3) {
+  f();
+  HN_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) f();
+  HN_CUDA_CHECK(cudaDeviceSynchronize());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // Shared state of the forward and gradient ops.
 template <ConvPoolKind K>
@@ -25,7 +38,8 @@ class Base : public Operator<CUDAContext> {
   Base(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<CUDAContext>(def, ws), args_(ParseConvPoolArgs(def, K)),
         limit_(WorkspaceLimit(GetSingleArgument<int64_t>("ws_nbytes_limit", static_cast<int64_t>(kCudnnDefaultWsLimit)))),
-        exhaustive_(GetSingleArgument<int>("exhaustive_search", 0) != 0), ws_(ws) {}
+        exhaustive_(GetSingleArgument<int>("exhaustive_search", 0) != 0),
+        choose_engine_(GetSingleArgument<int>("choose_engine", 1) != 0), ws_(ws) {}
 
  protected:
   std::string Key(const std::string& descs_key) const {
@@ -103,6 +117,7 @@ class Base : public Operator<CUDAContext> {
   ConvPoolArgs args_;
   size_t limit_;
   bool exhaustive_;
+  bool choose_engine_;
   Workspace* ws_;
   Descs d_;
   std::unique_ptr<OperatorBase> fallback_;
@@ -138,10 +153,16 @@ class CudnnConvOp final : public Base<K> {
     auto& d = this->d_;
     if (K == ConvPoolKind::Conv) {
       const Algo a = this->ForwardAlgo(key, x, w, y);
-      this->Space().Run(this, a.bytes, [&](void* p, size_t n) {
-        HN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.in, x, d.w, w, d.conv, (cudnnConvolutionFwdAlgo_t)a.algo, p, n,
-                                               &zero, d.out, y));
-      });
+      auto forward = [&] {
+        this->Space().Run(this, a.bytes, [&](void* p, size_t n) {
+          HN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.in, x, d.w, w, d.conv, (cudnnConvolutionFwdAlgo_t)a.algo, p,
+                                                 n, &zero, d.out, y));
+        });
+        if (has_bias) HN_CUDNN_CHECK(cudnnAddTensor(h, &one, d.bias, this->Input(2).raw_data(), &one, d.out, y));
+      };
+      if (X.dtype() == DataType::Float && this->choose_engine_ && DefaultEngineIsFaster(key, forward))
+        return this->template RunFallback<Fallback>(X.dtype(), g);
+      return forward();
     } else {  // Y = the data gradient of the convolution Y -> X, applied to X
       const Algo a = this->BackwardDataAlgo(key, w, x, y);
       this->Space().Run(this, a.bytes, [&](void* p, size_t n) {
@@ -149,9 +170,22 @@ class CudnnConvOp final : public Base<K> {
                                                     p, n, &zero, d.in, y));
       });
     }
-    if (has_bias)
-      HN_CUDNN_CHECK(cudnnAddTensor(h, &one, d.bias, this->Input(2).raw_data(), &one,
-                                    K == ConvPoolKind::Conv ? d.out : d.in, y));
+    if (has_bias) HN_CUDNN_CHECK(cudnnAddTensor(h, &one, d.bias, this->Input(2).raw_data(), &one, d.in, y));
+  }
+
+ private:
+  // cuDNN's pick is not always the fastest: on an H200 its heuristics ran batch-1 1x1 convolutions
+  // at 9-12% of the GEMM rate, 4-7x slower than the default engine (cuBLAS), while at batch 16 cuDNN
+  // won (benchmarks/RESULTS.md, 2026-11-26). The first run of each float32 shape times both and
+  // keeps the faster; choose_engine=0 keeps cuDNN.
+  template <typename F>
+  bool DefaultEngineIsFaster(const std::string& key, F&& cudnn) {
+    return EngineCache().Get(this->Key(key) + "|engine", [&] {
+      if (!this->fallback_) this->fallback_.reset(new Fallback(this->def(), this->ws_));
+      const double t_cudnn = DeviceSeconds(cudnn);
+      const double t_default = DeviceSeconds([&] { this->fallback_->Run(); });
+      return Algo{t_default < t_cudnn ? 1 : 0, 0};
+    }).algo == 1;
   }
 };
 

@@ -54,6 +54,20 @@ TEST_CASE("GPU: elementwise, Sum, Scale, Reshape, Flatten match CPU", "[gpu][ops
   CHECK(Fetch(ws, "r").shape() == std::vector<int64_t>{4, 6});
 }
 
+// Conv on CUDA times cuDNN against the default engine on the first run of each float32 shape and
+// runs the faster (choose_engine=1, the default): both answers, and cuDNN forced, match the CPU.
+TEST_CASE("GPU: Conv with the measured engine choice matches CPU, repeated and forced to cuDNN", "[gpu][ops][conv]") {
+  if (SkipWithoutGpu()) return;
+  const std::vector<std::pair<std::vector<int64_t>, int>> shapes{{{1, 64, 14, 14}, 1}, {{8, 16, 12, 12}, 3}};
+  for (const auto& [xs, k] : shapes) {
+    const std::vector<std::pair<std::string, Tensor>> in{{"X", F(xs, 11)}, {"W", F({32, xs[1], k, k}, 12)}, {"b", F({32}, 13)}};
+    const auto pad = ArgI("pad", k / 2);
+    for (int choose : {1, 1, 0})  // the second 1 finds the cached choice
+      CompareCpuGpu(MakeOp("Conv", {"X", "W", "b"}, {"Y"}, {ArgI("kernel", k), pad, ArgI("choose_engine", choose)}),
+                    in);
+  }
+}
+
 TEST_CASE("GPU: fills", "[gpu][ops]") {
   if (SkipWithoutGpu()) return;
   CompareCpuGpu(MakeOp("ConstantFill", {}, {"y"}, {ArgInts("shape", {3, 4}), ArgF("value", 2.5f)}), {});
