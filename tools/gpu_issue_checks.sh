@@ -2,7 +2,8 @@
 # The GPU parts of the open issues, run as gpu_suite.sh's `extra` step (its environment, its build):
 #   HETNET_GPU_EXTRA="bash tools/gpu_issue_checks.sh" bash tools/gpu_suite.sh run gpu extra ctest
 # issue 17: `hetnet calibrate` on this machine, then the auto-placement proof against that profile;
-# issues 14/16/17: the Python tests that use a GPU. Files land in $OUT (or build-gpu/out).
+# issues 14/16/17: the Python tests that use a GPU; issue 16: bench_conv. Files land in $OUT (or
+# build-gpu/out).
 set -u
 b=build-gpu
 out=${OUT:-$b/out}
@@ -13,9 +14,11 @@ timeout 120 "$b/bin/hetnet" calibrate --output "$out/calibrated_profile.json" ||
 profile="$out/calibrated_profile.json"
 [ -s "$profile" ] || profile=profiles/h100_default.json
 echo "### auto placement proof ($profile)"
-timeout 180 python3 benchmarks/auto_placement_proof.py --profile "$profile" --batches 1,64 \
+timeout 240 python3 benchmarks/auto_placement_proof.py --profile "$profile" --batches 1,8,64 \
   --seconds 0.3 --json "$out/auto_placement_proof.json" || rc=1
 echo "### Python tests that use the GPU"
 timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_gpu.py \
   tests/python/test_spatial_bn_multi_batch.py tests/python/test_auto_placement.py || rc=1
+echo "### bench_conv (issue 16 item 5: the measured engine choice)"
+timeout 120 "$b/bin/bench_conv" || rc=1
 exit $rc
