@@ -1,5 +1,6 @@
 // Converters of the neural-network family: Gemm, MatMul, BatchNormalization, LRN, Dropout, Softmax /
-// LogSoftmax (convolution and pooling: convert_conv.cc).
+// LogSoftmax, NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (convolution and pooling:
+// convert_conv.cc).
 #include <cmath>
 
 #include "onnx/onnx_context.h"
@@ -156,6 +157,24 @@ void Softmax(ConvertContext& c, bool log) {
   c.SameDims(c.out(0), c.in(0));
 }
 
+// NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss: hetnet's operators of the same name, which
+// follow ONNX (class axis 1, reduction, ignore_index, optional weight; SCE's optional log_prob).
+void ClassLoss(ConvertContext& c) {
+  std::vector<std::string> inputs{c.in(0), c.in(1)};
+  if (c.has_in(2)) inputs.push_back(c.in(2));
+  std::vector<std::string> outputs{c.out(0)};
+  if (c.has_out(1)) outputs.push_back(c.out(1));
+  const std::string reduction = c.Str("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    HN_THROW(kInvalidArgument, c.op_type(), ": reduction '", reduction, "' is not one of none, sum, mean");
+  auto& op = c.Emit(c.op_type(), inputs, outputs);
+  AddArg(op, "reduction", reduction);
+  if (c.Has("ignore_index")) AddArg(op, "ignore_index", c.Int("ignore_index", 0));
+  if (reduction != "none") c.SetDims(c.out(0), {});
+  else if (c.Rank(c.in(0)) >= 2) c.SetRank(c.out(0), c.Rank(c.in(0)) - 1);
+  if (c.has_out(1)) c.SameDims(c.out(1), c.in(0));
+}
+
 }  // namespace
 
 void RegisterNnConverters(ConverterRegistry& r) {
@@ -174,6 +193,8 @@ void RegisterNnConverters(ConverterRegistry& r) {
   r.Add("Dropout", Dropout);
   r.Add("Softmax", [](ConvertContext& c) { Softmax(c, false); });
   r.Add("LogSoftmax", [](ConvertContext& c) { Softmax(c, true); });
+  r.Add("NegativeLogLikelihoodLoss", ClassLoss);
+  r.Add("SoftmaxCrossEntropyLoss", ClassLoss);
 }
 
 }  // namespace hetnet::onnxio
