@@ -482,6 +482,19 @@ def _ProfileJson(profile, what):
     raise TypeError("{}: profile is a JSON path, JSON text or dict, got {!r}".format(what, type(profile)))
 
 
+def ComparePrediction(net, devices=None, profile=None, data_inputs=None, runs=5, warmup=1):
+    """AutoPlace's prediction beside a measurement: plans net as AutoPlace(net, devices, profile,
+    data_inputs=...) does (latency objective, shapes from this workspace), creates the placed net
+    under the name '<net>_compare_prediction', profiles `runs` runs after `warmup` and deletes it.
+    Returns {'text', 'ops': [{op, type, device, predicted_us, measured_us (None: fused away)}],
+    'predicted_total_us', 'measured_wall_us', 'measured_copy_us', 'report' (AutoPlace's)}."""
+    if isinstance(devices, str):
+        devices = devices.split(",")
+    names = [str(d).strip() for d in (devices or [])]
+    return _C.compare_prediction(_NetProtoBytes(net), names, _ProfileJson(profile, "ComparePrediction"),
+                                 [str(b) for b in (data_inputs or [])], int(warmup), int(runs))
+
+
 def MeasureOpCosts(net, profile=None, runs=10, warmup=2):
     """Times every operator of the created net `net` (its name, or the Net/NetDef it was created
     from) over `runs` profiled runs after `warmup` plain ones, and returns the device profile (a

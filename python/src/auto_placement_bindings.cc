@@ -54,6 +54,55 @@ hetnet::DeviceProfile ProfileArg(const std::string& profile_json) {
   return hetnet::BuiltinFallbackProfile(hetnet::NumCudaDevices());
 }
 
+// AutoPlace of a serialized net with the Python arguments of workspace.AutoPlace.
+hetnet::AutoPlacementResult Plan(const py::bytes& net_bytes, const std::vector<std::string>& devices,
+                                 const std::string& objective, const std::map<std::string, int64_t>& memory_caps,
+                                 const std::map<std::string, std::pair<std::vector<int64_t>, int>>& shapes,
+                                 const std::string& profile_json, bool override_pinned, int exact_limit,
+                                 const std::vector<std::string>& data_inputs, bool from_workspace) {
+  auto net = ParseProto<caffe2::NetDef>(net_bytes, "NetDef");
+  const hetnet::DeviceProfile profile = ProfileArg(profile_json);
+  hetnet::AutoPlacementOptions options;
+  options.devices = hetnet::ParseDeviceList(devices);
+  if (objective == "throughput") options.objective = hetnet::AutoPlacementOptions::Objective::kThroughput;
+  else if (objective != "latency")
+    HN_THROW(kInvalidArgument, "objective must be \"latency\" or \"throughput\", got \"", objective, "\"");
+  options.memory_caps = memory_caps;
+  options.override_pinned = override_pinned;
+  options.exact_limit = exact_limit;
+  options.data_inputs.insert(data_inputs.begin(), data_inputs.end());
+  std::map<std::string, hetnet::Device> input_devices;
+  std::map<std::string, hetnet::TensorInfo> input_shapes;
+  if (from_workspace) hetnet::ExternalInputsFromWorkspace(net, *CurrentWorkspace(), &input_devices, &input_shapes);
+  for (const auto& [name, info] : shapes)
+    input_shapes[name] = hetnet::TensorInfo::Of(info.first, static_cast<hetnet::DataType>(info.second));
+  for (const auto& name : data_inputs) {
+    auto d = input_devices.find(name);
+    if (d != input_devices.end()) options.input_devices[name] = d->second;
+  }
+  return hetnet::AutoPlace(net, input_shapes, profile, options);
+}
+
+py::dict ComparisonToDict(const hetnet::PredictedVsMeasured& c) {
+  py::list ops;
+  for (const auto& row : c.ops) {
+    py::dict d;
+    d["op"] = row.op;
+    d["type"] = row.type;
+    d["device"] = row.device;
+    d["predicted_us"] = row.predicted_us;
+    d["measured_us"] = row.measured_us >= 0 ? py::object(py::float_(row.measured_us)) : py::object(py::none());
+    ops.append(d);
+  }
+  py::dict out;
+  out["text"] = c.ToText();
+  out["ops"] = ops;
+  out["predicted_total_us"] = c.predicted_total_us;
+  out["measured_wall_us"] = c.measured_wall_us;
+  out["measured_copy_us"] = c.measured_copy_us;
+  return out;
+}
+
 }  // namespace
 
 void InitAutoPlacement(py::module_& m) {
@@ -65,29 +114,35 @@ void InitAutoPlacement(py::module_& m) {
                          const std::map<std::string, std::pair<std::vector<int64_t>, int>>& shapes,
                          const std::string& profile_json, bool override_pinned, int exact_limit,
                          const std::vector<std::string>& data_inputs, bool from_workspace) {
-    auto net = ParseProto<caffe2::NetDef>(net_bytes, "NetDef");
-    const hetnet::DeviceProfile profile = ProfileArg(profile_json);
-    hetnet::AutoPlacementOptions options;
-    options.devices = hetnet::ParseDeviceList(devices);
-    if (objective == "throughput") options.objective = hetnet::AutoPlacementOptions::Objective::kThroughput;
-    else if (objective != "latency")
-      HN_THROW(kInvalidArgument, "objective must be \"latency\" or \"throughput\", got \"", objective, "\"");
-    options.memory_caps = memory_caps;
-    options.override_pinned = override_pinned;
-    options.exact_limit = exact_limit;
-    options.data_inputs.insert(data_inputs.begin(), data_inputs.end());
-    std::map<std::string, hetnet::Device> input_devices;
-    std::map<std::string, hetnet::TensorInfo> input_shapes;
-    if (from_workspace)
-      hetnet::ExternalInputsFromWorkspace(net, *CurrentWorkspace(), &input_devices, &input_shapes);
-    for (const auto& [name, info] : shapes)
-      input_shapes[name] = hetnet::TensorInfo::Of(info.first, static_cast<hetnet::DataType>(info.second));
-    for (const auto& name : data_inputs) {
-      auto d = input_devices.find(name);
-      if (d != input_devices.end()) options.input_devices[name] = d->second;
-    }
-    auto result = hetnet::AutoPlace(net, input_shapes, profile, options);
+    auto result = Plan(net_bytes, devices, objective, memory_caps, shapes, profile_json, override_pinned, exact_limit,
+                       data_inputs, from_workspace);
     return py::make_tuple(SerializeProto(result.net), ResultToDict(result));
+  });
+  // Plans net (latency objective, shapes from the workspace), creates the placed net under a name of
+  // its own, profiles `runs` runs after `warmup` and compares the last one with the prediction.
+  m.def("compare_prediction", [](const py::bytes& net_bytes, const std::vector<std::string>& devices,
+                                 const std::string& profile_json, const std::vector<std::string>& data_inputs,
+                                 int warmup, int runs) {
+    HN_ENFORCE(runs > 0 && warmup >= 0, "ComparePrediction: runs must be > 0 and warmup >= 0 (got ", runs, ", ",
+               warmup, ")");
+    auto result = Plan(net_bytes, devices, "latency", {}, {}, profile_json, false, 14, data_inputs, true);
+    hetnet::Workspace* ws = CurrentWorkspace();
+    result.net.set_name(result.net.name() + "_compare_prediction");
+    hetnet::NetBase* net = ws->CreateNet(result.net, true);
+    hetnet::PredictedVsMeasured cmp;
+    try {
+      hetnet::RunGuard guard(ws, net);
+      py::gil_scoped_release release;
+      const hetnet::ProfileResult r = hetnet::ProfileNet(net, warmup, runs, true);
+      cmp = hetnet::ComparePrediction(result, r.runs.back());
+    } catch (...) {
+      ws->DeleteNet(result.net.name());
+      throw;
+    }
+    ws->DeleteNet(result.net.name());
+    py::dict out = ComparisonToDict(cmp);
+    out["report"] = ResultToDict(result);
+    return out;
   });
   // Profiles `runs` runs of the created net `name` (after `warmup`) and returns the profile's JSON
   // with every operator's median time recorded (core/measured_op_costs.h), and how many.

@@ -201,3 +201,20 @@ def test_measured_op_costs_replace_the_estimates_and_decide(ws):
         ws.MeasureOpCosts("no_such_net")
     with pytest.raises(hetnet.InvalidArgumentError, match="runs must be > 0"):
         ws.MeasureOpCosts(net, runs=0)
+
+
+def test_compare_prediction_runs_the_plan_here_and_lists_each_op(ws):
+    _feed(ws, 8, 64)
+    net = _mlp(64, name="compared")
+    cmp = ws.ComparePrediction(net, devices=["cpu"], runs=3)
+    assert [o["type"] for o in cmp["ops"]] == ["FC", "Relu", "FC"]
+    assert all(o["device"] == "cpu" and o["predicted_us"] > 0 and o["measured_us"] >= 0 for o in cmp["ops"])
+    assert cmp["measured_wall_us"] > 0 and cmp["predicted_total_us"] > 0
+    assert "total: predicted" in cmp["text"]
+    assert cmp["report"]["predicted_us"] == cmp["predicted_total_us"]
+    assert "compared_compare_prediction" not in ws.Nets()
+    np.testing.assert_allclose(ws.FetchBlob("y"), np.maximum(ws.FetchBlob("data") @ ws.FetchBlob("w1").T
+                                                              + ws.FetchBlob("b1"), 0) @ ws.FetchBlob("w2").T
+                               + ws.FetchBlob("b2"), rtol=1e-4, atol=1e-5)
+    with pytest.raises(hetnet.InvalidArgumentError, match="runs must be > 0"):
+        ws.ComparePrediction(net, devices=["cpu"], runs=0)
