@@ -214,7 +214,8 @@ std::string DeviceProfile::ToJson() const {
 DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string& what) {
   rapidjson::Document doc;
   // Default flags reject NaN/Infinity, comments and trailing commas: the file is machine-written.
-  doc.Parse(text.data(), text.size());
+  // Full precision: a measured time read back equals the one written (or given from Python).
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
   if (doc.HasParseError())
     HN_THROW(kInvalidArgument, "device profile '", what, "': not valid JSON at offset ", doc.GetErrorOffset(), ": ",
              rapidjson::GetParseError_En(doc.GetParseError()));

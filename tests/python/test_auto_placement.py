@@ -196,7 +196,7 @@ def test_measured_op_costs_replace_the_estimates_and_decide(ws):
     assert _devices(placed) == ["cpu"] * 3
     by_op = [o["predicted_us"]["cpu"] for o in report["ops"]]
     fc, relu = (measured[k] for k in sorted(measured) if k.startswith("cpu|"))
-    assert by_op == [fc, relu, fc]
+    assert by_op == pytest.approx([fc, relu, fc], rel=1e-12)
     with pytest.raises(hetnet.NotFoundError, match="no_such_net"):
         ws.MeasureOpCosts("no_such_net")
     with pytest.raises(hetnet.InvalidArgumentError, match="runs must be > 0"):
