@@ -19,6 +19,8 @@ timeout 240 python3 benchmarks/auto_placement_proof.py --profile "$profile" --ba
 echo "### Python tests that use the GPU"
 timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_gpu.py \
   tests/python/test_spatial_bn_multi_batch.py tests/python/test_auto_placement.py || rc=1
+echo "### hetnet vs PyTorch eager on the GPU (issue 16 items 5-7)"
+timeout 150 python3 benchmarks/peers/vs_pytorch.py --device cuda --batches 1,8 --rounds 3 --seconds 0.3 || rc=1
 echo "### bench_conv (issue 16 item 5: the measured engine choice)"
 timeout 120 "$b/bin/bench_conv" || rc=1
 exit $rc
