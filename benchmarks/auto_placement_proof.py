@@ -194,6 +194,11 @@ def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
     if not plan_only:
         auto_net.name = "%s_auto" % net.name
         row["measured_ms"]["auto"] = 1e3 * _measure(ws, model, auto_net, data, seconds)[0]
+        # For diagnosis (the JSON): the auto net's profile beside its per-op predictions.
+        prof = ws.ProfileNet(auto_net.name, 1, 10)
+        row["auto_profile"] = {k: prof[k] for k in ("type_ms", "copy_share", "wall_ms", "unprofiled_ms", "text")}
+        row["auto_predicted_ops"] = [(o["type"], o["chosen"], o["predicted_us"].get(o["chosen"]))
+                                     for o in report["ops"]]
         for label in ("cpu", "gpu"):
             row["measured_ms"][label] *= 1e3
     return row, report
