@@ -1,4 +1,4 @@
-// Converters of the shape family: Shape, Size, Gather, Slice, Expand, Where, ArgMax / ArgMin, TopK, Hardmax, Trilu,
+// Converters of the shape family: Shape, Size, Gather, GatherElements, Slice, Expand, Where, ArgMax / ArgMin, TopK, Hardmax, Trilu,
 // ConstantOfShape, Range. Shape of a tensor whose dims the model fixes is folded into a constant (so
 // the Reshape / Expand / Slice inputs computed from it stay import-time constants); Range and Size
 // are import-time only.
@@ -259,6 +259,10 @@ void RegisterShapeConverters(ConverterRegistry& r) {
   });
   r.Add("Shape", Shape);
   r.Add("Gather", Gather);
+  r.Add("GatherElements", [](ConvertContext& c) {  // hetnet's GatherElements follows ONNX
+    AddArg(c.Emit("GatherElements", {c.in(0), c.in(1)}, {c.out(0)}), "axis", c.Int("axis", 0));
+    c.SameDims(c.out(0), c.in(1));
+  });
   r.Add("Slice", Slice);
   r.Add("Expand", [](ConvertContext& c) {
     c.Emit("Expand", {c.in(0), c.in(1)}, {c.out(0)});

@@ -1,6 +1,6 @@
 // Harness cases: ReduceMax, ReduceMin, ReduceProd, ReduceLogSumExp, and ReduceSum / ReduceMean with the
-// axes as (CPU) input 1 and noop_with_empty_axes; NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
-// (CPU kernels). Naive float64 references.
+// axes as (CPU) input 1 and noop_with_empty_axes; NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and
+// GatherElements (CPU kernels). Naive float64 references.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -106,6 +106,28 @@ RefFn ClassLossRef(bool softmax) {
   };
 }
 
+// ONNX GatherElements of in[0] by in[1] along arg axis.
+RefTensors GatherElementsRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  const auto& xs = in[0].shape;
+  const int nd = static_cast<int>(xs.size());
+  int64_t axis = ArgI(def, "axis", 0);
+  if (axis < 0) axis += nd;
+  RefTensor y(in[1].shape, in[0].dtype);
+  for (int64_t o = 0; o < y.numel(); ++o) {
+    int64_t rem = o, off = 0, stride = 1;
+    for (int d = nd - 1; d >= 0; --d) {
+      const int64_t c = rem % in[1].shape[d];
+      rem /= in[1].shape[d];
+      int64_t k = static_cast<int64_t>(in[1][o]);
+      if (k < 0) k += xs[d];
+      off += (d == axis ? k : c) * stride;
+      stride *= xs[d];
+    }
+    y.data[o] = in[0][off];
+  }
+  return {y};
+}
+
 HN_OP_CASES(ReduceKinds) {
   const DataType i64 = DataType::Int64;
   const DataType f64 = DataType::Double;
@@ -143,6 +165,11 @@ HN_OP_CASES(ReduceKinds) {
       Case("N C, weight, mean, float64").Def(Op("SoftmaxCrossEntropyLoss", {"X", "T", "W"}, {"L"}))
           .Inputs({In({4, 3}, f64).Range(-2, 2), In({4}, i64).Range(0, 2), In({3}, f64).Range(0.5, 1.5)})
           .Ref(ClassLossRef(true)).NoGrad().CpuOnly(),
+      Case("axis 1, negative indices").Def(Op("GatherElements", {"X", "I"}, {"Y"}, {Arg("axis", 1)}))
+          .Inputs({In({3, 4, 2}), In({3, 5, 2}, i64).Range(-4, 3)}).Ref(GatherElementsRef).NoGrad().CpuOnly(),
+      Case("axis -1, float64").Def(Op("GatherElements", {"X", "I"}, {"Y"}, {Arg("axis", -1)}))
+          .Inputs({In({2, 3}, f64), In({2, 2}, DataType::Int32).Range(0, 2)}).Ref(GatherElementsRef).NoGrad()
+          .CpuOnly(),
   };
   return c;
 }

@@ -1,6 +1,7 @@
 """ONNX NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss imported onto hetnet's operators of the
 same name, compared against onnxruntime over reductions, class weights, ignore_index, 2-D to 4-D
-inputs, int32/int64 targets, float32/float64 and SCE's log_prob output; bad targets are errors."""
+inputs, int32/int64 targets, float32/float64 and SCE's log_prob output; bad targets are errors.
+Also GatherElements (what ONNX's expanded NLL uses): axes, negative indices, dtypes, bad indices."""
 import numpy as np
 import pytest
 
@@ -94,3 +95,34 @@ def test_mismatched_target_shape_and_bad_reduction():
     model = loss_model("NegativeLogLikelihoodLoss", np.float32, 3, False, reduction="max")
     with pytest.raises(hetnet.InvalidArgumentError, match="reduction 'max'"):
         run_hetnet(model, {"x": f["x"], "t": np.zeros((2, 4), np.int64)})
+
+
+def gather_elements_model(dtype, rank, axis, index_type=TensorProto.INT64):
+    model = make_model([helper.make_node("GatherElements", ["x", "i"], ["y"], axis=axis)], [], [("y",)], opset=13)
+    model.graph.input.extend([helper.make_tensor_value_info("x", dtype, [None] * rank),
+                              helper.make_tensor_value_info("i", index_type, [None] * rank)])
+    model.graph.output[0].type.tensor_type.elem_type = dtype
+    return model
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_gather_elements_matches_onnxruntime(axis):
+    x = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    ishape = [2, 3, 4]
+    ishape[axis] = 6  # along axis the indices may be longer than the data
+    s = x.shape[axis]
+    i = RNG.integers(-s, s, ishape).astype(np.int64)
+    compare(gather_elements_model(TensorProto.FLOAT, 3, axis), {"x": x, "i": i})
+    xi = RNG.integers(-100, 100, (3, 4, 5)).astype(np.int32)
+    model = gather_elements_model(TensorProto.INT32, 3, axis, TensorProto.INT32)
+    ours, _ = run_hetnet(model, {"x": xi, "i": i.astype(np.int32)})
+    np.testing.assert_array_equal(ours["y"], run_ort(model, {"x": xi, "i": i.astype(np.int32)})["y"])
+
+
+def test_gather_elements_bad_indices():
+    model = gather_elements_model(TensorProto.FLOAT, 2, 1)
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(hetnet.InvalidArgumentError, match=r"GatherElements: input 1 \('i'\) holds 3 .*\[-3, 3\)"):
+        run_hetnet(model, {"x": x, "i": np.array([[0, 3]], np.int64)})
+    with pytest.raises(hetnet.InvalidArgumentError, match=r"GatherElements: input 1 \('i'\).*larger"):
+        run_hetnet(model, {"x": x, "i": np.zeros((3, 1), np.int64)})
