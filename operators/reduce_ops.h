@@ -56,10 +56,16 @@ HN_HOST_DEVICE inline ReduceAccOf<T> ReduceAccumulate(ReduceKind kind, const T* 
   for (int64_t r = 0; r < count; ++r) {
     const Acc v = static_cast<Acc>(base[reduced.Offset(r)]);
     switch (kind) {
-      case ReduceKind::kProd: acc *= v; break;
+      case ReduceKind::kProd:
+        if constexpr (std::is_floating_point<T>::value) acc *= v;
+        else acc = static_cast<Acc>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v));  // wraps, as ONNX
+        break;
       case ReduceKind::kMax: if (v > acc || v != v) acc = v; break;  // NaN propagates, as numpy
       case ReduceKind::kMin: if (v < acc || v != v) acc = v; break;
-      default: acc += v; break;
+      default:
+        if constexpr (std::is_floating_point<T>::value) acc += v;
+        else acc = static_cast<Acc>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v));
+        break;
     }
     if (acc != acc) break;
   }

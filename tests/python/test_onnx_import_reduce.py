@@ -150,3 +150,12 @@ def test_constant_axes_still_become_an_argument():
     (op,) = [o for o in net.op if o.type == "ReduceProd"]
     assert list(op.input) == ["x"]
     assert [list(a.ints) for a in op.arg if a.name == "axes"] == [[0, -1]]
+
+
+def test_integer_sum_and_product_wrap_like_numpy():
+    # ONNX's reference (numpy) wraps on overflow; onnxruntime saturates the product, so numpy is the reference.
+    x = np.array([[[2**20, 2**15, 3], [2**31 - 1, 2, 5]]], np.int32)
+    for op, ref in (("ReduceProd", np.prod), ("ReduceSum", np.sum)):
+        ours, _ = run_hetnet(runtime_axes_model(op, np.int32, keepdims=0), {"x": x, "axes": np.array([2], np.int64)})
+        assert ours["y"].dtype == np.int32
+        np.testing.assert_array_equal(ours["y"], ref(x, axis=2, dtype=np.int32))
