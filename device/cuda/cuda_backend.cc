@@ -166,7 +166,13 @@ class CUDABackend final : public DeviceBackend {
   void CopyBytesSync(size_t n, const void* src, Device src_dev, void* dst, Device dst_dev) override {
     const int dev = src_dev.is_cpu() ? dst_dev.id : src_dev.id;
     CUDADeviceGuard g(dev);
+    // cudaMemcpy may return before a pageable host-to-device copy (and any device-to-device one)
+    // has landed, and the legacy default stream it runs on does not order the non-blocking streams
+    // operators run on: wait for that stream, so that a blocking copy has finished when it returns.
+    // (On an H200 under a parallel ctest, kernels read fed inputs before their copies landed:
+    // gradient checks saw half derivatives, EnsureCPUOutput uninitialized memory.)
     HN_CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDefault));
+    HN_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   }
   void SynchronizeDevice(int id) override {
     CUDADeviceGuard g(id);
