@@ -1,6 +1,7 @@
 #include "core/measured_op_costs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/error.h"
@@ -13,8 +14,10 @@
 namespace hetnet {
 
 int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspace& ws,
-                      const std::vector<RunProfile>& runs) {
+                      const std::vector<RunProfile>& runs, double time_scale) {
   HN_ENFORCE(profile != nullptr, "RecordMeasuredOps: no profile");
+  HN_ENFORCE(time_scale > 0 && std::isfinite(time_scale), "RecordMeasuredOps: time_scale must be positive, got ",
+             time_scale);
   const auto& ops = net.operators();
   std::map<int, std::vector<double>> times;  // op index -> one time per run
   for (const RunProfile& run : runs) {
@@ -48,7 +51,7 @@ int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspac
   for (auto& kv : by_key) {
     std::vector<double>& v = kv.second;
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    profile->measured_op_us[kv.first] = v[v.size() / 2];
+    profile->measured_op_us[kv.first] = v[v.size() / 2] * time_scale;
     ++written;
   }
   return written;

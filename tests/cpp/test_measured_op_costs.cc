@@ -144,6 +144,12 @@ TEST_CASE("RecordMeasuredOps: a profiled run's medians under each op's signature
   REQUIRE(profile.measured_op_us.count(relu));
   CHECK(r.ops[1].predicted_us.at("cpu") == profile.measured_op_us.at(relu));
 
+  // Scaled (the profiled run's overhead taken out): every entry by the factor.
+  DeviceProfile scaled = BuiltinFallbackProfile(0);
+  CHECK(RecordMeasuredOps(&scaled, *created, ws, runs.runs, 0.5) == 3);
+  for (const auto& [key, us] : profile.measured_op_us) CHECK(scaled.measured_op_us.at(key) == Approx(0.5 * us));
+  CHECK_THROWS_WITH(RecordMeasuredOps(&scaled, *created, ws, runs.runs, 0), Catch::Contains("time_scale"));
+
   RunProfile wrong = runs.runs[0];
   wrong.op_types.pop_back();
   CHECK_THROWS_WITH(RecordMeasuredOps(&profile, *created, ws, {wrong}), Catch::Contains("has 2 ops"));
