@@ -39,6 +39,18 @@ void Gemm<CPUContext>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t 
   // A is stored M x K (or K x M when transposed), B is K x N (or N x K).
   ConstMap a(A, trans_a ? K : M, trans_a ? M : K);
   ConstMap b(B, trans_b ? N : K, trans_b ? K : N);
+  // One row against an N x K matrix (FC at batch 1): Eigen runs a matrix-vector product on one
+  // thread, bound by one core's memory bandwidth; split the N rows of B over the team instead
+  // (chunks of 64 rows keep Eigen's row blocking, so each output is summed as before).
+  if (M == 1 && trans_b && !trans_a && N >= 128 && static_cast<double>(N) * K >= (1 << 18) && CpuWorkers() > 1) {
+    constexpr int64_t kRows = 64;
+    const int64_t chunks = (N + kRows - 1) / kRows;
+    ParallelFor(chunks, static_cast<int>(std::min<int64_t>(CpuWorkers(), chunks)), [&](int64_t i, int) {
+      const int64_t n0 = i * kRows, len = std::min(kRows, N - n0);
+      c.middleCols(n0, len).noalias() += alpha * a * b.middleRows(n0, len).transpose();
+    });
+    return;
+  }
   if (!trans_a && !trans_b) c.noalias() += alpha * a * b;
   else if (!trans_a && trans_b) c.noalias() += alpha * a * b.transpose();
   else if (trans_a && !trans_b) c.noalias() += alpha * a.transpose() * b;

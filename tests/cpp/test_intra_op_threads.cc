@@ -144,3 +144,42 @@ TEST_CASE("HETNET_INTRA_OP_THREADS sets every executor thread's team size", "[in
     CHECK(IntraOpBudget(1) == IntraOpTotalThreads());
   }
 }
+
+// FC at batch 1 splits W's rows over the team (device/math_cpu.cc): the same bits on 1, 2 and 3
+// threads, and the float64 product within float32 rounding.
+TEST_CASE("FC of one row over the intra-op team: the same result at any team size", "[intra_op][fc]") {
+  const int64_t N = 1000, K = 777;
+  Workspace ws;
+  auto fill = [&](const std::string& name, std::vector<int64_t> shape, float scale) {
+    Tensor* t = ws.CreateBlob(name)->GetMutableTensor(Device::CPU());
+    t->Resize(shape);
+    float* p = t->mutable_data<float>();
+    for (int64_t i = 0; i < t->numel(); ++i) p[i] = scale * static_cast<float>((i * 7919) % 201 - 100);
+  };
+  fill("x", {1, K}, 0.01f);
+  fill("w", {N, K}, 0.001f);
+  fill("b", {N}, 0.1f);
+  caffe2::OperatorDef fc;
+  fc.set_type("FC");
+  for (const char* in : {"x", "w", "b"}) fc.add_input(in);
+  fc.add_output("y");
+  auto run = [&](int threads) {
+    ScopedIntraOpThreads team(threads);
+    ws.RunOperatorOnce(fc);
+    const Tensor& y = ws.GetBlobOrThrow("y").GetTensor();
+    return std::vector<float>(y.data<float>(), y.data<float>() + y.numel());
+  };
+  const auto one = run(1);
+  if (HaveOpenMP()) {
+    CHECK(run(2) == one);
+    CHECK(run(3) == one);
+  }
+  const float* x = ws.GetBlobOrThrow("x").GetTensor().data<float>();
+  const float* w = ws.GetBlobOrThrow("w").GetTensor().data<float>();
+  const float* b = ws.GetBlobOrThrow("b").GetTensor().data<float>();
+  for (int64_t n = 0; n < N; n += 97) {
+    double ref = b[n];
+    for (int64_t k = 0; k < K; ++k) ref += static_cast<double>(x[k]) * w[n * K + k];
+    CHECK(one[n] == Approx(ref).epsilon(1e-5).margin(1e-5));
+  }
+}
