@@ -9,18 +9,12 @@
 #include "core/profiler.h"
 #include "core/workspace.h"
 #include "test_auto_placement_util.h"
+#include "tests/cpp/op_test_util.h"
 
 using namespace hetnet;
 using namespace auto_placement_test;
 
 namespace {
-
-caffe2::Argument IntArg(const std::string& name, int64_t v) {
-  caffe2::Argument a;
-  a.set_name(name);
-  a.set_i(v);
-  return a;
-}
 
 // Two 2048-wide FCs at batch 64: the synthetic profile's GPU wins them by far.
 caffe2::NetDef BigNet(std::map<std::string, TensorInfo>* shapes) {
@@ -46,8 +40,8 @@ TEST_CASE("OpSignature: type, engine, input dtypes and shapes, sorted arguments;
   a.set_type("Conv");
   a.add_input("x");
   a.add_input("w");
-  *a.add_arg() = IntArg("pad", 1);
-  *a.add_arg() = IntArg("kernel", 3);
+  *a.add_arg() = optest::ArgI("pad", 1);
+  *a.add_arg() = optest::ArgI("kernel", 3);
   const std::vector<TensorInfo> in{TensorInfo::Of({1, 3, 8, 8}, DataType::Float),
                                    TensorInfo::Of({4, 3, 3, 3}, DataType::Float)};
   const std::string sig = OpSignature(a, in);
@@ -57,8 +51,8 @@ TEST_CASE("OpSignature: type, engine, input dtypes and shapes, sorted arguments;
   caffe2::OperatorDef b = a;  // other blob names, arguments in the other order: the same work
   b.set_input(0, "other_x");
   b.clear_arg();
-  *b.add_arg() = IntArg("kernel", 3);
-  *b.add_arg() = IntArg("pad", 1);
+  *b.add_arg() = optest::ArgI("kernel", 3);
+  *b.add_arg() = optest::ArgI("pad", 1);
   CHECK(OpSignature(b, in) == sig);
 
   b.set_engine("CUDNN");
