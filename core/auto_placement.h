@@ -87,6 +87,13 @@ bool MaybeAutoPlace(const caffe2::NetDef& def, const std::map<std::string, Devic
 // Rewrites the reasons of a placement report of the auto-placed net: "auto: <why>" for its ops.
 struct PlacementReport;
 void AnnotateAutoPlacement(const AutoPlacementResult& result, PlacementReport* report);
+// The offline plan (PlanPlacement, core/placement.h) of an auto-placed net for a machine with
+// `devices`: weights loaded onto their first reader's device, data inputs on the CPU, the report's
+// reasons AutoPlace's. Shared by `hetnet inspect --placement --auto` and workspace.PlacementReport.
+struct CopyPassResult;
+struct PlacementOptions;
+CopyPassResult PlanAutoPlaced(const AutoPlacementResult& planned, const std::vector<std::string>& devices,
+                              const std::map<std::string, TensorInfo>& shapes, const PlacementOptions& opts);
 
 // Predicted beside measured after a profiled run of the placed net (copies inserted; the
 // executor's ops are matched to the planned ones in order, copies summed apart).

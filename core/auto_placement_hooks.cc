@@ -109,6 +109,21 @@ bool MaybeAutoPlace(const caffe2::NetDef& def, const std::map<std::string, Devic
   return true;
 }
 
+CopyPassResult PlanAutoPlaced(const AutoPlacementResult& planned, const std::vector<std::string>& devices,
+                              const std::map<std::string, TensorInfo>& shapes, const PlacementOptions& opts) {
+  std::map<std::string, Device> input_devices;
+  std::set<std::string> written;
+  for (const auto& op : planned.net.op()) {
+    const Device d = DeviceFromOption(op.device_option());
+    for (const auto& in : op.input())
+      if (!written.count(in) && !planned.data_inputs.count(in)) input_devices.emplace(in, d);
+    written.insert(op.output().begin(), op.output().end());
+  }
+  CopyPassResult placed = PlanPlacement(planned.net, devices, input_devices, shapes, opts);
+  AnnotateAutoPlacement(planned, &placed.report);
+  return placed;
+}
+
 void AnnotateAutoPlacement(const AutoPlacementResult& result, PlacementReport* report) {
   size_t k = 0;
   for (auto& op : report->ops) {

@@ -262,17 +262,7 @@ int InspectCommand(int argc, char** argv) {
       std::map<std::string, hetnet::TensorInfo> shapes = nets.input_shapes;
       for (const auto& [name, info] : ParseShapeFlags(shape_flags)) shapes[name] = info;
       const auto planned = AutoPlanOffline(net, init, &devices, have_devices, profile_path, objective, shapes);
-      // Weights live where the plan loads them (on their first reader's device), data on the CPU.
-      std::map<std::string, hetnet::Device> input_devices;
-      std::set<std::string> written;
-      for (const auto& op : planned.net.op()) {
-        const hetnet::Device d = hetnet::DeviceFromOption(op.device_option());
-        for (const auto& in : op.input())
-          if (!written.count(in) && !planned.data_inputs.count(in)) input_devices.emplace(in, d);
-        written.insert(op.output().begin(), op.output().end());
-      }
-      placed = hetnet::PlanPlacement(planned.net, devices, input_devices, shapes, hetnet::DefaultPlacementOptions());
-      hetnet::AnnotateAutoPlacement(planned, &placed.report);
+      placed = hetnet::PlanAutoPlaced(planned, devices, shapes, hetnet::DefaultPlacementOptions());
       if (!dot) std::cout << planned.ToText();
     } else if (have_devices) {
       const int gpus = hetnet::PlannedGpuCount(devices);

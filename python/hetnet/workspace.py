@@ -274,7 +274,9 @@ def PlacementReport(net, strict=None, soft_placement=None, devices=None, init_ne
     init_net (planned on the same devices, not run), then from input_shapes ({blob: shape or
     (shape, TensorProto dtype)}); copy bytes are known where shape inference knows the shape.
     A net op on a GPU the list lacks raises hetnet.UnsupportedError naming it, unless soft
-    placement. init_net and input_shapes need devices."""
+    placement. init_net and input_shapes need devices. A net with the argument placement="auto" is
+    planned as net creation on that machine would: AutoPlace first ($HETNET_DEVICE_PROFILE, else
+    built-in constants for the list), the reasons AutoPlace's."""
     opts = GetPlacementOptions()
     strict = opts["strict"] if strict is None else bool(strict)
     soft = opts["soft_placement"] if soft_placement is None else bool(soft_placement)

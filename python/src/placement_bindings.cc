@@ -1,9 +1,11 @@
 // The cross-device copy pass, placement options and placement reports (core/placement.h).
 #include <pybind11/stl.h>
 
-#include "bindings.h"
-#include "core/placement.h"
+#include <cstdlib>
 
+#include "bindings.h"
+#include "core/auto_placement.h"
+#include "core/placement.h"
 
 namespace hetnet_python {
 
@@ -97,6 +99,20 @@ void InitPlacement(py::module_& m) {
     }
     for (const auto& [name, info] : shapes)
       input_shapes[name] = hetnet::TensorInfo::Of(info.first, static_cast<hetnet::DataType>(info.second));
+    // A placement="auto" net: what net creation on that machine would do, AutoPlace first (the
+    // profile of $HETNET_DEVICE_PROFILE, else built-in constants for the list).
+    bool automatic = false;
+    for (const auto& arg : net.arg()) automatic |= arg.name() == "placement" && arg.s() == "auto";
+    if (automatic) {
+      const char* env = std::getenv("HETNET_DEVICE_PROFILE");
+      const hetnet::DeviceProfile profile = env && *env ? hetnet::DeviceProfile::Load(env)
+                                                        : hetnet::BuiltinFallbackProfile(hetnet::PlannedGpuCount(devices));
+      hetnet::AutoPlacementOptions options;
+      options.devices = hetnet::ParseDeviceList(devices);
+      for (const auto& [name, d] : input_devices) options.input_devices[name] = d;
+      const auto planned = hetnet::AutoPlace(net, input_shapes, profile, options);
+      return ResultToTuple(hetnet::PlanAutoPlaced(planned, devices, input_shapes, opts));
+    }
     return ResultToTuple(hetnet::PlanPlacement(net, devices, input_devices, input_shapes, opts));
   });
   m.def("get_placement_options", [] {

@@ -218,3 +218,21 @@ def test_compare_prediction_runs_the_plan_here_and_lists_each_op(ws):
                                + ws.FetchBlob("b2"), rtol=1e-4, atol=1e-5)
     with pytest.raises(hetnet.InvalidArgumentError, match="runs must be > 0"):
         ws.ComparePrediction(net, devices=["cpu"], runs=0)
+
+
+def test_placement_report_for_a_gpu_machine_plans_auto_nets_auto(ws, monkeypatch, tmp_path):
+    path = tmp_path / "synthetic.json"
+    path.write_text(json.dumps(_profile()))
+    monkeypatch.setenv("HETNET_DEVICE_PROFILE", str(path))
+    _feed(ws, 64, 2048)
+    net = _mlp(2048, name="auto_report")
+    net.Proto().arg.add(name="placement", s=b"auto")
+    report = ws.PlacementReport(net, devices=["cpu", "cuda:0"])
+    ops = [o for o in report["ops"] if not o["type"].startswith("Copy")]
+    cuda, cpu = (caffe2_pb2.CUDA, 0), (caffe2_pb2.CPU, 0)  # (device type, id)
+    assert [tuple(o["device"]) for o in ops] == [cuda] * 3
+    assert all(o["reason"].startswith("auto: ") for o in ops)
+    assert len(report["copies"]) == 1 and "CopyCPUToGPU" in report["text"]
+    # Without placement="auto" the same net stays where its (absent) device options say: the CPU.
+    plain = ws.PlacementReport(_mlp(2048, name="plain_report"), devices=["cpu", "cuda:0"])
+    assert {tuple(o["device"]) for o in plain["ops"]} == {cpu}
