@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite on a bare GPU machine that reaches no package registry.
 #
-#   here (with network):   bash tools/gpu_suite.sh pack    # Debian protobuf/Eigen/Catch2, Fashion-MNIST,
-#                                                          # ../shared -> .gpu-deps/
+#   here (with network):   bash tools/gpu_suite.sh pack    # Debian protobuf/Eigen/Catch2/Gloo/ONNX debs,
+#                                                          # Fashion-MNIST, ../shared, this machine's
+#                                                          # build of `hetnet serve` with its libraries
+#                                                          # and the Triton client wheels -> .gpu-deps/
+#                                                          # (build first; ~60 MB: the call's limit is
+#                                                          # 64 MiB with the tree, so leave out what a
+#                                                          # run does not need, e.g. fashion-mnist/)
 #   on the GPU machine:    bash tools/gpu_suite.sh run [STEP...]
 #
 # STEP is any of: gpu (the [gpu] Catch2 cases, verbose, with the harness's CUDA column), ctest (every
 # ctest entry), bench (the GPU benchmarks), train (Fashion-MNIST LeNet with --gpu), serving (the GPU
 # serving tests against this machine's `hetnet serve`, packed with its libraries), extra (the command
-# in $HETNET_GPU_EXTRA, in the same environment: for a diagnosis); default: gpu ctest serving bench train. .gpu-deps/ is git-ignored; carry it with the call (~36 MB). cuDNN, cuBLAS and NCCL come
+# in $HETNET_GPU_EXTRA, in the same environment: for a diagnosis); default: gpu ctest serving bench train. .gpu-deps/ is git-ignored; carry it with the call. cuDNN, cuBLAS and NCCL come
 # from the GPU machine's Python nvidia-* packages, never carried. Results go to $OUT (or
 # build-gpu/out): summary.txt (one line per step: seconds and exit code), and logs.tar.gz (every log,
 # re-packed after each step so a run cut off at its time limit still returns what it finished).
