@@ -1,20 +1,30 @@
 // Exp, Log, Abs, Sqr, Negative, Pow: schemas, gradient makers and CPU kernels (see unary_math_ops.h).
 #include "operators/unary_math_ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/argument.h"
 #include "core/gradient.h"
+#include "operators/cpu_chunked.h"
+#include "operators/cpu_float_math.h"
 
 namespace hetnet {
 
+// Exp and Log: cpu_float_math.h's vectorizable versions (within 1 ulp, glibc's NaN / Inf / zero
+// answers), chunked over the OpenMP team above 64K elements. The std::exp / std::log loops ran
+// 2.3 / 3.0 ns an element, 5-8x numpy.
 template <>
 void ExpKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
-  for (int64_t i = 0; i < n; ++i) y[i] = ExpValue(x[i]);
+  CpuChunked(n, [&](int64_t o, int64_t k) {
+    for (int64_t i = o; i < o + k; ++i) y[i] = cpu_math::ExpFloat(x[i]);
+  });
 }
 template <>
 void LogKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
-  for (int64_t i = 0; i < n; ++i) y[i] = LogValue(x[i]);
+  CpuChunked(n, [&](int64_t o, int64_t k) {
+    for (int64_t i = o; i < o + k; ++i) y[i] = cpu_math::LogFloat(x[i]);
+  });
 }
 template <>
 void AbsKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
@@ -28,9 +38,45 @@ template <>
 void AbsGradientKernel<CPUContext>(int64_t n, const float* x, const float* dy, float* dx, CPUContext*) {
   for (int64_t i = 0; i < n; ++i) dx[i] = AbsGradientValue(x[i], dy[i]);
 }
+namespace {
+// pow(x, 0.5) as sqrt, with pow's answers where they differ: pow(-0, 0.5) = +0 (x + 0 turns -0
+// into +0 and leaves the rest), pow(-inf, 0.5) = +inf. In blocks: x may be y (in place).
+void PowHalf(int64_t n, const float* x, float* y) {
+  constexpr int64_t kBlock = 256;
+  float t[kBlock];
+  for (int64_t o = 0; o < n; o += kBlock) {
+    const int64_t k = std::min(kBlock, n - o);
+    cpu_math::SqrtFloats(k, x + o, t);
+    for (int64_t i = 0; i < k; ++i)
+      y[o + i] = cpu_math::BitsFloat(cpu_math::Select(cpu_math::FloatBits(x[o + i]) == 0xff800000u, 0x7f800000u,
+                                                      cpu_math::FloatBits(t[i] + 0.f)));
+  }
+}
+}  // namespace
+
+// Exponents 2, -1 and 0.5 as x * x, 1 / x and sqrt: correctly rounded, where glibc's powf is an
+// ulp off in rare near-halfway cases (so these differ from the old loop there, by that ulp); 1 and 0
+// as powf gives them; the rest through std::pow. Chunked over the OpenMP team above 64K elements.
+// The powf loop ran 10 ns an element for exponent 2 (20x numpy).
 template <>
 void PowKernel<CPUContext>(int64_t n, const float* x, float exponent, float* y, CPUContext*) {
-  for (int64_t i = 0; i < n; ++i) y[i] = PowValue(x[i], exponent);
+  CpuChunked(n, [&](int64_t o, int64_t k) {
+    const float* xo = x + o;
+    float* yo = y + o;
+    if (exponent == 2.f) {
+      for (int64_t i = 0; i < k; ++i) yo[i] = xo[i] * xo[i];
+    } else if (exponent == -1.f) {
+      for (int64_t i = 0; i < k; ++i) yo[i] = 1.f / xo[i];
+    } else if (exponent == 1.f) {
+      if (yo != xo) std::copy(xo, xo + k, yo);  // -0 stays -0, NaN stays NaN
+    } else if (exponent == 0.f) {
+      for (int64_t i = 0; i < k; ++i) yo[i] = 1.f;  // pow(anything, 0) = 1, NaN included
+    } else if (exponent == 0.5f) {
+      PowHalf(k, xo, yo);
+    } else {
+      for (int64_t i = 0; i < k; ++i) yo[i] = PowValue(xo[i], exponent);
+    }
+  });
 }
 #define HN_NEGATIVE_CPU(T)                                                              \
   template <>                                                                           \
