@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/gradient.h"
+#include "operators/cpu_chunked.h"
 
 namespace hetnet {
 
@@ -61,8 +62,49 @@ ReducePlan ComputeReducePlan(const caffe2::OperatorDef& def, const std::vector<i
   return p;
 }
 
+namespace {
+// Whether each output's reduced elements are one contiguous run of p.count (the innermost dims).
+bool ReducedIsContiguous(const ReducePlan& p) {
+  int64_t stride = 1;
+  for (int d = p.reduced.n - 1; d >= 0; --d) {
+    if (p.reduced.sizes[d] == 1) continue;
+    if (p.reduced.strides[d] != stride) return false;
+    stride *= p.reduced.sizes[d];
+  }
+  return true;
+}
+
+// The float64 sum of n floats in 16 lanes (vectorized; the lanes are added pairwise at the end). The
+// same float64 accumulation as ReduceOne's, in another order: the rounded float sums agree except
+// where float64 rounding tips a float halfway case; NaN and infinities come out the same.
+double SumFloats(const float* x, int64_t n) {
+  constexpr int kLanes = 16;
+  double acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(x[i + l]);
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+  for (; i < n; ++i) acc[0] += static_cast<double>(x[i]);
+  return acc[0];
+}
+}  // namespace
+
+// Float sums and means over the innermost dims read rows directly (the strided index divides per
+// element: 3.5 ns an element, 14x numpy), rows chunked over the OpenMP team above 64K elements.
 template <typename T, class Context>
 void ReduceKernel(const ReducePlan& p, ReduceKind kind, const T* x, T* y, Context*) {
+  if constexpr (std::is_same<T, float>::value) {
+    if ((kind == ReduceKind::kSum || kind == ReduceKind::kMean) && p.count > 0 && ReducedIsContiguous(p)) {
+      CpuChunkedRows(p.y_numel, p.count, [&](int64_t first, int64_t rows) {
+        for (int64_t o = first; o < first + rows; ++o) {
+          const double s = SumFloats(x + p.kept.Offset(o), p.count);
+          y[o] = static_cast<float>(kind == ReduceKind::kMean ? s / static_cast<double>(p.count) : s);
+        }
+      });
+      return;
+    }
+  }
   for (int64_t o = 0; o < p.y_numel; ++o) y[o] = ReduceOne<T>(kind, x + p.kept.Offset(o), p.reduced, p.count);
 }
 template void ReduceKernel<float, CPUContext>(const ReducePlan&, ReduceKind, const float*, float*, CPUContext*);

@@ -135,4 +135,40 @@ TEST_CASE("cpu kernels: Pow's fast exponents within an ulp of powf (correctly ro
     }
 }
 
+TEST_CASE("cpu kernels: ReduceSum / ReduceMean over the innermost dims against float64 sums", "[ops][cpu_kernels]") {
+  struct Shape {
+    std::vector<int64_t> dims, axes;
+  };
+  const Shape shapes[] = {{{300, 1000}, {1}}, {{2, 70001}, {-1}}, {{5, 7, 33}, {1, 2}}, {{64, 17}, {1}}, {{3, 1, 40}, {1, 2}}};
+  for (const Shape& sh : shapes)
+    for (const char* type : {"ReduceSum", "ReduceMean"}) {
+      const int64_t n = Numel(sh.dims), row = sh.dims.size() == 2 || sh.axes.size() == 1 ? sh.dims.back() : n / sh.dims[0];
+      std::vector<float> x = RandomVec(static_cast<size_t>(n), 5, -1.f, 1.f);
+      // row 0: a NaN; row 1: +inf; row 2: +inf and -inf (NaN); the rest finite
+      x[row / 2] = kNaN;
+      if (n / row > 2) {
+        x[row + 3] = kInf;
+        x[2 * row] = kInf;
+        x[2 * row + row - 1] = -kInf;
+      }
+      Workspace ws;
+      Feed<float>(ws, "X", sh.dims, x);
+      RunOp(ws, MakeOp(type, {"X"}, {"Y"}, {ArgInts("axes", sh.axes), ArgI("keepdims", 0)}));
+      const std::vector<float> y = FetchVec<float>(ws, "Y");
+      REQUIRE(static_cast<int64_t>(y.size()) == n / row);
+      const bool mean = std::string(type) == "ReduceMean";
+      for (int64_t o = 0; o < n / row; ++o) {
+        double s = 0, abs_sum = 0;
+        for (int64_t j = 0; j < row; ++j) {
+          s += x[o * row + j];
+          abs_sum += std::fabs(x[o * row + j]);
+        }
+        const float want = static_cast<float>(mean ? s / row : s);
+        INFO(type << " row " << o << " of " << n / row << ": got " << y[o] << ", want " << want);
+        if (!std::isfinite(want)) REQUIRE(SameBits(y[o], want));
+        else REQUIRE(std::fabs(y[o] - want) <= std::max(std::fabs(want) * 1.2e-7, 1e-12 * abs_sum));
+      }
+    }
+}
+
 }  // namespace hetnet
