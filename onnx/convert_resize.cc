@@ -1,4 +1,4 @@
-// Pad (onto PadImage) and Resize / Upsample (onto ResizeNearest): 4-D NCHW, the H and W dims only.
+// Pad (onto PadImage): 4-D NCHW, the H and W dims only. Resize / Upsample onto ResizeNearest or ResizeInterp.
 // Resize's nearest mode maps where it picks the same pixels as ours (out = floor(in * scale), input
 // index floor(o / scale)): coordinate mode asymmetric with nearest_mode floor (Upsample's and opset
 // 10's rule), or half_pixel / pytorch_half_pixel with round_prefer_floor / round_prefer_ceil and whole
@@ -52,10 +52,54 @@ void Pad(ConvertContext& c) {
   c.SetRank(c.out(0), 4);
 }
 
-// Resize (opset >= 10) and Upsample (opsets 7-9).
+// Resize / Upsample onto ResizeInterp (CPU, any rank, every mode): the inputs it reads at run time.
+void ResizeInterp(ConvertContext& c, bool upsample, const std::string& mode) {
+  std::vector<std::string> ins = {c.in(0)};
+  auto& op = c.Emit("ResizeInterp", {}, {c.out(0)});
+  auto input = [&c, &ins, &op](int i, const char* arg) {
+    if (c.num_inputs() <= i || !c.has_in(i)) return;
+    AddArg(op, arg, static_cast<int64_t>(ins.size()));
+    ins.push_back(c.in(i));
+  };
+  AddArg(op, "mode", mode);
+  if (upsample && c.opset() < 9) {
+    std::vector<double> v;
+    for (float f : c.Floats("scales")) v.push_back(f);
+    const int64_t n = static_cast<int64_t>(v.size());
+    AddArg(op, "scales_input", static_cast<int64_t>(ins.size()));
+    ins.push_back(c.AddConst(c.out(0) + "_scales", ConstTensor::Float({n}, std::move(v))));
+  } else if (upsample || c.opset() < 11) {
+    input(1, "scales_input");
+  } else {
+    input(1, "roi_input");
+    input(2, "scales_input");
+    input(3, "sizes_input");
+    for (const char* a : {"coordinate_transformation_mode", "nearest_mode", "keep_aspect_ratio_policy"})
+      if (c.Has(a)) AddArg(op, a, c.Str(a, ""));
+    for (const char* a : {"cubic_coeff_a", "extrapolation_value"})
+      if (c.Has(a)) AddArgF(op, a, c.Float(a, 0.f));
+    for (const char* a : {"exclude_outside", "antialias"})
+      if (c.Has(a)) AddArg(op, a, c.Int(a, 0));
+    if (c.Has("axes")) AddArg(op, "axes", c.Ints("axes"));
+  }
+  if (upsample || c.opset() < 11) AddArg(op, "coordinate_transformation_mode", std::string("asymmetric"));
+  for (const auto& i : ins) op.add_input(i);
+  if (const int rank = c.Rank(c.in(0)); rank >= 0) c.SetRank(c.out(0), rank);
+}
+
+// Resize (opset >= 10) and Upsample (opsets 7-9). Nearest with constant scales or sizes on 4-D NCHW
+// where our pixels are ONNX's (see the top) maps onto ResizeNearest; the rest of opset >= 11, and
+// linear at any opset, onto ResizeInterp.
 void Resize(ConvertContext& c, bool upsample) {
   const std::string mode = c.Str("mode", "nearest");
-  if (mode != "nearest") c.Refuse("mode '" + mode + "' is not supported (nearest only)");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") c.Refuse("mode '" + mode + "' is not supported");
+  if (mode == "cubic" && c.opset() < 11) c.Refuse("mode 'cubic' needs opset 11");
+  const bool modern = !upsample && c.opset() >= 11;
+  if (mode != "nearest") return ResizeInterp(c, upsample, mode);
+  auto const_in = [&c](int i) { return c.num_inputs() > i && c.has_in(i) && c.Const(c.in(i)); };
+  const bool runtime_scales = c.num_inputs() > 2 && c.has_in(2) && !const_in(2);
+  if (modern && (c.Has("axes") || c.Str("keep_aspect_ratio_policy", "stretch") != "stretch" || runtime_scales))
+    return ResizeInterp(c, upsample, mode);
   std::vector<double> scales;
   const ConstTensor* sizes = nullptr;
   if (upsample && c.opset() < 9) {
@@ -63,35 +107,35 @@ void Resize(ConvertContext& c, bool upsample) {
   } else if (c.opset() < 11) {
     scales = c.RequireConst(1, "scales").Reals();
   } else {
-    if (c.Has("axes")) c.Refuse("the axes attribute is not supported");
-    if (c.Str("keep_aspect_ratio_policy", "stretch") != "stretch") c.Refuse("keep_aspect_ratio_policy is not supported");
-    const ConstTensor* s = c.has_in(2) ? &c.RequireConst(2, "scales") : nullptr;
+    const ConstTensor* s = const_in(2) ? c.Const(c.in(2)) : nullptr;
     if (s && s->numel() > 0) scales = s->Reals();
-    else if (c.has_in(3)) sizes = &c.RequireConst(3, "sizes");
-    else HN_THROW(kInvalidArgument, "Resize: give scales or sizes");
+    else if (const_in(3)) sizes = c.Const(c.in(3));
+    else return ResizeInterp(c, upsample, mode);
   }
   if (sizes) {  // scales from the sizes and the input's dims
     const auto* d = c.Dims(c.in(0));
     const auto want = sizes->Ints("sizes");
-    if (!d || d->size() != want.size()) c.Refuse("sizes need the input's dims, which the model does not declare");
+    if (!d || d->size() != want.size()) return ResizeInterp(c, upsample, mode);
     for (size_t i = 0; i < want.size(); ++i) {
-      if ((*d)[i] <= 0) c.Refuse("sizes need the input's dims, which the model does not declare");
+      if ((*d)[i] <= 0) return ResizeInterp(c, upsample, mode);
       scales.push_back(static_cast<double>(want[i]) / static_cast<double>((*d)[i]));
     }
   }
-  if (scales.size() != 4) c.Refuse("only 4-D NCHW inputs are supported");
-  if (scales[0] != 1 || scales[1] != 1) c.Refuse("scaling the N or C dim is not supported");
-  const std::string ctm = c.opset() >= 11 ? c.Str("coordinate_transformation_mode", "half_pixel") : "asymmetric";
-  const std::string nearest = c.opset() >= 11 ? c.Str("nearest_mode", "round_prefer_floor") : "floor";
-  const bool whole = scales[2] >= 1 && scales[3] >= 1 && scales[2] == std::floor(scales[2]) &&
+  const std::string ctm = modern ? c.Str("coordinate_transformation_mode", "half_pixel") : "asymmetric";
+  const std::string nearest = modern ? c.Str("nearest_mode", "round_prefer_floor") : "floor";
+  const bool whole = scales.size() == 4 && scales[2] >= 1 && scales[3] >= 1 && scales[2] == std::floor(scales[2]) &&
                      scales[3] == std::floor(scales[3]);
   const bool same_pixels =
-      (ctm == "asymmetric" && nearest == "floor") ||
-      ((ctm == "half_pixel" || ctm == "pytorch_half_pixel") &&
-       (nearest == "round_prefer_floor" || nearest == "round_prefer_ceil") && whole);
-  if (!same_pixels)
-    c.Refuse("coordinate_transformation_mode " + ctm + " with nearest_mode " + nearest +
-             (whole ? "" : " and fractional scales") + " is not supported");
+      scales.size() == 4 && scales[0] == 1 && scales[1] == 1 &&
+      ((ctm == "asymmetric" && nearest == "floor") ||
+       ((ctm == "half_pixel" || ctm == "pytorch_half_pixel") &&
+        (nearest == "round_prefer_floor" || nearest == "round_prefer_ceil") && whole));
+  if (!same_pixels) {
+    if (modern) return ResizeInterp(c, upsample, mode);
+    if (scales.size() != 4) c.Refuse("only 4-D NCHW inputs are supported");
+    if (scales[0] != 1 || scales[1] != 1) c.Refuse("scaling the N or C dim is not supported");
+    c.Refuse("fractional scales are not supported");
+  }
   auto& op = c.Emit("ResizeNearest", {c.in(0)}, {c.out(0)});
   AddArgF(op, "height_scale", static_cast<float>(scales[2]));
   AddArgF(op, "width_scale", static_cast<float>(scales[3]));
