@@ -171,4 +171,45 @@ TEST_CASE("cpu kernels: ReduceSum / ReduceMean over the innermost dims against f
     }
 }
 
+TEST_CASE("cpu kernels: Softmax rows against float64, NaN and +inf rows all NaN, -inf entries 0", "[ops][cpu_kernels]") {
+  const std::vector<int64_t> shapes[] = {{300, 1000}, {3, 70001}, {7, 5}, {4, 33}};
+  for (const auto& dims : shapes) {
+    const int64_t rows = dims[0], d = dims[1];
+    std::vector<float> x = RandomVec(static_cast<size_t>(rows * d), 6, -20.f, 20.f);
+    x[1] = kNaN;                  // row 0: NaN
+    x[d + 2] = kInf;              // row 1: +inf
+    x[2 * d] = -kInf;             // row 2: one -inf (gives 0)
+    x[2 * d + d - 1] = -kInf;
+    if (rows > 3)
+      for (int64_t j = 0; j < d; ++j) x[3 * d + j] += 1e4f;  // row 3: large values (shifted by the max)
+    Workspace ws;
+    Feed<float>(ws, "X", dims, x);
+    RunOp(ws, MakeOp("Softmax", {"X"}, {"Y"}));
+    const std::vector<float> y = FetchVec<float>(ws, "Y");
+    REQUIRE(y.size() == x.size());
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* xr = x.data() + i * d;
+      // x - max in float, as the kernel does (its rounding is the op's, amplified by exp); the rest
+      // in float64
+      float m = -INFINITY;
+      for (int64_t j = 0; j < d; ++j) m = std::max(m, xr[j]);
+      auto e = [&](int64_t j) { return std::exp(static_cast<double>(xr[j] - m)); };
+      double s = 0;
+      for (int64_t j = 0; j < d; ++j) s += e(j);
+      const bool nan_row = i < 2;
+      for (int64_t j = 0; j < d; ++j) {
+        const float got = y[i * d + j];
+        INFO("row " << i << " col " << j << " of [" << rows << ", " << d << "]: x = " << xr[j] << " got " << got);
+        if (nan_row) {
+          REQUIRE(std::isnan(got));
+          continue;
+        }
+        const float want = static_cast<float>(e(j) / s);
+        if (want == 0.f) REQUIRE(got == 0.f);
+        else REQUIRE(UlpDistance(got, want) <= 4);
+      }
+    }
+  }
+}
+
 }  // namespace hetnet
