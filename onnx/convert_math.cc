@@ -344,11 +344,17 @@ void RegisterMathConverters(ConverterRegistry& r) {
   });
   r.Add("Cast", Cast);
   r.Add("Mod", Mod);
-  r.Add("CastLike", [](ConvertContext& c) {  // Cast to the declared type of input 1
+  // CastLike: a Cast to input 1's type where the model declares it (or it is a constant); one that
+  // hetnet tensors lack is refused as Cast refuses it; an undeclared one is read at run time (CastLike).
+  r.Add("CastLike", [](ConvertContext& c) {
     const auto to = c.Dtype(c.in(1));
-    if (to == caffe2::TensorProto::UNDEFINED)
-      c.Refuse("the type of target_type (input '" + c.in(1) + "') is not declared by the model");
-    AddArg(c.Emit("Cast", {c.in(0)}, {c.out(0)}), "to", static_cast<int64_t>(to));
+    const int32_t declared = c.OnnxDtype(c.in(1));
+    if (to == caffe2::TensorProto::UNDEFINED && declared != 0)
+      c.Refuse(std::string("cast to ") + OnnxTypeName(declared) + " (the type of input '" + c.in(1) +
+               "') is not supported");
+    if (to == caffe2::TensorProto::STRING) c.Refuse("cast to STRING is not supported");
+    if (to == caffe2::TensorProto::UNDEFINED) c.Emit("CastLike", {c.in(0), c.in(1)}, {c.out(0)});
+    else AddArg(c.Emit("Cast", {c.in(0)}, {c.out(0)}), "to", static_cast<int64_t>(to));
     c.SameDims(c.out(0), c.in(0));
   });
 }

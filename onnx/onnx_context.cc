@@ -117,6 +117,11 @@ caffe2::TensorProto::DataType ConvertContext::Dtype(const std::string& blob) con
   return it == state_.dtypes.end() ? caffe2::TensorProto::UNDEFINED : it->second;
 }
 
+int32_t ConvertContext::OnnxDtype(const std::string& blob) const {
+  auto it = state_.onnx_dtypes.find(blob);
+  return it == state_.onnx_dtypes.end() ? 0 : it->second;
+}
+
 int ConvertContext::Rank(const std::string& blob) const {
   const auto* d = Dims(blob);
   return d ? static_cast<int>(d->size()) : -1;

@@ -66,6 +66,7 @@ struct ImportState {
   std::vector<std::pair<std::string, caffe2::DeviceOption>> const_order;
   std::map<std::string, std::vector<int64_t>> dims;   // blob -> dims (-1 unknown) where the rank is known
   std::map<std::string, caffe2::TensorProto::DataType> dtypes;  // blob -> dtype the model declares
+  std::map<std::string, int32_t> onnx_dtypes;  // blob -> declared ONNX elem_type, hetnet dtype or not
   std::set<std::string> names;                        // every blob name in use (for fresh names)
   caffe2::NetDef* init_net = nullptr;
   caffe2::NetDef* predict_net = nullptr;
@@ -116,6 +117,9 @@ class ConvertContext {
   // The element type the model declares for blob (graph inputs/outputs, value_info, constants), or
   // UNDEFINED.
   caffe2::TensorProto::DataType Dtype(const std::string& blob) const;
+  // The ONNX elem_type the model declares for a graph input/output or value_info (0: none), also a
+  // type hetnet tensors lack (FLOAT8*, BFLOAT16, INT4, ...), where Dtype says UNDEFINED.
+  int32_t OnnxDtype(const std::string& blob) const;
   // Canonical axis in [0, rank) (rank may be -1 only when axis >= 0; else Refuse).
   int64_t Axis(int64_t axis, int rank, const std::string& what) const;
 

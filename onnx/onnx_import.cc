@@ -27,6 +27,7 @@ OnnxValueInfo ValueInfoOf(const onnx::ValueInfoProto& v) {
   }
   const auto& t = v.type().tensor_type();
   info.dtype = DtypeFromOnnx(t.elem_type());
+  info.onnx_dtype = t.elem_type();
   if (!t.has_shape()) {
     info.known_rank = false;
     return info;
@@ -152,17 +153,20 @@ ImportedOnnxModel Import(const std::string& model_bytes, const OnnxImportOptions
     OnnxValueInfo info = ValueInfoOf(v);
     if (info.known_rank) st.dims[v.name()] = info.dims;
     st.dtypes[v.name()] = info.dtype;
+    st.onnx_dtypes[v.name()] = info.onnx_dtype;
     out.inputs.push_back(std::move(info));
   }
   for (const auto& v : graph.value_info()) {
     OnnxValueInfo info = ValueInfoOf(v);
     if (info.known_rank && !st.dims.count(v.name())) st.dims[v.name()] = info.dims;
     st.dtypes.emplace(v.name(), info.dtype);
+    st.onnx_dtypes.emplace(v.name(), info.onnx_dtype);
   }
   for (const auto& v : graph.output()) {
     OnnxValueInfo info = ValueInfoOf(v);
     if (info.known_rank && !st.dims.count(v.name())) st.dims[v.name()] = info.dims;
     st.dtypes.emplace(v.name(), info.dtype);
+    st.onnx_dtypes.emplace(v.name(), info.onnx_dtype);
     out.outputs.push_back(std::move(info));
   }
   for (const auto& n : graph.node())

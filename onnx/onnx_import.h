@@ -17,6 +17,7 @@ namespace hetnet::onnxio {
 struct OnnxValueInfo {
   std::string name;
   caffe2::TensorProto::DataType dtype = caffe2::TensorProto::UNDEFINED;
+  int32_t onnx_dtype = 0;  // the declared ONNX elem_type (0: none), also where hetnet has no such dtype
   std::vector<int64_t> dims;
   bool known_rank = true;
 };

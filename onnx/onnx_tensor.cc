@@ -66,7 +66,12 @@ const char* OnnxTypeName(int32_t t) {
     name = OT::DataType_Name(static_cast<OT::DataType>(t));
     return name.c_str();
   }
-  return t == 16 ? "BFLOAT16" : t >= 17 ? "a type newer than ONNX 1.12's proto" : "an unknown type";
+  // Types newer than the ONNX 1.12 proto hetnet builds against (onnx.proto's numbering).
+  static const char* const kNewer[] = {"BFLOAT16",  "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                       "FLOAT8E5M2FNUZ", "UINT4",   "INT4",           "FLOAT4E2M1",
+                                       "FLOAT8E8M0", "UINT2",       "INT2",           "FLOAT6E2M3",
+                                       "FLOAT6E3M2"};
+  return t >= 16 && t <= 28 ? kNewer[t - 16] : "an unknown type";
 }
 
 namespace {
