@@ -31,13 +31,17 @@ inline float BitsFloat(uint32_t b) {
   return x;
 }
 
-inline float ExpFloat(float xf) {
+// exp(x) rounded to float, for a double x.
+inline float ExpOfDouble(double xd) {
   // |x| > 104 (infinities too, NaN not) becomes +-104: exp(-104) rounds to 0 in float, exp(104) to
   // +inf, and 2^n below stays inside double's exponent range. NaN flows through the arithmetic.
-  uint32_t b = FloatBits(xf);
-  const uint32_t mag = b & 0x7fffffffu;
-  b = Select(mag > 0x42d00000u && mag <= 0x7f800000u, (b & 0x80000000u) | 0x42d00000u, b);
-  const double x = static_cast<double>(BitsFloat(b));
+  uint64_t b;
+  std::memcpy(&b, &xd, sizeof b);
+  const uint64_t mag = b & 0x7fffffffffffffffull;
+  const bool clamp = mag > 0x405a000000000000ull && mag <= 0x7ff0000000000000ull;  // 104.0, +inf
+  b ^= (((b & 0x8000000000000000ull) | 0x405a000000000000ull) ^ b) & (0ull - static_cast<uint64_t>(clamp));
+  double x;
+  std::memcpy(&x, &b, sizeof x);
   // exp(x) = 2^n exp(r), n = round(x / ln 2) read from the low bits of t, |r| <= 0.347.
   constexpr double kLog2e = 1.4426950408889634, kLn2 = 0.6931471805599453, kShift = 6755399441055744.0;  // 1.5 * 2^52
   const double t = x * kLog2e + kShift;
@@ -61,9 +65,11 @@ inline float ExpFloat(float xf) {
   std::memcpy(&scale, &bits, sizeof scale);
   return static_cast<float>(p * scale);
 }
+inline float ExpFloat(float x) { return ExpOfDouble(static_cast<double>(x)); }
 
-inline float LogFloat(float xf) {
-  const uint32_t b = FloatBits(xf);
+// log(x) in double (relative error near 2^-40) for the bits b of a positive finite float, subnormals
+// included; for 0 it gives about -103.98 (handle zeros, negatives, infinities and NaN outside).
+inline double LogOfPositive(uint32_t b) {
   // A positive subnormal x is b * 2^-149: the log of the float b (exact), 149 taken off the exponent.
   const bool sub = (b - 1u) < 0x007fffffu;  // 0 < b < 2^23
   const uint32_t bs = FloatBits(static_cast<float>(static_cast<int32_t>(b & 0x007fffffu)));
@@ -79,18 +85,47 @@ inline float LogFloat(float xf) {
   const float inv = 1.f / (mf + 1.f);
   const double m = mf, s0 = static_cast<double>((mf - 1.f) * inv);
   const double s = s0 + ((m - 1.0) - s0 * (m + 1.0)) * static_cast<double>(inv), s2 = s * s;
-  double p = 1.0 / 11;  // atanh(s) / s to s^10 (truncation below 2^-34)
+  double p = 1.0 / 13;  // atanh(s) / s to s^12 (truncation below 2^-39)
+  p = p * s2 + 1.0 / 11;
   p = p * s2 + 1.0 / 9;
   p = p * s2 + 1.0 / 7;
   p = p * s2 + 1.0 / 5;
   p = p * s2 + 1.0 / 3;
   p = p * s2 + 1.0;
-  uint32_t y = FloatBits(static_cast<float>(static_cast<double>(e) * 0.6931471805599453 + 2.0 * s * p));
+  return static_cast<double>(e) * 0.6931471805599453 + 2.0 * s * p;
+}
+
+inline float LogFloat(float xf) {
+  const uint32_t b = FloatBits(xf);
+  uint32_t y = FloatBits(static_cast<float>(LogOfPositive(b)));
   const uint32_t mag = b & 0x7fffffffu;
   y = Select(mag == 0u, 0xff800000u, y);                   // log(+-0) = -inf
   y = Select(b == 0x7f800000u, b, y);                      // log(+inf) = +inf
   y = Select(b > 0x80000000u, 0xffc00000u, y);             // x < 0: the default NaN, as glibc
   y = Select(mag > 0x7f800000u, b | 0x00400000u, y);       // NaN: itself, quieted
+  return BitsFloat(y);
+}
+
+// pow(x, e) for a finite e that is not 0 (the caller takes NaN / infinite / zero exponents to
+// std::pow), as exp(e log|x|) in double: within an ulp of the correctly rounded result. Sign and
+// specials as C's pow: a negative finite x gives NaN unless e is an integer (odd: the sign kept),
+// -0 and -inf keep their sign for odd e, NaN stays NaN. e_int / e_odd describe e.
+inline float PowFloat(float xf, double e, bool e_int, bool e_odd) {
+  const uint32_t b = FloatBits(xf), mag = b & 0x7fffffffu;
+  const double l = LogOfPositive(mag);
+  // log|x| for 0 and +inf by hand (LogOfPositive is for positive finite x)
+  uint64_t lb;
+  std::memcpy(&lb, &l, sizeof lb);
+  const uint64_t ninf = 0xfff0000000000000ull, pinf = 0x7ff0000000000000ull;
+  lb ^= (ninf ^ lb) & (0ull - static_cast<uint64_t>(mag == 0u));
+  lb ^= (pinf ^ lb) & (0ull - static_cast<uint64_t>(mag == 0x7f800000u));
+  double lx;
+  std::memcpy(&lx, &lb, sizeof lx);
+  uint32_t y = FloatBits(ExpOfDouble(e * lx));
+  const bool neg = b >= 0x80000000u;
+  y |= static_cast<uint32_t>(neg && e_odd) << 31;                                      // odd powers keep the sign
+  y = Select(neg && mag != 0u && mag < 0x7f800000u && !e_int, 0xffc00000u, y);        // (x < 0) ^ fraction: NaN
+  y = Select(mag > 0x7f800000u, b | 0x00400000u, y);                                  // NaN: itself, quieted
   return BitsFloat(y);
 }
 

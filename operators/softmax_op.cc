@@ -46,8 +46,8 @@ float RowSum(const float* x, int64_t n) {
 
 // Rows over the OpenMP team above 64K elements; per row a vectorized max, cpu_float_math.h's exp
 // (within 1 ulp; std::exp kept the loop scalar: 4.5 ns an element, 2.6x numpy) and a float64 sum
-// in 16 lanes (the float running sum drifted on long rows). A NaN or +inf in a row makes the
-// whole row NaN, as before.
+// in 16 lanes (the old float running sum was 350-400 ulp off on 70K-element rows, float lanes 30).
+// A NaN or +inf in a row makes the whole row NaN, as before.
 template <>
 void SoftmaxKernel<CPUContext>(int64_t N, int64_t D, const float* x, float* y, CPUContext*) {
   if (D <= 0) return;

@@ -56,10 +56,14 @@ void PowHalf(int64_t n, const float* x, float* y) {
 
 // Exponents 2, -1 and 0.5 as x * x, 1 / x and sqrt: correctly rounded, where glibc's powf is an
 // ulp off in rare near-halfway cases (so these differ from the old loop there, by that ulp); 1 and 0
-// as powf gives them; the rest through std::pow. Chunked over the OpenMP team above 64K elements.
-// The powf loop ran 10 ns an element for exponent 2 (20x numpy).
+// as powf gives them; other finite exponents through cpu_float_math.h's PowFloat (exp(e log|x|) in
+// double, within an ulp, C's signs and special cases), infinite and NaN ones through std::pow.
+// Chunked over the OpenMP team above 64K elements. The powf loop ran 10 ns an element for exponent
+// 2 (20x numpy), 6 for 2.5 (5x).
 template <>
 void PowKernel<CPUContext>(int64_t n, const float* x, float exponent, float* y, CPUContext*) {
+  const double e = exponent;
+  const bool e_int = std::nearbyint(e) == e, e_odd = e_int && std::fmod(e, 2.0) != 0.0;
   CpuChunked(n, [&](int64_t o, int64_t k) {
     const float* xo = x + o;
     float* yo = y + o;
@@ -73,6 +77,8 @@ void PowKernel<CPUContext>(int64_t n, const float* x, float exponent, float* y, 
       for (int64_t i = 0; i < k; ++i) yo[i] = 1.f;  // pow(anything, 0) = 1, NaN included
     } else if (exponent == 0.5f) {
       PowHalf(k, xo, yo);
+    } else if (std::isfinite(exponent)) {
+      for (int64_t i = 0; i < k; ++i) yo[i] = cpu_math::PowFloat(xo[i], e, e_int, e_odd);
     } else {
       for (int64_t i = 0; i < k; ++i) yo[i] = PowValue(xo[i], exponent);
     }
