@@ -1,5 +1,5 @@
 // Converters of the elementwise families: arithmetic, comparisons, unary math, activations, PRelu,
-// Sum / Mean / Max / Min, Not / And / Or / Xor, Clip, Pow, Cast / CastLike, Mod. Binary ops are emitted
+// Sum / Mean / Max / Min, Not / And / Or / Xor, Clip, Pow, BitShift, Cast / CastLike, Mod. Binary ops are emitted
 // without Caffe2's legacy `broadcast` argument (the operators broadcast numpy-style), except at
 // opsets < 7, whose broadcast/axis attributes are Caffe2's own rule and are passed on.
 #include <algorithm>
@@ -341,6 +341,13 @@ void RegisterMathConverters(ConverterRegistry& r) {
     AddArgF(op, "min", ClipBound(c, "min", 1, std::numeric_limits<float>::lowest()));
     AddArgF(op, "max", ClipBound(c, "max", 2, std::numeric_limits<float>::max()));
     c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("BitShift", [](ConvertContext& c) {  // opset 28's semantics (11's left shifts >= width undefined)
+    const std::string dir = c.Str("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT")
+      HN_THROW(kInvalidArgument, "BitShift: attribute 'direction' must be LEFT or RIGHT, not '", dir, "'");
+    AddArg(c.Emit("BitShift", {c.in(0), c.in(1)}, {c.out(0)}), "direction", dir);
+    BroadcastDims(c, c.out(0), c.in(0), c.in(1));
   });
   r.Add("Cast", Cast);
   r.Add("Mod", Mod);

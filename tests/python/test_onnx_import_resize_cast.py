@@ -175,3 +175,50 @@ def test_castlike_op_rejects_string_like():
     workspace.FeedBlob("s", np.array([b"a"], dtype=object))
     with pytest.raises(hetnet.InvalidArgumentError, match=r"CastLike: input 1 \('s'\) is string"):
         workspace.RunOperatorOnce(core.CreateOperator("CastLike", ["x", "s"], ["y"]))
+
+
+# BitShift ---------------------------------------------------------------------------------------
+
+def bitshift_model(direction, dtype, xs, ys, opset):
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    return graph_model([helper.make_node("BitShift", ["x", "y"], ["z"], direction=direction)],
+                       [("x", t, list(xs)), ("y", t, list(ys))], [("z", t, None)], opset=opset)
+
+
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_bitshift_unsigned_broadcast(direction, dtype):
+    rng = np.random.default_rng(7)
+    info = np.iinfo(dtype)
+    x = rng.integers(0, info.max, (3, 4), dtype=dtype, endpoint=True)
+    y = rng.integers(0, info.bits - 1, (1, 4), dtype=dtype, endpoint=True)
+    ref = "ort" if dtype == np.uint8 else "onnx"  # onnxruntime 1.30 has no uint16 BitShift
+    compare(bitshift_model(direction, dtype, x.shape, y.shape, 11), {"x": x, "y": y}, ref=ref, atol=0, op="BitShift")
+
+
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8])
+def test_bitshift_signed_and_out_of_range_shifts_against_reference(direction, dtype):
+    # opset 28: arithmetic right shifts, left shifts past the sign bit, shifts < 0 or >= the width.
+    info = np.iinfo(dtype)
+    x = np.array([info.min, -7 if info.min < 0 else 9, -1 if info.min < 0 else 1, 0, 5, info.max], dtype)
+    y = np.array([1, 2, info.bits - 1, info.bits, info.bits + 3, 3], dtype)
+    if info.min < 0:
+        y[4] = -2
+    z = compare(bitshift_model(direction, dtype, x.shape, y.shape, 28), {"x": x, "y": y}, ref="onnx", atol=0)
+    assert z["z"][3] == 0  # shift >= width
+
+
+def test_bitshift_bad_inputs_name_the_op_and_blob():
+    x, y = np.ones(3, np.uint8), np.ones(3, np.int16)
+    workspace.ResetWorkspace()
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("y", y)
+    with pytest.raises(hetnet.InvalidArgumentError, match=r"BitShift: input 0 \('x'\) is uint8 but input 1 \('y'\)"):
+        workspace.RunOperatorOnce(core.CreateOperator("BitShift", ["x", "y"], ["z"], direction="LEFT"))
+    workspace.FeedBlob("y", np.ones((2, 2), np.uint8))
+    with pytest.raises(hetnet.InvalidArgumentError, match="BitShift.*do not broadcast"):
+        workspace.RunOperatorOnce(core.CreateOperator("BitShift", ["x", "y"], ["z"], direction="LEFT"))
+    model = bitshift_model("UP", np.uint8, [3], [3], 11)
+    with pytest.raises(hetnet.InvalidArgumentError, match="BitShift.*LEFT or RIGHT"):
+        _C.onnx_import(model.SerializeToString())
