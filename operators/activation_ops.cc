@@ -1,41 +1,28 @@
 #include "operators/activation_ops.h"
 
 #include <Eigen/Core>
-#include <algorithm>
 #include <cmath>
 
 #include "core/gradient.h"
 #include "core/op_cost.h"
-#include "device/math.h"
+#include "operators/cpu_chunked.h"
 
 namespace hetnet {
 
 namespace {
 using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
 using Arr = Eigen::Map<Eigen::ArrayXf>;
-
-// f(offset, count) over [0, n) in chunks, on the OpenMP team when there is enough work: Eigen's
-// vectorized tanh / exp cost about a nanosecond per element, so below ~64K elements one thread is
-// faster than waking a team.
-template <typename F>
-void Chunked(int64_t n, F&& f) {
-  constexpr int64_t kChunk = 16384;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  const int workers = n < 4 * kChunk ? 1 : static_cast<int>(std::min<int64_t>(math::CpuWorkers(), chunks));
-  if (workers <= 1) return f(0, n);
-  math::ParallelFor(chunks, workers, [&](int64_t c, int) { f(c * kChunk, std::min(kChunk, n - c * kChunk)); });
-}
 }  // namespace
 
 // Eigen's vectorized float exp and tanh (a few ulp; the scalar std::tanh loop ran 19 ns an element,
 // 50x numpy).
 template <>
 void SigmoidKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
-  Chunked(n, [&](int64_t o, int64_t k) { Arr(y + o, k) = ((-ConstArr(x + o, k)).exp() + 1.f).inverse(); });
+  CpuChunked(n, [&](int64_t o, int64_t k) { Arr(y + o, k) = ((-ConstArr(x + o, k)).exp() + 1.f).inverse(); });
 }
 template <>
 void TanhKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
-  Chunked(n, [&](int64_t o, int64_t k) { Arr(y + o, k) = ConstArr(x + o, k).tanh(); });
+  CpuChunked(n, [&](int64_t o, int64_t k) { Arr(y + o, k) = ConstArr(x + o, k).tanh(); });
 }
 template <>
 void SigmoidGradientKernel<CPUContext>(int64_t n, const float* y, const float* dy, float* dx, CPUContext*) {
