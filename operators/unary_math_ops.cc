@@ -22,9 +22,7 @@ void ExpKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
 }
 template <>
 void LogKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
-  CpuChunked(n, [&](int64_t o, int64_t k) {
-    for (int64_t i = o; i < o + k; ++i) y[i] = cpu_math::LogFloat(x[i]);
-  });
+  CpuChunked(n, [&](int64_t o, int64_t k) { cpu_math::LogFloats(k, x + o, y + o); });
 }
 template <>
 void AbsKernel<CPUContext>(int64_t n, const float* x, float* y, CPUContext*) {
