@@ -155,6 +155,19 @@ inline void LogFloats(int64_t n, const float* x, float* y) {
   }
 }
 
+// y[i] = PowFloat(x[i], e, e_int, e_odd) (y may alias x), with LogFloats' fast blocks.
+inline void PowFloats(int64_t n, const float* x, float* y, double e, bool e_int, bool e_odd) {
+  constexpr int64_t kBlock = 256;
+  for (int64_t o = 0; o < n; o += kBlock) {
+    const int64_t k = n - o < kBlock ? n - o : kBlock;
+    if (AllPositiveNormal(k, x + o)) {
+      for (int64_t i = o; i < o + k; ++i) y[i] = ExpOfDouble(e * LogOfNormal(FloatBits(x[i]), 127u));
+    } else {
+      for (int64_t i = o; i < o + k; ++i) y[i] = PowFloat(x[i], e, e_int, e_odd);
+    }
+  }
+}
+
 // y[i] = sqrt(x[i]) (y may alias x).
 inline void SqrtFloats(int64_t n, const float* x, float* y) {
   int64_t i = 0;

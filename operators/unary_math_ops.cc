@@ -76,7 +76,7 @@ void PowKernel<CPUContext>(int64_t n, const float* x, float exponent, float* y, 
     } else if (exponent == 0.5f) {
       PowHalf(k, xo, yo);
     } else if (std::isfinite(exponent)) {
-      for (int64_t i = 0; i < k; ++i) yo[i] = cpu_math::PowFloat(xo[i], e, e_int, e_odd);
+      cpu_math::PowFloats(k, xo, yo, e, e_int, e_odd);
     } else {
       for (int64_t i = 0; i < k; ++i) yo[i] = PowValue(xo[i], exponent);
     }
