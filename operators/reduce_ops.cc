@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/gradient.h"
 #include "operators/cpu_chunked.h"
@@ -74,6 +75,19 @@ bool ReducedIsContiguous(const ReducePlan& p) {
   return true;
 }
 
+// Whether x is [count, y_numel] with the reduced dims leading (output o of reduced row r at
+// r * y_numel + o), as for a bias gradient's sum over the batch.
+bool ReducedIsLeading(const ReducePlan& p) {
+  int64_t stride = 1;
+  for (const StridedIndex* s : {&p.kept, &p.reduced})
+    for (int d = s->n - 1; d >= 0; --d) {
+      if (s->sizes[d] == 1) continue;
+      if (s->strides[d] != stride) return false;
+      stride *= s->sizes[d];
+    }
+  return true;
+}
+
 // The float64 sum of n floats in 16 lanes (vectorized; the lanes are added pairwise at the end). The
 // same float64 accumulation as ReduceOne's, in another order: the rounded float sums agree except
 // where float64 rounding tips a float halfway case; NaN and infinities come out the same.
@@ -104,6 +118,22 @@ void ReduceKernel(const ReducePlan& p, ReduceKind kind, const T* x, T* y, Contex
       });
       return;
     }
+    // Leading reduced dims: each output's float64 sum in ReduceOne's order (so bitwise its result),
+    // over columns of x (vectorized across outputs), column ranges chunked over the team.
+    if ((kind == ReduceKind::kSum || kind == ReduceKind::kMean) && p.count > 0 && p.y_numel > 0 &&
+        ReducedIsLeading(p)) {
+      const int64_t cols = p.y_numel;
+      CpuChunkedRows(cols, p.count, [&](int64_t first, int64_t k) {
+        std::vector<double> acc(static_cast<size_t>(k), 0.0);
+        for (int64_t r = 0; r < p.count; ++r) {
+          const float* xr = x + r * cols + first;
+          for (int64_t j = 0; j < k; ++j) acc[j] += static_cast<double>(xr[j]);
+        }
+        for (int64_t j = 0; j < k; ++j)
+          y[first + j] = static_cast<float>(kind == ReduceKind::kMean ? acc[j] / static_cast<double>(p.count) : acc[j]);
+      });
+      return;
+    }
   }
   for (int64_t o = 0; o < p.y_numel; ++o) y[o] = ReduceOne<T>(kind, x + p.kept.Offset(o), p.reduced, p.count);
 }
@@ -113,9 +143,31 @@ template void ReduceKernel<int32_t, CPUContext>(const ReducePlan&, ReduceKind, c
 template void ReduceKernel<int64_t, CPUContext>(const ReducePlan&, ReduceKind, const int64_t*, int64_t*, CPUContext*);
 template void ReduceKernel<bool, CPUContext>(const ReducePlan&, ReduceKind, const bool*, bool*, CPUContext*);
 
+// With the reduced dims innermost (or leading), each output's run of p.count elements (or each
+// reduced row) is filled directly, the same product per element; chunked over the OpenMP team above
+// 64K elements.
 template <>
 void ReduceGradientKernel<CPUContext>(const ReducePlan& p, int64_t x_numel, float scale, const float* dy, float* dx,
                                       CPUContext*) {
+  if (p.count > 0 && x_numel == p.y_numel * p.count && ReducedIsContiguous(p)) {
+    CpuChunkedRows(p.y_numel, p.count, [&](int64_t first, int64_t rows) {
+      for (int64_t o = first; o < first + rows; ++o) {
+        const float v = dy[o] * scale;
+        float* d = dx + p.kept.Offset(o);
+        for (int64_t r = 0; r < p.count; ++r) d[r] = v;
+      }
+    });
+    return;
+  }
+  if (p.count > 0 && p.y_numel > 0 && x_numel == p.y_numel * p.count && ReducedIsLeading(p)) {
+    CpuChunkedRows(p.count, p.y_numel, [&](int64_t first, int64_t rows) {
+      for (int64_t r = first; r < first + rows; ++r) {
+        float* d = dx + r * p.y_numel;
+        for (int64_t o = 0; o < p.y_numel; ++o) d[o] = dy[o] * scale;
+      }
+    });
+    return;
+  }
   for (int64_t i = 0; i < x_numel; ++i) dx[i] = dy[p.back.Offset(i)] * scale;
 }
 

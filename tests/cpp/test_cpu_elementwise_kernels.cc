@@ -214,4 +214,65 @@ TEST_CASE("cpu kernels: Softmax rows against float64, NaN and +inf rows all NaN,
   }
 }
 
+TEST_CASE("cpu kernels: ReduceSum / ReduceMean gradients are dY * scale, bitwise, for every axis layout", "[ops][cpu_kernels]") {
+  const std::vector<int64_t> dims = {300, 7, 40};
+  const std::vector<float> x = RandomVec(300 * 7 * 40, 7);
+  for (const char* type : {"ReduceSumGradient", "ReduceMeanGradient"})
+    for (const auto& axes : {std::vector<int64_t>{2}, std::vector<int64_t>{1, 2}, std::vector<int64_t>{0},
+                             std::vector<int64_t>{1}}) {  // innermost, innermost, leading, neither
+      INFO(type << " over " << axes.size() << " axes from " << axes[0]);
+      const int64_t count = axes[0] == 0 ? 300 : axes == std::vector<int64_t>{1} ? 7 : axes.size() == 1 ? 40 : 280;
+      const int64_t outs = 300 * 7 * 40 / count;
+      std::vector<float> dy = RandomVec(static_cast<size_t>(outs), 8);
+      dy[1] = kNaN;
+      dy[2] = -kInf;
+      Workspace ws;
+      Feed<float>(ws, "dY", {outs}, dy);
+      Feed<float>(ws, "X", dims, x);
+      Feed<float>(ws, "Y", {outs}, dy);  // unused by the gradient
+      RunOp(ws, MakeOp(type, {"dY", "X", "Y"}, {"dX"}, {ArgInts("axes", axes), ArgI("keepdims", 0)}));
+      const std::vector<float> dx = FetchVec<float>(ws, "dX");
+      REQUIRE(dx.size() == x.size());
+      const float scale = std::string(type) == "ReduceMeanGradient" ? 1.f / static_cast<float>(count) : 1.f;
+      for (int64_t i = 0; i < static_cast<int64_t>(dx.size()); ++i) {
+        // the output element of x's element i: x is [300, 7, 40]
+        const int64_t a = i / 280, b = (i / 40) % 7, c = i % 40;
+        const int64_t o = axes[0] == 0 ? b * 40 + c : axes == std::vector<int64_t>{1} ? a * 40 + c : axes.size() == 1 ? a * 7 + b : a;
+        INFO("dX[" << i << "] = " << dx[i] << " from dY[" << o << "] = " << dy[o]);
+        REQUIRE(SameBits(dx[i], dy[o] * scale));
+      }
+    }
+}
+
+TEST_CASE("cpu kernels: ReduceSum / ReduceMean over leading dims are bitwise the in-order float64 sums", "[ops][cpu_kernels]") {
+  struct Shape {
+    std::vector<int64_t> dims, axes;
+    int64_t rows;  // the reduced count; x is [rows, outputs]
+  };
+  const Shape shapes[] = {{{1000, 300}, {0}, 1000}, {{7, 33, 5}, {0, 1}, 231}, {{70001, 2}, {0}, 70001}, {{3, 1, 4}, {0}, 3}};
+  for (const Shape& sh : shapes)
+    for (const char* type : {"ReduceSum", "ReduceMean"}) {
+      const int64_t n = Numel(sh.dims), outs = n / sh.rows;
+      std::vector<float> x = RandomVec(static_cast<size_t>(n), 9, -1.f, 1.f);
+      x[0] = kNaN;  // output 0: NaN
+      if (outs > 2) {
+        x[1] = kInf;  // output 1: +inf; output 2: +inf and -inf
+        x[2] = kInf;
+        x[outs + 2] = -kInf;
+      }
+      Workspace ws;
+      Feed<float>(ws, "X", sh.dims, x);
+      RunOp(ws, MakeOp(type, {"X"}, {"Y"}, {ArgInts("axes", sh.axes), ArgI("keepdims", 0)}));
+      const std::vector<float> y = FetchVec<float>(ws, "Y");
+      REQUIRE(static_cast<int64_t>(y.size()) == outs);
+      for (int64_t o = 0; o < outs; ++o) {
+        double s = 0;
+        for (int64_t r = 0; r < sh.rows; ++r) s += x[r * outs + o];
+        const float want = static_cast<float>(std::string(type) == "ReduceMean" ? s / sh.rows : s);
+        INFO(type << " output " << o << " of " << outs << ": got " << y[o] << ", want " << want);
+        REQUIRE(SameBits(y[o], want));
+      }
+    }
+}
+
 }  // namespace hetnet
