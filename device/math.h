@@ -55,9 +55,11 @@ void Im2Col(const Im2ColGeom& g, const float* im, float* col, Context* ctx);
 template <class Context>
 void Col2Im(const Im2ColGeom& g, const float* col, float* im, Context* ctx);
 
-// CPU only: the number of worker threads ParallelFor may use (OpenMP's max threads, 1 without it),
-// and f(i, worker) for every i in [0, n) spread over up to `workers` threads (0 <= worker < workers).
-// Eigen GEMMs called from f run single-threaded (nested parallelism is off).
+// CPU only: the number of worker threads ParallelFor may use (the calling thread's OpenMP team
+// size, 1 without OpenMP), and f(i, worker) for every i in [0, n) spread over up to `workers`
+// threads (0 <= worker < workers; one thread per worker index at a time) of the intra-op pool
+// (device/cpu_thread_pool.h: the caller never waits for a pool thread that has not started).
+// Eigen GEMMs called from f run single-threaded when workers > 1.
 int CpuWorkers();
 void ParallelFor(int64_t n, int workers, const std::function<void(int64_t, int)>& f);
 

@@ -9,6 +9,7 @@
 
 #include "core/context.h"
 #include "core/half.h"
+#include "device/cpu_thread_pool.h"
 #include "device/divide.h"
 #include "core/types.h"
 #include "device/math.h"
@@ -201,14 +202,7 @@ int CpuWorkers() {
 }
 
 void ParallelFor(int64_t n, int workers, const std::function<void(int64_t, int)>& f) {
-#if defined(_OPENMP)
-  if (workers > 1 && n > 1) {
-#pragma omp parallel for num_threads(workers) schedule(static)
-    for (int64_t i = 0; i < n; ++i) f(i, omp_get_thread_num());
-    return;
-  }
-#endif
-  for (int64_t i = 0; i < n; ++i) f(i, 0);
+  cpu_pool::Run(n, workers, f);
 }
 
 template <>

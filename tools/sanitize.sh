@@ -118,8 +118,8 @@ tsan)
   # positional Run differs in the last bits, without a race report; see benchmarks/RESULTS.md) and
   # [profiler], whose wall-time bounds do not hold at TSan's speed.
   # [gloo], [store]: the communicator ops over Gloo's TCP pairs (rank threads) and the stores' server
-  # and client threads.
-  SPEC='[dag]~[gpu],[predictor]~[gpu]~"Predictor equals a plain Workspace run"~"Predictor errors name the blob and list expected inputs",[hostile]~[gpu],[gloo]~[gpu],[store]'
+  # and client threads; [pool]: math::ParallelFor's intra-op pool with concurrent callers.
+  SPEC='[dag]~[gpu],[predictor]~[gpu]~"Predictor equals a plain Workspace run"~"Predictor errors name the blob and list expected inputs",[hostile]~[gpu],[gloo]~[gpu],[store],[pool]'
   rc=0
   "$BUILD/bin/hetnet_tests" "$SPEC" >"$BUILD/san-logs/catch2.txt" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ]; then

@@ -6,8 +6,11 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <atomic>
+#include <vector>
 
 #include "core/intra_op_threads.h"
+#include "device/math.h"
 #include "core/net.h"
 #include "core/operator.h"
 #include "core/workspace.h"
@@ -182,4 +185,35 @@ TEST_CASE("FC of one row over the intra-op team: the same result at any team siz
     for (int64_t k = 0; k < K; ++k) ref += static_cast<double>(x[k]) * w[n * K + k];
     CHECK(one[n] == Approx(ref).epsilon(1e-5).margin(1e-5));
   }
+}
+
+// math::ParallelFor's pool (device/cpu_thread_pool.h): every index exactly once, one thread per
+// slot at a time, team size 1 inside f when it is split, with several threads calling at once and
+// jobs of every size. (Catch2 asserts on the main thread only: the workers record, the test checks.)
+TEST_CASE("ParallelFor on the intra-op pool: each index once, exclusive slots, concurrent callers", "[intra_op][pool]") {
+  constexpr int kCallers = 4, kWorkers = 3;
+  std::atomic<int> wrong_count{0}, shared_slot{0}, team_not_one{0}, calls{0};
+  auto caller = [&](int seed) {
+    ScopedIntraOpThreads team(kWorkers);
+    for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{64}, int64_t{1000}, int64_t{4099}}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::vector<std::atomic<int>> busy(kWorkers);
+      math::ParallelFor(n, kWorkers, [&](int64_t i, int slot) {
+        if (slot < 0 || slot >= kWorkers || busy[slot].exchange(1) != 0) shared_slot.fetch_add(1);
+        if (n > 1 && CurrentIntraOpThreads() != 1) team_not_one.fetch_add(1);
+        hits[static_cast<size_t>(i)].fetch_add(1);
+        if ((i + seed) % 97 == 0) std::this_thread::yield();
+        if (slot >= 0 && slot < kWorkers) busy[slot].store(0);
+      });
+      for (auto& h : hits) wrong_count.fetch_add(h.load() != 1);
+      calls.fetch_add(1);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kCallers; ++t) threads.emplace_back(caller, t);
+  for (auto& t : threads) t.join();
+  CHECK(calls.load() == kCallers * 6);
+  CHECK(wrong_count.load() == 0);
+  CHECK(shared_slot.load() == 0);
+  if (HaveOpenMP()) CHECK(team_not_one.load() == 0);
 }
