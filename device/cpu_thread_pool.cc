@@ -1,5 +1,7 @@
 #include "device/cpu_thread_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -47,7 +49,19 @@ bool Open(const Job& job) {
 class Pool {
  public:
   static Pool& Get() {
-    static Pool* pool = new Pool();  // never destroyed: its threads block on the condition forever
+    static Pool* pool = [] {
+      Pool* p = new Pool();  // never destroyed: its threads block on the condition forever
+      // A fork (Python's multiprocessing) copies no pool thread: the child starts with none, and the
+      // lock is held across the fork so that no thread of the parent owns the child's copy.
+      pthread_atfork([] { Get().mu_.lock(); }, [] { Get().mu_.unlock(); },
+                     [] {
+                       Pool& c = Get();
+                       c.threads_ = 0;
+                       c.jobs_.clear();
+                       c.mu_.unlock();
+                     });
+      return p;
+    }();
     return *pool;
   }
 
