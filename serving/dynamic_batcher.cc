@@ -48,11 +48,16 @@ bool DynamicBatcher::TryExecuteNow(std::unique_ptr<QueuedRequest>& request) {
     DynamicBatcher* self;
     int worker;
     ~Free() {
+      bool queued;
       {
         std::lock_guard<std::mutex> lock(self->mu_);
         self->busy_[worker] = 0;
+        queued = self->depth_ != 0 || self->stopping_;
       }
-      self->cv_.notify_all();  // the instance's worker may have work waiting for it
+      // Requests queued meanwhile wait for this instance's worker. With none, waking it would cost
+      // two context switches a request for nothing (13% of the server's samples at concurrency 1);
+      // the next Enqueue wakes a worker.
+      if (queued) self->cv_.notify_all();
     }
   } free{this, worker};
   Batch batch;
