@@ -129,7 +129,7 @@ def _predict(ws, net, profile):
 
 
 def _measure(ws, model, placed, data, seconds, profile=None):
-    """Median seconds per run of placed (RunNet + fetching the output), weights on their readers;
+    """Median milliseconds per run of placed (RunNet + fetching the output), weights on their readers;
     with a profile, also that profile with the net's operator times recorded (MeasureOpCosts)."""
     from hetnet import core
     from hetnet.proto import caffe2_pb2
@@ -155,7 +155,7 @@ def _measure(ws, model, placed, data, seconds, profile=None):
         times.append(time.perf_counter() - t0)
     if profile is not None:
         profile = ws.MeasureOpCosts(placed.name, profile=profile, runs=10, warmup=1)
-    return statistics.median(times), profile
+    return 1e3 * statistics.median(times), profile
 
 
 def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
@@ -193,14 +193,12 @@ def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
         row["predicted_ms"][label] = plan(placed, profile)[1]["predicted_us"] / 1e3
     if not plan_only:
         auto_net.name = "%s_auto" % net.name
-        row["measured_ms"]["auto"] = 1e3 * _measure(ws, model, auto_net, data, seconds)[0]
+        row["measured_ms"]["auto"] = _measure(ws, model, auto_net, data, seconds)[0]
         # For diagnosis (the JSON): the auto net's profile beside its per-op predictions.
         prof = ws.ProfileNet(auto_net.name, 1, 10)
         row["auto_profile"] = {k: prof[k] for k in ("type_ms", "copy_share", "wall_ms", "unprofiled_ms", "text")}
         row["auto_predicted_ops"] = [(o["type"], o["chosen"], o["predicted_us"].get(o["chosen"]))
                                      for o in report["ops"]]
-        for label in ("cpu", "gpu"):
-            row["measured_ms"][label] *= 1e3
     return row, report
 
 

@@ -75,6 +75,9 @@ std::vector<Device> ParseDeviceList(const std::vector<std::string>& names);
 // A profile for this machine from rough built-in constants (no calibration): the CPU and
 // `gpu_count` GPUs with PCIe links. Its `source` says it is a rough estimate.
 DeviceProfile BuiltinFallbackProfile(int gpu_count);
+// The profile named by $HETNET_DEVICE_PROFILE (its load errors say so), else
+// BuiltinFallbackProfile(gpu_count): what net creation, the bindings and `hetnet inspect` plan with.
+DeviceProfile ProfileFromEnvironment(int gpu_count);
 
 // Net creation's hook (PlaceNet): when the net argument placement="auto", the net with every
 // unpinned op placed by AutoPlace for this machine (profile from $HETNET_DEVICE_PROFILE, else the

@@ -32,6 +32,16 @@ std::vector<Device> ParseDeviceList(const std::vector<std::string>& names) {
   return out;
 }
 
+DeviceProfile ProfileFromEnvironment(int gpu_count) {
+  const char* path = std::getenv("HETNET_DEVICE_PROFILE");
+  if (!path || !*path) return BuiltinFallbackProfile(gpu_count);
+  try {
+    return DeviceProfile::Load(path);
+  } catch (Error& e) {
+    throw e.AddContext("reading the device profile named by HETNET_DEVICE_PROFILE");
+  }
+}
+
 DeviceProfile BuiltinFallbackProfile(int gpu_count) {
   // Rough orders of magnitude for a server CPU and a datacenter GPU over PCIe; a calibrated
   // profile (`hetnet calibrate`) replaces all of them.
@@ -79,17 +89,7 @@ bool MaybeAutoPlace(const caffe2::NetDef& def, const std::map<std::string, Devic
   else if (objective != "latency")
     HN_THROW(kInvalidArgument, "net '", def.name(), "': placement_objective='", objective,
              "' (expected \"latency\" or \"throughput\")");
-  DeviceProfile profile;
-  const char* path = std::getenv("HETNET_DEVICE_PROFILE");
-  if (path && *path) {
-    try {
-      profile = DeviceProfile::Load(path);
-    } catch (Error& e) {
-      throw e.AddContext("reading the device profile named by HETNET_DEVICE_PROFILE");
-    }
-  } else {
-    profile = BuiltinFallbackProfile(gpu_count);
-  }
+  const DeviceProfile profile = ProfileFromEnvironment(gpu_count);
   // Candidates: the CPU and the profile's GPUs this machine has (a net must run where it is made).
   options.devices.push_back(Device::CPU());
   for (const auto& caps : profile.devices) {

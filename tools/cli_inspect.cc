@@ -152,11 +152,10 @@ hetnet::AutoPlacementResult AutoPlanOffline(const caffe2::NetDef& net, const caf
                                             std::vector<std::string>* devices, bool have_devices,
                                             const std::string& profile_path, const std::string& objective,
                                             std::map<std::string, hetnet::TensorInfo> shapes) {
-  hetnet::DeviceProfile profile;
-  const char* env = std::getenv("HETNET_DEVICE_PROFILE");
-  if (!profile_path.empty()) profile = hetnet::DeviceProfile::Load(profile_path);
-  else if (env && *env) profile = hetnet::DeviceProfile::Load(env);
-  else profile = hetnet::BuiltinFallbackProfile(have_devices ? hetnet::PlannedGpuCount(*devices) : hetnet::NumCudaDevices());
+  const hetnet::DeviceProfile profile =
+      !profile_path.empty() ? hetnet::DeviceProfile::Load(profile_path)
+                            : hetnet::ProfileFromEnvironment(have_devices ? hetnet::PlannedGpuCount(*devices)
+                                                                          : hetnet::NumCudaDevices());
   hetnet::AutoPlacementOptions options;
   if (objective == "throughput") options.objective = hetnet::AutoPlacementOptions::Objective::kThroughput;
   else if (objective != "latency") throw UsageError("--objective is latency or throughput, got '" + objective + "'");

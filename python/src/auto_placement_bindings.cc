@@ -2,7 +2,6 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "bindings.h"
 #include "core/auto_placement.h"
@@ -49,10 +48,8 @@ py::dict ResultToDict(const hetnet::AutoPlacementResult& r) {
 
 // profile: a JSON text, "" for $HETNET_DEVICE_PROFILE or else the built-in profile of this machine.
 hetnet::DeviceProfile ProfileArg(const std::string& profile_json) {
-  const char* env = std::getenv("HETNET_DEVICE_PROFILE");
   if (!profile_json.empty()) return hetnet::DeviceProfile::FromJson(profile_json, "the profile argument");
-  if (env && *env) return hetnet::DeviceProfile::Load(env);
-  return hetnet::BuiltinFallbackProfile(hetnet::NumCudaDevices());
+  return hetnet::ProfileFromEnvironment(hetnet::NumCudaDevices());
 }
 
 // AutoPlace of a serialized net with the Python arguments of workspace.AutoPlace.

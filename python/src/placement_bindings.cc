@@ -1,8 +1,6 @@
 // The cross-device copy pass, placement options and placement reports (core/placement.h).
 #include <pybind11/stl.h>
 
-#include <cstdlib>
-
 #include "bindings.h"
 #include "core/auto_placement.h"
 #include "core/placement.h"
@@ -104,9 +102,7 @@ void InitPlacement(py::module_& m) {
     bool automatic = false;
     for (const auto& arg : net.arg()) automatic |= arg.name() == "placement" && arg.s() == "auto";
     if (automatic) {
-      const char* env = std::getenv("HETNET_DEVICE_PROFILE");
-      const hetnet::DeviceProfile profile = env && *env ? hetnet::DeviceProfile::Load(env)
-                                                        : hetnet::BuiltinFallbackProfile(hetnet::PlannedGpuCount(devices));
+      const hetnet::DeviceProfile profile = hetnet::ProfileFromEnvironment(hetnet::PlannedGpuCount(devices));
       hetnet::AutoPlacementOptions options;
       options.devices = hetnet::ParseDeviceList(devices);
       for (const auto& [name, d] : input_devices) options.input_devices[name] = d;
