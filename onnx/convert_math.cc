@@ -184,7 +184,10 @@ void Mod(ConvertContext& c) {
 
 }  // namespace
 
+void RegisterMoreMathConverters(ConverterRegistry& r);  // convert_more_math.cc
+
 void RegisterMathConverters(ConverterRegistry& r) {
+  RegisterMoreMathConverters(r);
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) Binary(r, op, op);
   Binary(r, "Equal", "EQ");
   Binary(r, "Greater", "GT");

@@ -1,0 +1,218 @@
+// Harness cases for ONNX's elementwise ops added for the importer: Ceil, Floor, Round, the
+// trigonometric / hyperbolic functions, IsNaN, IsInf (operators/float_unary_ops.*) and BitwiseAnd /
+// Or / Xor / Not (operators/bitwise_ops.*). References are float64 <cmath> calls and, for the bitwise
+// ops, the bits computed digit by digit (x mod 2, halved) on the two's complement value, so not the
+// kernels' C++ operators. The [onnx_elementwise] TEST_CASEs check refusals (wrong dtypes, shapes).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/operator.h"
+#include "core/workspace.h"
+#include "tests/cpp/op_harness.h"
+
+namespace hetnet {
+namespace harness {
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+const DataType f64 = DataType::Double;
+
+RefFn UnaryRef(double (*f)(double), DataType out) {
+  return [f, out](const caffe2::OperatorDef&, const RefTensors& in) {
+    RefTensor y(in[0].shape, out);
+    for (int64_t i = 0; i < y.numel(); ++i) y[i] = f(in[0][i]);
+    return RefTensors{y};
+  };
+}
+
+// Round half to even, written out (not nearbyint).
+double HalfEven(double x) {
+  const double f = std::floor(x), d = x - f;
+  if (d < 0.5) return f;
+  if (d > 0.5) return f + 1;
+  return std::fmod(f, 2.0) == 0 ? f : f + 1;
+}
+
+struct Fn {
+  const char* op;
+  double (*f)(double);
+  double lo, hi;
+};
+const Fn kFns[] = {
+    {"Ceil", [](double x) { return std::ceil(x); }, -3, 3},    {"Floor", [](double x) { return std::floor(x); }, -3, 3},
+    {"Round", HalfEven, -3, 3},                                 {"Sin", [](double x) { return std::sin(x); }, -4, 4},
+    {"Cos", [](double x) { return std::cos(x); }, -4, 4},      {"Tan", [](double x) { return std::tan(x); }, -1.2, 1.2},
+    {"Asin", [](double x) { return std::asin(x); }, -1, 1},    {"Acos", [](double x) { return std::acos(x); }, -1, 1},
+    {"Atan", [](double x) { return std::atan(x); }, -5, 5},    {"Sinh", [](double x) { return std::sinh(x); }, -3, 3},
+    {"Cosh", [](double x) { return std::cosh(x); }, -3, 3},    {"Asinh", [](double x) { return std::asinh(x); }, -5, 5},
+    {"Acosh", [](double x) { return std::acosh(x); }, 1, 5},   {"Atanh", [](double x) { return std::atanh(x); }, -0.9, 0.9},
+};
+
+// The bits of integer values (two's complement), combined, back to a value of `width` bits. The
+// cases' values fit in 31 bits, so the bits of int64 above 32 repeat the sign bit: 32 digits suffice
+// (and keep the doubles exact).
+double BitwiseRef(const char* op, double a, double b, int width, bool is_signed) {
+  const int bits = std::min(width, 32);
+  const double mod = std::ldexp(1.0, bits);
+  auto digits = [&](double v) {  // v mod 2^bits in [0, 2^bits)
+    double u = std::fmod(v, mod);
+    return u < 0 ? u + mod : u;
+  };
+  double x = digits(a), y = digits(b), r = 0, place = 1;
+  for (int k = 0; k < bits; ++k, place *= 2) {
+    const int p = static_cast<int>(std::fmod(x, 2.0)), q = static_cast<int>(std::fmod(y, 2.0));
+    x = std::floor(x / 2);
+    y = std::floor(y / 2);
+    const std::string o = op;
+    const int bit = o == "BitwiseAnd" ? (p & q) : o == "BitwiseOr" ? (p | q) : o == "BitwiseXor" ? (p ^ q) : 1 - p;
+    r += bit * place;
+  }
+  return is_signed && r >= mod / 2 ? r - mod : r;
+}
+
+int Bits(DataType t) {
+  return t == DataType::Int8 || t == DataType::UInt8 ? 8 : t == DataType::Int16 || t == DataType::UInt16 ? 16
+         : t == DataType::Int32 ? 32 : 64;
+}
+bool Signed(DataType t) { return t != DataType::UInt8 && t != DataType::UInt16; }
+
+// Numpy broadcasting of two inputs, the reference's own index walk.
+RefFn BitwiseBinaryRef(const char* op) {
+  return [op](const caffe2::OperatorDef&, const RefTensors& in) {
+    const RefTensor &A = in[0], &B = in[1];
+    const size_t n = std::max(A.shape.size(), B.shape.size());
+    std::vector<int64_t> out(n), ca(n, 1), cb(n, 1);
+    for (size_t i = 0; i < n; ++i) {
+      ca[i] = i < n - A.shape.size() ? 1 : A.shape[i - (n - A.shape.size())];
+      cb[i] = i < n - B.shape.size() ? 1 : B.shape[i - (n - B.shape.size())];
+      out[i] = std::max(ca[i], cb[i]);
+    }
+    RefTensor C(out, A.dtype);
+    for (int64_t k = 0; k < C.numel(); ++k) {
+      int64_t r = k, ia = 0, ib = 0, sa = 1, sb = 1;
+      for (int d = static_cast<int>(n) - 1; d >= 0; --d) {
+        const int64_t c = r % out[d];
+        r /= out[d];
+        ia += (ca[d] == 1 ? 0 : c) * sa;
+        ib += (cb[d] == 1 ? 0 : c) * sb;
+        sa *= ca[d];
+        sb *= cb[d];
+      }
+      C[k] = BitwiseRef(op, A[ia], B[ib], Bits(A.dtype), Signed(A.dtype));
+    }
+    return RefTensors{C};
+  };
+}
+
+}  // namespace
+
+HN_OP_CASES(OnnxFloatUnary) {
+  std::vector<Case> c;
+  for (const Fn& f : kFns) {
+    c.push_back(Case("float32").Def(Op(f.op, {"X"}, {"Y"})).Inputs({In({3, 5}).Range(f.lo, f.hi)})
+                    .Ref(UnaryRef(f.f, DataType::Float)).NoGrad().CpuOnly());
+    c.push_back(Case("float64, in place").Def(Op(f.op, {"X"}, {"X"})).Inputs({In({7}, f64).Range(f.lo, f.hi)})
+                    .Ref(UnaryRef(f.f, f64)).NoGrad().CpuOnly());
+    c.push_back(Case("NaN propagates").Def(Op(f.op, {"X"}, {"Y"})).Inputs({In({2}).Values({kNaN, f.lo})})
+                    .Ref(UnaryRef(f.f, DataType::Float)).NoGrad().CpuOnly());
+  }
+  c.push_back(Case("halves to even").Def(Op("Round", {"X"}, {"Y"}))
+                  .Inputs({In({8}).Values({0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.4999, 0.50001})})
+                  .Ref(UnaryRef(HalfEven, DataType::Float)).NoGrad().CpuOnly());
+  c.push_back(Case("outside the domain is NaN").Def(Op("Asin", {"X"}, {"Y"})).Inputs({In({2}).Values({2, -1.5})})
+                  .Ref(UnaryRef([](double) { return kNaN; }, DataType::Float)).NoGrad().CpuOnly());
+  c.push_back(Case("empty").Def(Op("Cos", {"X"}, {"Y"})).Inputs({In({0, 4})})
+                  .Ref(UnaryRef([](double x) { return std::cos(x); }, DataType::Float)).NoGrad().CpuOnly());
+  return c;
+}
+
+HN_OP_CASES(OnnxFloatPredicates) {
+  auto pred = [](bool nan, bool pos, bool neg) {
+    return [=](const caffe2::OperatorDef&, const RefTensors& in) {
+      RefTensor y(in[0].shape, DataType::Bool);
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const double v = in[0][i];
+        y[i] = nan ? std::isnan(v) : (v == kInf && pos) || (v == -kInf && neg);
+      }
+      return RefTensors{y};
+    };
+  };
+  const std::vector<double> v = {kNaN, kInf, -kInf, 0, -1.5, 3e38, kNaN, 1};
+  std::vector<Case> c = {
+      Case("float32").Def(Op("IsNaN", {"X"}, {"Y"})).Inputs({In({2, 4}).Values(v)}).Ref(pred(true, 0, 0)),
+      Case("float64").Def(Op("IsNaN", {"X"}, {"Y"})).Inputs({In({8}, f64).Values(v)}).Ref(pred(true, 0, 0)),
+      Case("float16").Def(Op("IsNaN", {"X"}, {"Y"})).Inputs({In({8}, DataType::Float16).Values(v)}).Ref(pred(true, 0, 0)),
+      Case("both signs").Def(Op("IsInf", {"X"}, {"Y"})).Inputs({In({2, 4}).Values(v)}).Ref(pred(false, 1, 1)),
+      Case("positive only").Def(Op("IsInf", {"X"}, {"Y"}, {Arg("detect_negative", 0)})).Inputs({In({8}, f64).Values(v)})
+          .Ref(pred(false, 1, 0)),
+      Case("negative only").Def(Op("IsInf", {"X"}, {"Y"}, {Arg("detect_positive", 0)})).Inputs({In({8}).Values(v)})
+          .Ref(pred(false, 0, 1)),
+  };
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
+HN_OP_CASES(OnnxBitwise) {
+  std::vector<Case> c;
+  for (DataType t : {DataType::Int8, DataType::Int16, DataType::Int32, DataType::Int64, DataType::UInt8,
+                     DataType::UInt16}) {
+    const double lo = Signed(t) ? -120 : 0, hi = t == DataType::Int8 ? 120 : t == DataType::UInt8 ? 255 : 60000;
+    const double hi2 = Signed(t) && t != DataType::Int8 ? 30000 : hi;
+    for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+      c.push_back(Case(std::string(DataTypeName(t)) + " same shape").Def(Op(op, {"A", "B"}, {"C"}))
+                      .Inputs({In({3, 4}, t).Range(lo, hi2), In({3, 4}, t).Range(lo, hi2)}).Ref(BitwiseBinaryRef(op)));
+      c.push_back(Case(std::string(DataTypeName(t)) + " broadcast [2,1,3] x [4,1]").Def(Op(op, {"A", "B"}, {"C"}))
+                      .Inputs({In({2, 1, 3}, t).Range(lo, hi2), In({4, 1}, t).Range(lo, hi2)}).Ref(BitwiseBinaryRef(op)));
+    }
+    c.push_back(Case(DataTypeName(t)).Def(Op("BitwiseNot", {"X"}, {"Y"})).Inputs({In({2, 5}, t).Range(lo, hi2)})
+                    .Ref([](const caffe2::OperatorDef&, const RefTensors& in) {
+                      RefTensor y(in[0].shape, in[0].dtype);
+                      for (int64_t i = 0; i < y.numel(); ++i)
+                        y[i] = BitwiseRef("BitwiseNot", in[0][i], 0, Bits(in[0].dtype), Signed(in[0].dtype));
+                      return RefTensors{y};
+                    }));
+  }
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
+namespace {
+// Runs one def on CPU with the given tensors as inputs; returns the error text ("" when it ran).
+std::string RunError(const caffe2::OperatorDef& def, const std::vector<Tensor>& inputs) {
+  Workspace ws;
+  for (size_t i = 0; i < inputs.size(); ++i) *ws.CreateBlob(def.input(i))->GetMutable<Tensor>() = inputs[i];
+  try {
+    CreateOperator(def, &ws)->Run();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+Tensor Filled(std::vector<int64_t> shape, DataType t) {
+  Tensor x(shape, t);
+  x.raw_mutable_data(t);
+  return x;
+}
+}  // namespace
+
+TEST_CASE("ONNX elementwise ops refuse wrong dtypes and shapes, naming op and blob", "[onnx_elementwise]") {
+  CHECK_THAT(RunError(Op("Sin", {"ints"}, {"Y"}), {Filled({3}, DataType::Int32)}),
+             Catch::Contains("Sin") && Catch::Contains("'ints'") && Catch::Contains("int32"));
+  CHECK_THAT(RunError(Op("IsInf", {"labels"}, {"Y"}), {Filled({3}, DataType::Int64)}),
+             Catch::Contains("IsInf") && Catch::Contains("'labels'"));
+  CHECK_THAT(RunError(Op("BitwiseAnd", {"a", "b"}, {"c"}), {Filled({3}, DataType::Float), Filled({3}, DataType::Float)}),
+             Catch::Contains("BitwiseAnd") && Catch::Contains("'a'") && Catch::Contains("float32"));
+  CHECK_THAT(RunError(Op("BitwiseOr", {"a", "b"}, {"c"}), {Filled({3}, DataType::Int32), Filled({3}, DataType::Int64)}),
+             Catch::Contains("'a'") && Catch::Contains("'b'") && Catch::Contains("one dtype"));
+  CHECK_THAT(RunError(Op("BitwiseXor", {"a", "b"}, {"c"}), {Filled({3}, DataType::Int32), Filled({4}, DataType::Int32)}),
+             Catch::Contains("BitwiseXor") && Catch::Contains("broadcast"));
+  CHECK_THAT(RunError(Op("BitwiseNot", {"flags"}, {"c"}), {Filled({2}, DataType::Bool)}),
+             Catch::Contains("BitwiseNot") && Catch::Contains("'flags'") && Catch::Contains("bool"));
+}
+
+}  // namespace harness
+}  // namespace hetnet
