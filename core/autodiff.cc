@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/gradient.h"
 #include "core/net.h"
+#include "core/op_schema.h"
 
 namespace hetnet {
 
@@ -148,6 +149,15 @@ class BackwardBuilder {
         sum.add_input(name);
       }
       result = key.first + "_grad";
+      // Sum runs in place only on its first input (Caffe2 swapped the same way): a given gradient
+      // (not renameable) can come first, leaving the output's name at a later input.
+      for (int k = 1; k < sum.input_size(); ++k)
+        if (sum.input(k) == result) {
+          std::string first = sum.input(0);
+          sum.set_input(0, result);
+          sum.set_input(k, first);
+          break;
+        }
       sum.add_output(result);
       ops_.push_back(sum);
     }
@@ -203,6 +213,16 @@ class BackwardBuilder {
            MakeString(OpName(i), " has no gradient maker (REGISTER_GRADIENT or NO_GRADIENT for '", op.type(),
                       "'), but its output '", blob, "' needs a gradient on the way back from the loss; ",
                       "add a StopGradient before it or register its gradient"));
+    }
+    // A maker reads the op's inputs and outputs by index: check the counts first (as Caffe2 did).
+    if (const OpSchema* schema = OpSchemaRegistry::Find(op.type())) {
+      try {
+        schema->Verify(op);
+      } catch (Error& e) {
+        e.AddContext(MakeString(OpName(i), " did not pass schema checking, so its gradient cannot be made (net '",
+                                net_.name(), "')"));
+        throw;
+      }
     }
     std::unique_ptr<GradientMakerBase> maker = (*fn)(op, g_out);
     maker->set_input_grads_size(op.input_size());

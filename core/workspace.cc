@@ -208,7 +208,8 @@ std::vector<std::string> Workspace::Blobs() const {
 }
 
 NetBase* Workspace::CreateNet(const caffe2::NetDef& def, bool overwrite) {
-  HN_ENFORCE(!def.name().empty(), "a net needs a name to be kept in the workspace");
+  // Caffe2's rule: the name field must be set; an empty name is a name (Caffe2 nets may be named "").
+  HN_ENFORCE(def.has_name(), "a net needs a name (the NetDef name field) to be kept in the workspace");
   if (!overwrite && nets_.count(def.name()))
     HN_THROW(kInvalidArgument, "net '", PrintableName(def.name()), "' already exists (pass overwrite to replace it)");
   auto net = CreateNetFromDef(def, this);

@@ -148,6 +148,8 @@ class Net(object):
         location = core.CallerLocation()
         op = core.CreateOperator(op_type, inputs, outputs, debug_info="", **kwargs)
         self._ExtendOps([op], [location])
+        from hetnet import _workspace_compat
+        _workspace_compat._OnOperatorAdded(op)  # runs it now in immediate mode
         refs = [core.BlobReference(str(o), self) for o in outputs]
         return refs[0] if len(refs) == 1 else tuple(refs)
 
@@ -223,22 +225,10 @@ class Net(object):
     def AddGradientOperators(self, ys, skip=0):
         """Appends the gradient ops of this net (from op `skip` on) for losses `ys` and returns
         {blob: gradient blob} (BlobReferences), as Caffe2's. ys: a list of loss blobs (each seeded
-        with ConstantFill(loss) -> '<loss>_grad', value 1.0) or a dict {loss: given gradient or None}.
+        with ConstantFill(loss) -> '<loss>_autogen_grad', value 1.0, as Caffe2) or a dict {loss: given
+        gradient or None}.
         The backward pass is hetnet::GetBackwardPass (core/autodiff.h)."""
-        if isinstance(ys, dict):
-            pairs = [(str(k), "" if v is None else str(v)) for k, v in ys.items()]
-        else:
-            pairs = [(str(y), "") for y in core._ToStringList(ys)]
-        proto = caffe2_pb2.NetDef()
-        proto.CopyFrom(self._net)
-        if skip:
-            del proto.op[:skip]
-        op_bytes, grad_map = core._C.get_backward_pass(proto.SerializeToString(), pairs)
-        grad_ops = []
-        for b in op_bytes:
-            op = caffe2_pb2.OperatorDef()
-            op.ParseFromString(b)
-            grad_ops.append(op)
+        grad_ops, grad_map = core._BackwardPass(list(self._net.op[skip:]), ys, self._net.name)
         location = core.CallerLocation()
         self._ExtendOps(grad_ops, [location] * len(grad_ops))
         return {core.BlobReference(k): core.BlobReference(v, self) for k, v in grad_map.items()}

@@ -416,21 +416,58 @@ class GradientRegistry(object):
     def GetBackwardPass(cls, operators, ys, ys_generate_gradient=False):
         """The backward pass of a list of forward OperatorDefs (hetnet::GetBackwardPass).
 
-        ys: a list of loss blobs (each seeded with ConstantFill 1.0) or a dict {blob: given
-        gradient blob or None}. Returns ([gradient OperatorDefs], {blob: gradient blob name})."""
-        if isinstance(ys, dict):
-            pairs = [(str(k), "" if v is None else _GradientName(v)) for k, v in ys.items()]
-        else:
-            pairs = [(str(y), "") for y in _ToStringList(ys)]
-        proto = caffe2_pb2.NetDef()
-        proto.op.extend(operators)
-        op_bytes, grad_map = _C.get_backward_pass(proto.SerializeToString(), pairs)
-        gradient_ops = []
-        for b in op_bytes:
-            grad_op = caffe2_pb2.OperatorDef()
-            grad_op.ParseFromString(b)
-            gradient_ops.append(grad_op)
-        return gradient_ops, dict(grad_map)
+        ys: a list of loss blobs or a dict {blob: given gradient blob or None}. A loss without a
+        given gradient is seeded, as in Caffe2, with ConstantFill(loss) -> '<loss>_autogen_grad'
+        (value 1.0, on the device of the op that produced the loss). Returns ([gradient
+        OperatorDefs], {blob: gradient blob name})."""
+        return _BackwardPass(list(operators), ys, "")
+
+
+def _CheckStopGradients(operators):
+    """Caffe2's check: a StopGradient whose output no operator reads is a mistake (the gradient
+    it was meant to stop flows through its input's other uses)."""
+    used = set()
+    for op in operators:
+        used.update(op.input)
+    for op in operators:
+        if op.type == "StopGradient" and op.output and op.output[0] not in used:
+            raise ValueError("StopGradient's output '{}' is orphan.\nYou typically want to specify "
+                             "same input and output for StopGradient. Op:\n\n{}".format(op.output[0], op))
+
+
+def _BackwardPass(operators, ys, net_name):
+    """Seeds the losses without a given gradient (ConstantFill '<loss>_autogen_grad') and runs the
+    C++ backward pass over operators: ([seed ops + gradient OperatorDefs], {blob: gradient})."""
+    _CheckStopGradients(operators)
+    if isinstance(ys, dict):
+        items = [(str(k), None if v is None else _GradientName(v)) for k, v in ys.items()]
+    else:
+        items = [(str(y), None) for y in _ToStringList(ys)]
+    seeds, pairs = [], []
+    for y, given in items:
+        if given is None:
+            given = y + "_autogen_grad"
+            fill = CreateOperator("ConstantFill", [y], [given], value=1.0, debug_info="")
+            producer = next((op for op in reversed(operators) if y in op.output), None)
+            if producer is not None and producer.HasField("device_option"):
+                fill.device_option.CopyFrom(producer.device_option)
+            seeds.append(fill)
+        pairs.append((y, given))
+    proto = caffe2_pb2.NetDef()
+    proto.name = net_name
+    proto.op.extend(operators)
+    external = set(proto.external_input)
+    for y, _ in pairs:  # a loss no op produces must be declared an external input
+        if not any(y in op.output for op in operators) and y not in external:
+            proto.external_input.append(y)
+            external.add(y)
+    op_bytes, grad_map = _C.get_backward_pass(proto.SerializeToString(), pairs)
+    gradient_ops = list(seeds)
+    for b in op_bytes:
+        grad_op = caffe2_pb2.OperatorDef()
+        grad_op.ParseFromString(b)
+        gradient_ops.append(grad_op)
+    return gradient_ops, dict(grad_map)
 
 
 def get_ssa(net, blob_versions=None):
@@ -466,3 +503,4 @@ def CopyDeviceOption(op, src_op):
 
 
 from hetnet._net import Net, NetProtoForRuntime  # noqa: E402,F401
+from hetnet._plan import ExecutionStep, Plan  # noqa: E402,F401

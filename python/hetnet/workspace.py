@@ -8,6 +8,7 @@ converted before the copy. Strings: str/bytes/object arrays feed string tensors 
 as UTF-8); fetched string tensors are object arrays of bytes, as in Caffe2.
 """
 import collections
+import sys
 import time
 import types
 
@@ -122,8 +123,9 @@ def Workspaces():
 
 
 def ResetWorkspace(root_folder=None):
-    """Drops every blob and net of the current workspace."""
+    """Drops every blob and net of the current workspace; records root_folder (RootFolder())."""
     _C.reset_workspace()
+    _workspace_compat.SetRootFolder(root_folder)
     return True
 
 
@@ -197,10 +199,16 @@ def BlobInfo(name):
 # ---- nets and operators ----
 
 def _NetProtoBytes(net):
+    if isinstance(net, (bytes, bytearray)):  # Caffe2 also took serialized NetDefs
+        return bytes(net)
     return NetProtoForRuntime(net).SerializeToString()
 
 
 def _NetName(net):
+    if isinstance(net, (bytes, bytearray)):
+        proto = caffe2_pb2.NetDef()
+        proto.ParseFromString(bytes(net))
+        return proto.name
     if isinstance(net, core.Net):
         return net.Name()
     if isinstance(net, caffe2_pb2.NetDef):
@@ -227,7 +235,9 @@ def RunNetOnce(net):
 
 
 def RunOperatorOnce(operator):
-    _C.run_operator_once(operator.SerializeToString())
+    """Runs an OperatorDef (or its serialized bytes) once in the current workspace."""
+    _C.run_operator_once(bytes(operator) if isinstance(operator, (bytes, bytearray))
+                         else operator.SerializeToString())
     return True
 
 
@@ -425,6 +435,10 @@ def _BuildCModule():
 
 
 C = _BuildCModule()
+
+# blobs, RootFolder, StringifyProto, RunPlan, immediate mode, C.Workspace (hetnet/_workspace_compat.py)
+from hetnet import _workspace_compat  # noqa: E402
+_workspace_compat.Install(sys.modules[__name__])
 
 
 if _C.has_predictor:  # bound when core/predictor.h is in the tree

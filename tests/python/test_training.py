@@ -40,15 +40,17 @@ def test_add_gradient_operators_names_and_map(ws):
     ops = net.Proto().op[n_fwd:]
     assert [op.type for op in ops] == ["ConstantFill", "SoftmaxWithLossGradient", "Scale", "Scale", "FCGradient",
                                        "FCGradient", "Sum", "ReluGradient", "FCGradient", "Sum"]
-    assert list(ops[0].input) == ["loss"] and list(ops[0].output) == ["loss_grad"]
+    # Caffe2 names the seed of a loss given in a list '<loss>_autogen_grad'
+    assert list(ops[0].input) == ["loss"] and list(ops[0].output) == ["loss_autogen_grad"]
     assert ops[0].arg[0].name == "value" and ops[0].arg[0].f == 1.0
     assert list(ops[5].output) == ["_w2_grad_autosplit_0", "b2_grad", "_h_grad_autosplit_0"]
     assert list(ops[6].input) == ["h_grad", "_h_grad_autosplit_0"] and list(ops[6].output) == ["h_grad"]
     assert list(ops[9].input) == ["w2_grad", "_w2_grad_autosplit_0"] and list(ops[9].output) == ["w2_grad"]
     # Caffe2 returns {BlobReference: BlobReference}; string keys work too.
     assert all(isinstance(k, core.BlobReference) and isinstance(v, core.BlobReference) for k, v in grad_map.items())
-    for p in ("x", "w1", "b1", "w2", "b2", "b3", "h", "loss"):
+    for p in ("x", "w1", "b1", "w2", "b2", "b3", "h"):
         assert str(grad_map[p]) == p + "_grad"
+    assert str(grad_map["loss"]) == "loss_autogen_grad"
     assert "label" not in grad_map
 
 

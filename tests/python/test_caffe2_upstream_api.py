@@ -1,0 +1,235 @@
+"""Behaviour that Caffe2's own unit tests of workspace, core, core_gradients, brew and model_helper
+rely on (docs/caffe2_upstream_tests.md, "Core API"): workspace objects (C.Workspace), plans,
+immediate mode, the blobs dict, serialized protos, autodiff's naming and checks, and the
+ModelHelper/brew helpers those tests use."""
+import numpy as np
+import pytest
+
+import hetnet
+from caffe2.proto import caffe2_pb2
+from caffe2.python import core, workspace
+
+
+@pytest.fixture(autouse=True)
+def clean_workspace():
+    workspace.SwitchWorkspace("default", True)
+    workspace.ResetWorkspace()
+    yield
+    workspace.SwitchWorkspace("default", True)
+    workspace.ResetWorkspace()
+
+
+def _fill_net(name, blob, value, shape=(2, 3)):
+    net = core.Net(name)
+    net.ConstantFill([], blob, shape=list(shape), value=value)
+    return net
+
+
+# ---- workspace ----
+
+def test_serialized_protos_run_and_blobs_dict():
+    net = _fill_net("ser", "a", 2.5)
+    assert workspace.RunNetOnce(net.Proto().SerializeToString())
+    np.testing.assert_array_equal(workspace.blobs["a"], np.full((2, 3), 2.5, np.float32))
+    op = core.CreateOperator("Scale", ["a"], ["b"], scale=-2.0)
+    assert workspace.RunOperatorOnce(workspace.StringifyProto(op))
+    np.testing.assert_array_equal(workspace.FetchBlob("b"), np.full((2, 3), -5.0, np.float32))
+    workspace.blobs["c"] = np.arange(4, dtype=np.int64)
+    assert sorted(workspace.blobs) == ["a", "b", "c"] and len(workspace.blobs) == 3
+    assert "c" in workspace.blobs and "zzz" not in workspace.blobs
+    np.testing.assert_array_equal(workspace.blobs["c"], np.arange(4))
+
+
+def test_root_folder_follows_reset_per_workspace():
+    assert workspace.RootFolder() == "."
+    workspace.ResetWorkspace("/tmp/somewhere")
+    assert workspace.RootFolder() == "/tmp/somewhere"
+    workspace.SwitchWorkspace("other_root", True)
+    assert workspace.RootFolder() == "."
+    workspace.SwitchWorkspace("default")
+    workspace.ResetWorkspace()
+    assert workspace.RootFolder() == "."
+
+
+def test_net_with_empty_name_is_kept():
+    # Caffe2 required the name field, not a non-empty name
+    proto = _fill_net("x", "e", 1.0).Proto()
+    proto.name = ""
+    workspace.CreateNet(proto)
+    assert "" in workspace.Nets()
+    workspace.RunNet("")
+    assert workspace.FetchBlob("e").sum() == 6.0
+
+
+def test_workspace_objects_are_independent():
+    workspace.FeedBlob("outside", np.ones(1, np.float32))
+    ws = workspace.C.Workspace()
+    assert ws.blobs == {} and ws.nets == {}
+    value = np.random.RandomState(0).randn(3, 4).astype(np.float32)
+    ws.create_blob("v").feed(value)
+    assert set(ws.blobs) == {"v"}
+    np.testing.assert_array_equal(ws.blobs["v"].fetch(), value)
+    assert not workspace.HasBlob("v") and workspace.HasBlob("outside")
+    assert "outside" not in ws.blobs
+    # serialize / deserialize round trip, under a new name
+    ws.create_blob("copy").deserialize(ws.blobs["v"].serialize("copy"))
+    np.testing.assert_array_equal(ws.blobs["copy"].fetch(), value)
+    ws.create_blob("s").feed(b"text\0bytes")
+    assert ws.blobs["s"].fetch() == b"text\0bytes"
+    current = workspace.C.Workspace.current
+    assert "outside" in current.blobs and "v" not in current.blobs
+
+
+def test_workspace_object_nets_ops_and_plans():
+    ws = workspace.C.Workspace()
+    net = _fill_net("wsnet", "w", 3.0)
+    handle = ws.create_net(net)
+    with pytest.raises(RuntimeError):
+        ws.create_net(net)
+    ws.create_net(net, overwrite=True)
+    with pytest.raises(TypeError):
+        ws.create_net("not a net")
+    assert list(ws.nets) == [net.Name()] and "w" in ws.blobs  # creating made its output blob
+    handle.run()
+    np.testing.assert_array_equal(ws.blobs["w"].fetch(), np.full((2, 3), 3.0, np.float32))
+    ws.run(core.CreateOperator("Scale", ["w"], ["w2"], scale=2.0))
+    np.testing.assert_array_equal(ws.blobs["w2"].fetch(), np.full((2, 3), 6.0, np.float32))
+    once = _fill_net("once", "o", 1.0)
+    ws.run(once)  # runs without keeping the net
+    assert "o" in ws.blobs and once.Name() not in ws.nets
+    plan = core.Plan("p")
+    planned = _fill_net("planned", "pb", 4.0)
+    plan.AddStep(core.ExecutionStep("s", planned))
+    ws.run(plan)  # a plan creates its nets
+    assert planned.Name() in ws.nets and ws.blobs["pb"].fetch()[0, 0] == 4.0
+    assert not workspace.HasBlob("w")
+    with pytest.raises(NotImplementedError):
+        ws.blobs["w"].tensor()
+
+
+def test_dropped_workspace_object_frees_its_blobs():
+    ws = workspace.C.Workspace()
+    ws.create_blob("big").feed(np.zeros(1000, np.float32))
+    name = ws._name
+    del ws
+    workspace.SwitchWorkspace(name)
+    assert workspace.Blobs() == []
+
+
+# ---- plans ----
+
+def _counter_net(name, counter, one):
+    net = core.Net(name)
+    net.Add([counter, one], counter)
+    return net
+
+
+def _feed_counter():
+    workspace.FeedBlob("counter", np.zeros(1, np.float32))
+    workspace.FeedBlob("one", np.ones(1, np.float32))
+
+
+def test_plan_num_iter_substeps_and_only_once():
+    _feed_counter()
+    workspace.FeedBlob("k", np.zeros(1, np.float32))
+    inner = core.ExecutionStep("inner", _counter_net("inc", "counter", "one"), num_iter=3)
+    first = core.ExecutionStep("first", _counter_net("inc_k", "k", "one"))
+    first.SetOnlyOnce(True)
+    outer = core.ExecutionStep("outer")
+    outer.AddSubstep(first)
+    outer.AddSubstep(inner)
+    outer.SetIter(4)
+    assert workspace.RunPlan(core.Plan(outer))
+    assert workspace.FetchBlob("counter")[0] == 12.0  # 4 outer x 3 inner
+    assert workspace.FetchBlob("k")[0] == 1.0  # only on the first outer iteration
+    with pytest.raises(AssertionError):
+        outer.SetIter(1)  # used in a plan: frozen, as Caffe2
+
+
+def test_plan_should_stop_blob_and_background():
+    _feed_counter()
+    workspace.FeedBlob("ten", np.full(1, 10.0, np.float32))
+    net = _counter_net("count_to_ten", "counter", "one")
+    stop = net.GE(["counter", "ten"], "stop")
+    step = core.ExecutionStep("until", net)
+    step.SetShouldStopBlob(stop)
+    workspace.FeedBlob("stop", np.zeros(1, bool))
+    background = workspace.RunPlanInBackground(step)
+    background.wait(60)
+    assert background.is_done() and background.is_succeeded(), background.error
+    assert workspace.FetchBlob("counter")[0] == 10.0
+
+
+def test_plan_failure_is_reported_and_unsupported_fields_refused():
+    bad = core.ExecutionStep("bad", _fill_net("needs_input", "x", 1.0))
+    bad.Proto().network.append("no_such_net")
+    background = workspace.RunPlanInBackground(bad)
+    background.wait(60)
+    assert not background.is_succeeded() and isinstance(background.error, RuntimeError)
+    step = core.ExecutionStep("ws_step", _fill_net("n_ws", "y", 1.0))
+    step.SetCreateWorkspace(True)
+    with pytest.raises(hetnet.UnsupportedError, match="ws_step.*create_workspace"):
+        workspace.RunPlan(step)
+
+
+# ---- immediate mode ----
+
+def test_immediate_mode_runs_ops_in_its_own_workspace():
+    import os
+    workspace.StartImmediate(i_know=True)
+    try:
+        root = workspace._immediate_root_folder
+        assert os.path.isdir(root)
+        net = core.Net("imm")
+        out = net.ConstantFill([], "im", shape=[2], value=3.0)
+        net.Scale(out, "im2", scale=2.0)
+        assert sorted(workspace.ImmediateBlobs()) == ["im", "im2"]
+        np.testing.assert_array_equal(workspace.FetchImmediate("im2"), [6.0, 6.0])
+        assert not workspace.HasBlob("im")
+    finally:
+        workspace.StopImmediate()
+    assert not workspace.IsImmediate() and not os.path.exists(root)
+    with pytest.raises(RuntimeError):
+        workspace.FetchImmediate("im")
+
+
+# ---- autodiff ----
+
+def test_list_losses_are_seeded_as_autogen_grad_and_sum_in_place_first():
+    net = core.Net("two_grads")
+    x, two, three = net.AddExternalInput("x", "two", "three")
+    m1 = net.Mul([x, two], "m1")
+    m2 = net.Mul([m1, three], "m2")
+    grad_map = net.AddGradientOperators([m2, m1])
+    seeds = [op for op in net.Proto().op if op.type == "ConstantFill"]
+    assert [list(op.output) for op in seeds] == [["m2_autogen_grad"], ["m1_autogen_grad"]]
+    sums = [op for op in net.Proto().op if op.type == "Sum"]
+    assert len(sums) == 1 and sums[0].input[0] == sums[0].output[0] == "m1_grad"
+    xv = np.array([1.5], np.float32)
+    workspace.FeedBlob("x", xv)
+    workspace.FeedBlob("two", np.array([2.0], np.float32))
+    workspace.FeedBlob("three", np.array([3.0], np.float32))
+    workspace.RunNetOnce(net)
+    # d(m2 + m1)/dx = two * three + two
+    np.testing.assert_allclose(workspace.FetchBlob(grad_map["x"]), [2.0 * 3.0 + 2.0])
+    assert str(grad_map["m2"]) == "m2_autogen_grad"
+
+
+def test_orphan_stop_gradient_is_refused():
+    ops = [core.CreateOperator("Relu", "a", "h"), core.CreateOperator("StopGradient", "h", "orphan"),
+           core.CreateOperator("Relu", "h", "out")]
+    with pytest.raises(ValueError, match="orphan"):
+        core.GradientRegistry.GetBackwardPass(ops, {"out": "out_grad"})
+    ops[1] = core.CreateOperator("StopGradient", "h", "h")
+    grad_ops, _ = core.GradientRegistry.GetBackwardPass(ops, {"out": "out_grad"})
+    assert [op.type for op in grad_ops] == ["ReluGradient"]
+
+
+def test_gradient_of_op_failing_its_schema_names_schema():
+    net = core.Net("bad_mul")
+    a, one = net.AddExternalInput("a", "one")
+    m = net.Mul(a, "m")  # Mul needs two inputs
+    s = net.Sub([m, one], "s")
+    with pytest.raises(hetnet.HetnetError, match="schema") as info:
+        net.AddGradientOperators([s])
+    assert "Mul" in str(info.value) and "bad_mul" in str(info.value)
