@@ -101,14 +101,38 @@ void Slice(ConvertContext& c) {
   c.SetRank(c.out(0), rank);
 }
 
+// ArgMax / ArgMin; select_last_index=1 as n - 1 - arg(x reversed along the axis), the reversal a
+// Gather of n-1..0 (the axis's length n must be known at import time).
 void ArgMinMax(ConvertContext& c, const std::string& type) {
-  if (c.Int("select_last_index", 0) != 0) c.Refuse("select_last_index=1 is not supported");
-  auto& op = c.Emit(type, {c.in(0)}, {c.out(0)});
+  const bool last = c.Int("select_last_index", 0) != 0;
+  const int rank = c.Rank(c.in(0));
   const int64_t axis = c.Int("axis", 0);  // ONNX's default is 0, ours -1
+  std::string x = c.in(0), out = c.out(0);
+  int64_t n = -1;
+  if (last) {
+    const auto* d = c.Dims(c.in(0));
+    n = d ? (*d)[c.Axis(axis, rank, "axis")] : -1;
+    if (n < 1 || n > (int64_t{1} << 24))
+      c.Refuse("select_last_index=1 needs the length of the axis at import time (at most 2^24)");
+    ConstTensor rev;
+    rev.dtype = caffe2::TensorProto::INT64;
+    rev.dims = {n};
+    for (int64_t i = n - 1; i >= 0; --i) rev.integer.push_back(i);
+    x = c.Fresh(c.out(0) + "_reversed");
+    AddArg(c.Emit("Gather", {c.in(0), c.AddConst(c.out(0) + "_reverse_index", std::move(rev))}, {x}), "axis",
+           c.Axis(axis, rank, "axis"));
+    out = c.Fresh(c.out(0) + "_from_end");
+  }
+  auto& op = c.Emit(type, {x}, {out});
   AddArg(op, "axis", axis);
   const bool keepdims = c.Int("keepdims", 1) != 0;
   AddArg(op, "keepdims", static_cast<int64_t>(keepdims));
-  const int rank = c.Rank(c.in(0));
+  if (last) {
+    ConstTensor top;
+    top.dtype = caffe2::TensorProto::INT64;
+    top.integer = {n - 1};
+    c.Emit("Sub", {c.AddConst(c.out(0) + "_last", std::move(top)), out}, {c.out(0)});
+  }
   if (rank >= 0) c.SetRank(c.out(0), keepdims ? rank : rank - 1);
 }
 
@@ -222,11 +246,17 @@ void ConstantOfShape(ConvertContext& c) {
   else AddArg(op, "value", value.integer[0]);
 }
 
-// Range(start, limit, delta): computed at import (its inputs must be constants).
+// Range(start, limit, delta): computed at import when its inputs are constants, else our Range
+// operator (CPU) at run time.
 void Range(ConvertContext& c) {
-  const ConstTensor& s = c.RequireConst(0, "start");
-  const ConstTensor& l = c.RequireConst(1, "limit");
-  const ConstTensor& d = c.RequireConst(2, "delta");
+  if (!c.Const(c.in(0)) || !c.Const(c.in(1)) || !c.Const(c.in(2))) {
+    c.Emit("Range", {c.in(0), c.in(1), c.in(2)}, {c.out(0)});
+    c.SetRank(c.out(0), 1);
+    return;
+  }
+  const ConstTensor& s = *c.Const(c.in(0));
+  const ConstTensor& l = *c.Const(c.in(1));
+  const ConstTensor& d = *c.Const(c.in(2));
   if (s.numel() != 1 || l.numel() != 1 || d.numel() != 1) HN_THROW(kInvalidArgument, "Range: inputs must be scalars");
   const double start = s.Reals()[0], limit = l.Reals()[0], delta = d.Reals()[0];
   if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
@@ -245,7 +275,10 @@ void Range(ConvertContext& c) {
 
 }  // namespace
 
+void RegisterIndexConverters(ConverterRegistry& r);  // convert_index.cc
+
 void RegisterShapeConverters(ConverterRegistry& r) {
+  RegisterIndexConverters(r);
   r.Add("Range", Range);
   r.Add("Size", [](ConvertContext& c) {  // from dims the model fixes (or constants)
     const auto* d = c.Dims(c.in(0));

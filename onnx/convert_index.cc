@@ -1,0 +1,74 @@
+// Converters of ONNX ops with CPU-only hetnet operators of the same name and arguments (operators/
+// cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, OneHot, EyeLike, NonZero, Compress,
+// ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10).
+// Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+// Emits op_type(inputs) -> out(0) with the listed integer / string attributes passed on where given.
+void PassThrough(ConvertContext& c, const std::string& type, int num_inputs, const std::vector<std::string>& ints,
+                 const std::vector<std::string>& strings = {}) {
+  std::vector<std::string> ins;
+  for (int i = 0; i < num_inputs; ++i) {
+    if (!c.has_in(i)) HN_THROW(kInvalidArgument, c.op_type(), ": input ", i, " is required");
+    ins.push_back(c.in(i));
+  }
+  auto& op = c.Emit(type, ins, {c.out(0)});
+  for (const auto& a : ints)
+    if (c.Has(a)) AddArg(op, a, c.Int(a, 0));
+  for (const auto& a : strings)
+    if (c.Has(a)) AddArg(op, a, c.Str(a, ""));
+}
+
+}  // namespace
+
+void RegisterIndexConverters(ConverterRegistry& r) {
+  r.Add("CumSum", [](ConvertContext& c) {
+    PassThrough(c, "CumSum", 2, {"exclusive", "reverse"});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("OneHot", [](ConvertContext& c) {
+    PassThrough(c, "OneHot", 3, {"axis"});
+    if (c.Rank(c.in(0)) >= 0) c.SetRank(c.out(0), c.Rank(c.in(0)) + 1);
+  });
+  r.Add("EyeLike", [](ConvertContext& c) {
+    auto& op = c.Emit("EyeLike", {c.in(0)}, {c.out(0)});
+    AddArg(op, "k", c.Int("k", 0));
+    if (c.Has("dtype")) {
+      const auto t = DtypeFromOnnx(static_cast<int32_t>(c.Int("dtype", 0)));
+      if (t == caffe2::TensorProto::UNDEFINED || t == caffe2::TensorProto::STRING)
+        c.Refuse(std::string("dtype ") + OnnxTypeName(static_cast<int32_t>(c.Int("dtype", 0))) + " is not supported");
+      AddArg(op, "dtype", static_cast<int64_t>(t));
+    }
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("NonZero", [](ConvertContext& c) {
+    PassThrough(c, "NonZero", 1, {});
+    c.SetRank(c.out(0), 2);
+  });
+  r.Add("Compress", [](ConvertContext& c) {
+    PassThrough(c, "Compress", 2, {"axis"});
+    if (!c.Has("axis")) c.SetRank(c.out(0), 1);
+    else if (c.Rank(c.in(0)) >= 0) c.SetRank(c.out(0), c.Rank(c.in(0)));
+  });
+  r.Add("ReverseSequence", [](ConvertContext& c) {
+    PassThrough(c, "ReverseSequence", 2, {"batch_axis", "time_axis"});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("GatherND", [](ConvertContext& c) { PassThrough(c, "GatherND", 2, {"batch_dims"}); });
+  r.Add("ScatterND", [](ConvertContext& c) {
+    PassThrough(c, "ScatterND", 3, {}, {"reduction"});
+    c.SameDims(c.out(0), c.in(0));
+  });
+  auto scatter_elements = [](ConvertContext& c) {
+    PassThrough(c, "ScatterElements", 3, {"axis"}, {"reduction"});
+    c.SameDims(c.out(0), c.in(0));
+  };
+  r.Add("ScatterElements", scatter_elements);
+  r.Add("Scatter", 9, 10, scatter_elements);
+}
+
+}  // namespace hetnet::onnxio

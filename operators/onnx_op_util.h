@@ -1,0 +1,61 @@
+// Small helpers of the CPU operators added for ONNX import (cumsum_op, range_onehot_ops, select_ops,
+// scatter_ops): scalar and index reads whose errors name the operator and the blob, and a dispatch
+// over the numeric dtypes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/half.h"
+#include "core/operator.h"
+
+namespace hetnet {
+
+// Calls f(T{}) for the numeric dtypes (float16 excluded: no arithmetic on Half); refuses the rest
+// naming input i of op.
+template <typename G>
+decltype(auto) DispatchArithmetic(const OperatorBase& op, DataType t, int i, G&& f) {
+  switch (t) {
+    case DataType::Float: return f(float{});
+    case DataType::Double: return f(double{});
+    case DataType::Int8: return f(int8_t{});
+    case DataType::Int16: return f(int16_t{});
+    case DataType::Int32: return f(int32_t{});
+    case DataType::Int64: return f(int64_t{});
+    case DataType::Byte:
+    case DataType::UInt8: return f(uint8_t{});
+    case DataType::UInt16: return f(uint16_t{});
+    default:
+      HN_THROW(kInvalidArgument, op.type(), ": input ", i, " ('", op.def().input(i), "') is ", DataTypeName(t),
+               "; a numeric dtype (float32/64, int8/16/32/64, uint8/16) is required");
+  }
+}
+
+// Element k of a numeric tensor as double (float16 and bool included).
+inline double ElementAsDouble(const OperatorBase& op, const Tensor& t, int i, int64_t k) {
+  if (t.dtype() == DataType::Float16) return HalfToFloat(t.data<Half>()[k]);
+  if (t.dtype() == DataType::Bool) return t.data<bool>()[k] ? 1.0 : 0.0;
+  return DispatchArithmetic(op, t.dtype(), i, [&](auto zero) {
+    return static_cast<double>(t.data<decltype(zero)>()[k]);
+  });
+}
+
+// Input i as one number: it must hold exactly one element.
+inline double ScalarInput(const OperatorBase& op, int i) {
+  const Tensor& t = op.InputTensor(i);
+  HN_ENFORCE(t.numel() == 1, op.type(), ": input ", i, " ('", op.def().input(i), "') must hold one value (a scalar), "
+             "but has shape ", t.ShapeString());
+  return ElementAsDouble(op, t, i, 0);
+}
+
+// Input i as an int32 / int64 index tensor (kInvalidArgument otherwise).
+inline void EnforceIndexInput(const OperatorBase& op, int i) {
+  const DataType t = op.InputTensor(i).dtype();
+  HN_ENFORCE(t == DataType::Int32 || t == DataType::Int64, op.type(), ": input ", i, " ('", op.def().input(i),
+             "') is ", DataTypeName(t), " but int32 or int64 indices are required");
+}
+inline int64_t IndexAt(const Tensor& t, int64_t k) {
+  return t.dtype() == DataType::Int64 ? t.data<int64_t>()[k] : t.data<int32_t>()[k];
+}
+
+}  // namespace hetnet
