@@ -1,18 +1,17 @@
 // Converters of the elementwise families: arithmetic, comparisons, unary math, activations, PRelu,
-// Sum / Mean / Max / Min, Not / And / Or / Xor, Clip, Pow, BitShift, Cast / CastLike, Mod. Binary ops are emitted
-// without Caffe2's legacy `broadcast` argument (the operators broadcast numpy-style), except at
-// opsets < 7, whose broadcast/axis attributes are Caffe2's own rule and are passed on.
+// Sum / Mean, Not / And / Or / Xor, Pow, BitShift, Cast / CastLike, Mod (Max / Min / Clip and the ops
+// of CPU-only operators: convert_more_math.cc). Binary ops are emitted without Caffe2's legacy
+// `broadcast` argument (the operators broadcast numpy-style), except at opsets < 7, whose
+// broadcast/axis attributes are Caffe2's own rule and are passed on. Inputs of int8 / int16 / uint8 /
+// uint16 / float16 are computed in int32 / float32 and cast back (convert_math_util.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "onnx/onnx_context.h"
+#include "onnx/convert_math_util.h"
 
 namespace hetnet::onnxio {
 
-namespace {
-
-// Rank (and dims where known) of a numpy broadcast of a and b.
 void BroadcastDims(ConvertContext& c, const std::string& out, const std::string& a, const std::string& b) {
   const auto* da = c.Dims(a);
   const auto* db = c.Dims(b);
@@ -26,6 +25,29 @@ void BroadcastDims(ConvertContext& c, const std::string& out, const std::string&
   }
   c.SetDims(out, d);
 }
+
+caffe2::TensorProto::DataType WideType(const ConvertContext& c, const std::string& blob) {
+  switch (c.Dtype(blob)) {
+    case caffe2::TensorProto::INT8:
+    case caffe2::TensorProto::INT16:
+    case caffe2::TensorProto::UINT8:
+    case caffe2::TensorProto::UINT16: return caffe2::TensorProto::INT32;
+    case caffe2::TensorProto::FLOAT16: return caffe2::TensorProto::FLOAT;
+    default: return caffe2::TensorProto::UNDEFINED;
+  }
+}
+
+std::string CastBlob(ConvertContext& c, const std::string& x, caffe2::TensorProto::DataType to, const std::string& hint) {
+  const std::string out = c.Fresh(hint);
+  AddArg(c.Emit("Cast", {x}, {out}), "to", static_cast<int64_t>(to));
+  return out;
+}
+
+std::string MaybeWiden(ConvertContext& c, const std::string& x, caffe2::TensorProto::DataType to) {
+  return to == caffe2::TensorProto::UNDEFINED ? x : CastBlob(c, x, to, x + "_wide");
+}
+
+namespace {
 
 // Before opset 7, Add/Sub/Mul/Div/comparisons had Caffe2's own `broadcast` / `axis` attributes (B's
 // dims a contiguous run of A's, at `axis` or at the end): passed on as they are.
@@ -55,6 +77,15 @@ void Binary(ConverterRegistry& r, const std::string& onnx, const std::string& ou
         }
       }
     }
+    const auto wide = WideType(c, c.in(0));
+    if (wide != caffe2::TensorProto::UNDEFINED && !LegacyBroadcast(c)) {  // computed wide, cast back
+      const bool compare = ours == "EQ" || ours == "NE" || ours == "GT" || ours == "GE" || ours == "LT" || ours == "LE";
+      const std::string r = compare ? c.out(0) : c.Fresh(c.out(0) + "_wide");
+      c.Emit(ours, {MaybeWiden(c, c.in(0), wide), MaybeWiden(c, c.in(1), wide)}, {r});
+      if (!compare) AddArg(c.Emit("Cast", {r}, {c.out(0)}), "to", static_cast<int64_t>(c.Dtype(c.in(0))));
+      BroadcastDims(c, c.out(0), c.in(0), c.in(1));
+      return;
+    }
     auto& op = c.Emit(ours, {c.in(0), c.in(1)}, {c.out(0)});
     if (LegacyBroadcast(c)) {
       AddArg(op, "broadcast", int64_t{1});
@@ -71,15 +102,6 @@ void Unary(ConverterRegistry& r, const std::string& onnx, const std::string& our
     c.Emit(ours, {c.in(0)}, {c.out(0)});
     c.SameDims(c.out(0), c.in(0));
   });
-}
-
-// Clip's bound from an attribute (opset < 11) or an optional constant input (opset >= 11).
-float ClipBound(ConvertContext& c, const char* name, int input, float def) {
-  if (c.opset() < 11) return c.Float(name, def);
-  if (!c.has_in(input)) return def;
-  const ConstTensor& k = c.RequireConst(input, std::string("Clip's ") + name);
-  if (k.numel() != 1) HN_THROW(kInvalidArgument, "Clip: ", name, " must be a scalar, got ", k.numel(), " values");
-  return static_cast<float>(k.Reals()[0]);
 }
 
 // The slope as our PRelu's per-channel [C] (or shared [1]) vector, or "" when ONNX's broadcast of the
@@ -281,26 +303,6 @@ void RegisterMathConverters(ConverterRegistry& r) {
     if (same) c.SameDims(c.out(0), ins[0]);
     else if (mean && c.Dims(total)) c.SetDims(c.out(0), *c.Dims(total));
   };
-  // Max / Min of any number of inputs: Where(GT / LT(a, b), a, b), broadcasting.
-  auto extreme = [](ConvertContext& c, const std::string& cmp) {
-    if (c.num_inputs() == 0 || !c.has_in(0)) HN_THROW(kInvalidArgument, c.op_type(), " needs at least one input");
-    if (c.num_inputs() == 1) {
-      c.Emit("StopGradient", {c.in(0)}, {c.out(0)});
-      c.SameDims(c.out(0), c.in(0));
-      return;
-    }
-    std::string acc = c.in(0);
-    for (int i = 1; i < c.num_inputs(); ++i) {
-      const std::string pick = c.Fresh(c.out(0) + "_pick");
-      const std::string next = i + 1 == c.num_inputs() ? c.out(0) : c.Fresh(c.out(0) + "_partial");
-      c.Emit(cmp, {acc, c.in(i)}, {pick});
-      c.Emit("Where", {pick, acc, c.in(i)}, {next});
-      BroadcastDims(c, next, acc, c.in(i));
-      acc = next;
-    }
-  };
-  r.Add("Max", [extreme](ConvertContext& c) { extreme(c, "GT"); });
-  r.Add("Min", [extreme](ConvertContext& c) { extreme(c, "LT"); });
   // Logic on BOOL tensors: Xor is NE; Not, And, Or pick with Where against a constant.
   auto bool_const = [](ConvertContext& c, bool v) {
     ConstTensor k;
@@ -323,28 +325,6 @@ void RegisterMathConverters(ConverterRegistry& r) {
   Binary(r, "Xor", "NE");
   r.Add("Sum", [sum](ConvertContext& c) { sum(c, false); });
   r.Add("Mean", [sum](ConvertContext& c) { sum(c, true); });
-  r.Add("Clip", [](ConvertContext& c) {
-    // Bounds computed at run time (opset >= 11): min(max(x, lo), hi) as two Wheres, any dtype.
-    auto runtime = [&c](int i) { return c.opset() >= 11 && c.num_inputs() > i && c.has_in(i) && !c.Const(c.in(i)); };
-    if (runtime(1) || runtime(2)) {
-      std::string x = c.in(0);
-      for (int i : {1, 2}) {
-        if (c.num_inputs() <= i || !c.has_in(i)) continue;
-        const bool last = i == 2 || c.num_inputs() <= 2 || !c.has_in(2);
-        const std::string past = c.Fresh(c.out(0) + (i == 1 ? "_below" : "_above"));
-        const std::string y = last ? c.out(0) : c.Fresh(c.out(0) + "_clipped_low");
-        c.Emit(i == 1 ? "LT" : "GT", {x, c.in(i)}, {past});
-        c.Emit("Where", {past, c.in(i), x}, {y});
-        x = y;
-      }
-      c.SameDims(c.out(0), c.in(0));
-      return;
-    }
-    auto& op = c.Emit("Clip", {c.in(0)}, {c.out(0)});
-    AddArgF(op, "min", ClipBound(c, "min", 1, std::numeric_limits<float>::lowest()));
-    AddArgF(op, "max", ClipBound(c, "max", 2, std::numeric_limits<float>::max()));
-    c.SameDims(c.out(0), c.in(0));
-  });
   r.Add("BitShift", [](ConvertContext& c) {  // opset 28's semantics (11's left shifts >= width undefined)
     const std::string dir = c.Str("direction", "");
     if (dir != "LEFT" && dir != "RIGHT")
