@@ -7,7 +7,8 @@
 // O(1) look at the weight's write generation; the content checksum it replaced (still used for
 // weights in storage owned elsewhere) is timed alone in the last column and in place in "DNNL ext W"
 // (the DNNL op reading a copy of W in external storage, which it checksums on every run).
-// "DNNL+Relu" is the DNNL op with fused_activation "Relu" (a oneDNN post-op). All interleaved.
+// "DNNL+Relu" is the DNNL op with fused_activation "Relu" (a oneDNN post-op). FC shapes also run the
+// PACKED engine (hetnet's packed-weight GEMM, device/cpu_packed_gemm.h). All interleaved.
 // Prints markdown.
 // Usage: bench_cpu_engines [--quick] (fewer rounds) [--threads=1,2] [shape name substring]
 #include <omp.h>
@@ -24,9 +25,7 @@
 #include "benchmarks/bench_util.h"
 #include "core/operator.h"
 #include "core/workspace.h"
-#ifdef HETNET_WITH_DNNL
-#include "device/dnnl_util.h"
-#endif
+#include "device/prepared_weights.h"
 
 using namespace hetnet;
 using bench::Clock;
@@ -58,7 +57,8 @@ double Median(std::vector<double> v) {
 }
 
 // Median seconds per run of the EIGEN and DNNL ops over interleaved rounds.
-std::pair<double, double> Measure(const Shape& s, int rounds, double* hash_s, double* relu_s, double* ext_s) {
+std::pair<double, double> Measure(const Shape& s, int rounds, double* hash_s, double* relu_s, double* ext_s,
+                                  double* packed_s) {
   Workspace ws;
   auto put = [&](const char* name, std::vector<int64_t> shape, unsigned seed) {
     ws.CreateBlob(name)->GetMutableTensor(Device::CPU())->CopyFrom(bench::RandomTensor(std::move(shape), seed));
@@ -99,6 +99,13 @@ std::pair<double, double> Measure(const Shape& s, int rounds, double* hash_s, do
   def.set_input(1, "W_ext");
   def.set_output(0, "Y_ext");
   auto dnnl_ext = CreateOperator(def, &ws);
+  std::unique_ptr<OperatorBase> packed;
+  if (!s.conv) {
+    def.set_input(1, "W");
+    def.set_output(0, "Y_packed");
+    def.set_engine("PACKED");
+    packed = CreateOperator(def, &ws);
+  }
   // Runs per round: about 5 ms of work at 50 GFLOP/s.
   const int reps = std::max<int>(1, static_cast<int>(5e-3 * 50e9 / s.Flops()));
   auto timed = [&](OperatorBase* op) {
@@ -110,27 +117,27 @@ std::pair<double, double> Measure(const Shape& s, int rounds, double* hash_s, do
   timed(dnnl.get());
   timed(dnnl_relu.get());
   timed(dnnl_ext.get());
-  std::vector<double> te, td, tr, tx;
+  if (packed) timed(packed.get());
+  std::vector<double> te, td, tr, tx, tp;
   for (int r = 0; r < rounds; ++r) {
     te.push_back(timed(eigen.get()));
     td.push_back(timed(dnnl.get()));
     tr.push_back(timed(dnnl_relu.get()));
     tx.push_back(timed(dnnl_ext.get()));
+    if (packed) tp.push_back(timed(packed.get()));
   }
+  *packed_s = packed ? Median(tp) : 0;
   *relu_s = Median(tr);
   *ext_s = Median(tx);
-  *hash_s = 0;
-#ifdef HETNET_WITH_DNNL
   const Tensor& w = ws.GetBlob("W")->GetTensor();
   std::vector<double> th;
   volatile uint64_t sink = 0;
   for (int r = 0; r < rounds; ++r) {
     const auto t0 = Clock::now();
-    sink = sink + dnnl_util::ContentHash(w.raw_data(), w.nbytes()).sum;
+    sink = sink + ContentHash(w.raw_data(), w.nbytes()).sum;
     th.push_back(Seconds(t0, Clock::now()));
   }
   *hash_s = Median(th);
-#endif
   return {Median(te), Median(td)};
 }
 }  // namespace
@@ -170,7 +177,7 @@ int main(int argc, char** argv) {
     shapes.push_back({"R50 2048->512 k1 7" + b, true, n, 2048, 7, 512, 1, 1, 0});
   }
   shapes.push_back({"LeNet conv2 20->50 k5 12 b64", true, 64, 20, 12, 50, 5, 1, 0});
-  for (int64_t n : {1, 4, 16, 64}) {
+  for (int64_t n : {1, 4, 16, 32, 64}) {
     const std::string b = " b" + std::to_string(n);
     shapes.push_back({"FC 784->512" + b, false, n, 784, 0, 512});
     shapes.push_back({"FC 512->512" + b, false, n, 512, 0, 512});
@@ -183,14 +190,17 @@ int main(int argc, char** argv) {
     std::printf("\n### %d thread%s (median of %d rounds)\n\n", threads, threads > 1 ? "s" : "", rounds);
     std::printf(
         "| shape | EIGEN ms | DNNL ms | DNNL+Relu ms | DNNL ext W ms | EIGEN GFLOP/s | DNNL GFLOP/s | EIGEN/DNNL | "
-        "checksum ms |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "checksum ms | PACKED ms | PACKED GFLOP/s | DNNL/PACKED |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const Shape& s : shapes) {
-      double hash_s = 0, relu_s = 0, ext_s = 0;
-      const auto [te, td] = Measure(s, rounds, &hash_s, &relu_s, &ext_s);
-      std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f | %.2f | %.3f |\n", s.name.c_str(), te * 1e3,
-                  td * 1e3, relu_s * 1e3, ext_s * 1e3, s.Flops() / te * 1e-9, s.Flops() / td * 1e-9, te / td,
-                  hash_s * 1e3);
+      double hash_s = 0, relu_s = 0, ext_s = 0, packed_s = 0;
+      const auto [te, td] = Measure(s, rounds, &hash_s, &relu_s, &ext_s, &packed_s);
+      std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f | %.2f | %.3f |", s.name.c_str(), te * 1e3, td * 1e3,
+                  relu_s * 1e3, ext_s * 1e3, s.Flops() / te * 1e-9, s.Flops() / td * 1e-9, te / td, hash_s * 1e3);
+      if (packed_s > 0)
+        std::printf(" %.3f | %.1f | %.2f |\n", packed_s * 1e3, s.Flops() / packed_s * 1e-9, td / packed_s);
+      else
+        std::printf(" - | - | - |\n");
       std::fflush(stdout);
     }
   }

@@ -9,7 +9,7 @@
 //     the workspace at creation, written by no op of this net nor of any other net of the workspace.
 //   * Conv / FC / FCTransposed followed by Relu: the op carries `fused_activation: "Relu"` and the
 //     Relu is removed. Only where the op runs on an engine that honours the argument (the default
-//     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL engine; not CUDNN's Conv yet:
+//     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL and PACKED engines; not CUDNN's Conv yet:
 //     see EnginesWithFusedActivation), and for FC only when its weight is a float32 tensor.
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
 //     simply dropped). A Dropout whose output no later op reads (a result of the net, declared as

@@ -3,7 +3,7 @@
 // from ComputeConvPoolGeom. float32, 2-D NCHW, any group, dilation, stride and (asymmetric) pads.
 // Per input shape one convolution primitive is built and cached, with src/dst reorders when the
 // primitive prefers a blocked activation layout; the filter is reordered into the primitive's
-// layout once and again only when it changes (dnnl_util::PreparedWeight). What oneDNN cannot run
+// layout once and again only when it changes (dnnl_util::ReorderedWeight). What oneDNN cannot run
 // here (another dtype, empty tensors, a geometry whose output size oneDNN would compute otherwise,
 // a problem oneDNN has no implementation for) runs the default engine's ConvOp<CPUContext>, unchanged.
 // fused_activation "Relu" (Y = Relu(Conv(X)), set by the graph optimizer) is a oneDNN eltwise_relu
@@ -77,7 +77,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     memory src, dst;  // blocked activations when the primitive wants them
     memory scratch;
     dnnl::reorder src_reorder, dst_reorder;
-    dnnl_util::PreparedWeight weight;
+    dnnl_util::ReorderedWeight weight;
     bool relu_pass = false;  // fused Relu as a pass over Y instead of a post-op
   };
 

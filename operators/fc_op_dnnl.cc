@@ -3,8 +3,8 @@
 // (ComputeFCDims / ComputeFCTransposedDims): X flattened to [M, K], W to [N, K] (FC) or [K, N]
 // (FCTransposed, described to oneDNN as the transposed layout of [N, K], no copy). One primitive per
 // (M, K, N), cached. W is read in place: measured on this machine (benchmarks/RESULTS.md), oneDNN's
-// blocked weight layout plus the per-run weight check PreparedWeight needs is no faster than its
-// kernels on the plain layout (PreparedWeight still guards the case where oneDNN wants another;
+// blocked weight layout plus the per-run weight check ReorderedWeight needs is no faster than its
+// kernels on the plain layout (ReorderedWeight still guards the case where oneDNN wants another;
 // re-measured with the write generation in place of the checksum: see RESULTS.md).
 // Single rows (M = 1, a matrix-vector product) run the default engine's Eigen GEMV, measured faster;
 // so do other dtypes (float16 FC), empty tensors and shapes oneDNN has no kernel for.
@@ -16,8 +16,7 @@
 
 #include "core/inference_fusion.h"
 #include "device/dnnl_util.h"
-#include "operators/fc_op.h"
-#include "operators/fc_transposed_op.h"
+#include "operators/fc_engine_dims.h"
 
 namespace hetnet {
 namespace {
@@ -42,20 +41,13 @@ class DnnlFCOp final : public Operator<CPUContext> {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& b = Input(2);
-    int64_t M, K, N;
-    std::vector<int64_t> y_shape;
-    if constexpr (kTransposed) {
-      const FCTDims d = ComputeFCTransposedDims(def(), X.shape(), W.shape(), &b.shape());
-      M = d.M, K = d.K, N = d.N, y_shape = d.y_shape;
-    } else {
-      const FCDims d = ComputeFCDims(def(), X.shape(), W.shape(), &b.shape(), axis_, axis_w_);
-      M = d.M, K = d.K, N = d.N, y_shape = d.y_shape;
-    }
+    const FCDims d = ComputeFCEngineDims<kTransposed>(def(), X, W, b, axis_, axis_w_);
+    const int64_t M = d.M, K = d.K, N = d.N;
     if (M <= 1 || K == 0 || N == 0) return RunFallback();
     Plan* pp = PlanFor(M, K, N);
     if (!pp) return RunFallback();
     Plan& p = *pp;
-    Tensor* Y = Output(0, y_shape, DataType::Float);
+    Tensor* Y = Output(0, d.y_shape, DataType::Float);
     dnnl::stream& s = dnnl_util::ThreadStream();
     p.ip.execute(s, {{DNNL_ARG_SRC, dnnl_util::Wrap(p.pd.src_desc(), X.raw_data())},
                      {DNNL_ARG_WEIGHTS, p.weight.Get(W, p.user_w, p.pd.weights_desc())},
@@ -71,7 +63,7 @@ class DnnlFCOp final : public Operator<CPUContext> {
     dnnl::inner_product_forward::primitive_desc pd;
     dnnl::inner_product_forward ip;
     memory scratch;
-    dnnl_util::PreparedWeight weight;
+    dnnl_util::ReorderedWeight weight;
   };
 
   // nullptr (cached too) when oneDNN has no implementation for the shape.

@@ -1,5 +1,6 @@
-// Harness cases for the CPU engines of Conv, FC and FCTransposed: every case runs once with engine
-// "DNNL" (oneDNN, operators/*_dnnl.cc; the default engine of a build with it, so the plain cases in
+// Harness cases for the CPU engines of Conv, FC and FCTransposed: FC cases also run with engine
+// "PACKED" (hetnet's packed-weight GEMM, operators/fc_op_packed.cc); every case runs once with engine
+// "DNNL" (oneDNN, operators/*_dnnl.cc; the default Conv engine of a build with it, FC's is PACKED; the plain cases in
 // harness_cases_cnn.cc / harness_cases_core_ops.cc run it too) and once with engine "EIGEN" (an
 // engine nobody registers, so the portable default kernel). The shapes cover both of the DNNL Conv's
 // layouts (1x1 stride 1: plain NCHW; others: blocked), groups, dilation, asymmetric pads, batch 1
@@ -139,12 +140,20 @@ HN_OP_CASES(ConvEngines) {
 
 HN_OP_CASES(FCEngines) {
   std::vector<Case> out;
-  for (const char* e : {"DNNL", "EIGEN"})
+  for (const char* e : {"PACKED", "DNNL", "EIGEN"})
     for (bool t : {false, true}) {
-      out.push_back(EngineFC(e, t, 1, 7, 5));   // one row: DNNL runs the Eigen GEMV
-      out.push_back(EngineFC(e, t, 6, 13, 9));  // oneDNN inner product
+      out.push_back(EngineFC(e, t, 1, 7, 5));   // one row: DNNL (and PACKED through it) runs the Eigen GEMV
+      out.push_back(EngineFC(e, t, 6, 13, 9));  // oneDNN inner product; PACKED: one tile, half a panel
       out.push_back(EngineFC(e, t, 33, 20, 17));
     }
+  // PACKED's edges (device/cpu_packed_gemm.cc): K past one 832 block (partial sums through Y), rows
+  // split 7 + 6 and over two row groups (49 = 48 + 1), a column tail past 32, a 16-column panel.
+  for (bool t : {false, true}) {
+    out.push_back(EngineFC("PACKED", t, 13, 900, 40));
+    out.push_back(EngineFC("PACKED", t, 49, 3, 33));
+    out.push_back(EngineFC("PACKED", t, 17, 11, 16, true));
+    out.push_back(EngineFC("PACKED", t, 5, 1700, 7, true));  // fused Relu after the last of 3 K blocks only
+  }
 #ifdef HETNET_WITH_DNNL
   for (bool t : {false, true}) {
     out.push_back(EngineFC("DNNL", t, 1, 7, 5, true));  // the GEMV fallback, which applies the Relu itself

@@ -1,0 +1,87 @@
+// FC and FCTransposed, PACKED engine: hetnet's own GEMM with the weights packed once into 32-column
+// panels (device/cpu_packed_gemm.h), bias and fused Relu applied in the kernel's store. First in the
+// CPU engines' default order (core/operator.cc): measured faster than oneDNN's inner product on the
+// FC shapes with more than one row (benchmarks/RESULTS.md). Same arguments, checks and messages as FCOp /
+// FCTransposedOp. The packed weight is kept per weight version and shared by every instance
+// (device/prepared_weights.h), so a weight written in place (an optimizer step, FeedBlob) is repacked
+// at the next run.
+// What it does not run goes to the engine the CPU default would pick next (DNNL, else the default
+// kernels): single rows (M = 1: Eigen's GEMV, split over the threads, is as fast without packing),
+// other dtypes, CPUs without AVX-512, and weights rewritten before every run (training).
+#include <memory>
+
+#include "core/inference_fusion.h"
+#include "device/cpu_packed_gemm.h"
+#include "operators/fc_engine_dims.h"
+
+namespace hetnet {
+namespace {
+
+template <bool kTransposed>
+class PackedFCOp final : public Operator<CPUContext> {
+ public:
+  PackedFCOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<CPUContext>(def, ws),
+        axis_(GetSingleArgument<int>("axis", 1)),
+        axis_w_(GetSingleArgument<int>("axis_w", 1)),
+        relu_(FusedReluArgument(def)),
+        ws_(ws) {}
+
+  void RunOnDevice() override {
+    if (!cpu_gemm::Supported()) return RunFallback();
+    for (int i = 0; i < 3; ++i)
+      if (Input(i).dtype() != DataType::Float) return RunFallback();
+    const Tensor& X = Input(0);
+    const Tensor& W = Input(1);
+    const Tensor& b = Input(2);
+    const FCDims d = ComputeFCEngineDims<kTransposed>(def(), X, W, b, axis_, axis_w_);
+    if (d.M <= 1 || d.N == 0 || WrittenBetweenRuns(W)) return RunFallback();
+    const float* w = W.data<float>();
+    const cpu_gemm::PackSource source{kTransposed, d.K, d.N};
+    const cpu_gemm::PackedMatrix& packed = weight_.Get(W, source, cpu_gemm::PackedWeightCache(), [&] {
+      return kTransposed ? cpu_gemm::PackedMatrix::FromRowMajor(w, d.K, d.N)
+                         : cpu_gemm::PackedMatrix::FromTransposed(w, d.N, d.K);
+    });
+    Tensor* Y = Output(0, d.y_shape, DataType::Float);
+    cpu_gemm::GemmPacked(d.M, X.data<float>(), d.K, packed, b.data<float>(), relu_, Y->mutable_data<float>(), d.N,
+                         math::CpuWorkers());
+  }
+
+ private:
+  // True from the second run in a row that finds W rewritten since the run before (training: an
+  // optimizer updates it every iteration), when repacking would cost more than packing saves (a
+  // 512 x 784 pack is about half a batch-64 GEMM). Storage owned elsewhere is not tracked (its
+  // writes are seen only by the prepared weight's checksum).
+  bool WrittenBetweenRuns(const Tensor& W) {
+    const uint64_t id = W.storage_id(), generation = W.write_generation();
+    written_runs_ = id == last_id_ && generation != last_generation_ ? written_runs_ + 1 : 0;
+    last_id_ = id;
+    last_generation_ = generation;
+    if (written_runs_ >= 2) weight_.Reset();  // let the stale packed copy go
+    return written_runs_ >= 2;
+  }
+
+  void RunFallback() {
+    if (!fallback_) {
+      caffe2::OperatorDef def = this->def();
+      def.set_engine("DNNL");  // absent from the build: the default kernels (ResolveEngine)
+      fallback_ = CreateOperator(def, ws_);
+    }
+    fallback_->Run();  // it reads fused_activation itself
+  }
+
+  int axis_, axis_w_;
+  bool relu_;  // fused_activation "Relu"
+  Workspace* ws_;
+  PreparedWeight<cpu_gemm::PackSource, cpu_gemm::PackedMatrix> weight_;
+  uint64_t last_id_ = 0, last_generation_ = 0;
+  int written_runs_ = 0;
+  std::unique_ptr<OperatorBase> fallback_;
+};
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR_WITH_ENGINE(FC, PACKED, PackedFCOp<false>);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(FCTransposed, PACKED, PackedFCOp<true>);
+
+}  // namespace hetnet
