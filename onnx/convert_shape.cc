@@ -52,6 +52,28 @@ void Gather(ConvertContext& c) {
   if (rank >= 0 && irank >= 0) c.SetRank(c.out(0), rank - 1 + irank);
 }
 
+// Slice with starts / ends / axes / steps computed at run time, or steps other than 1: our CPU
+// OnnxSlice (ONNX's semantics), the inputs passed on.
+void RuntimeSlice(ConvertContext& c) {
+  std::vector<std::string> ins{c.in(0), c.in(1), c.in(2)};
+  if (c.has_in(3)) {
+    ins.push_back(c.in(3));
+  } else if (c.has_in(4)) {  // steps without axes: the default axes 0..n-1, n the number of starts
+    const ConstTensor* k = c.Const(c.in(1));
+    const auto* d = c.Dims(c.in(1));
+    const int64_t n = k ? k->numel() : d && d->size() == 1 ? (*d)[0] : -1;
+    if (n < 0) c.Refuse("steps without axes need the number of starts at import time");
+    ConstTensor axes;
+    axes.dtype = caffe2::TensorProto::INT64;
+    axes.dims = {n};
+    for (int64_t i = 0; i < n; ++i) axes.integer.push_back(i);
+    ins.push_back(c.AddConst(c.out(0) + "_axes", std::move(axes)));
+  }
+  if (c.has_in(4)) ins.push_back(c.in(4));
+  c.Emit("OnnxSlice", ins, {c.out(0)});
+  c.SetRank(c.out(0), c.Rank(c.in(0)));
+}
+
 // ONNX Slice (Python-style negatives, clamping, optional axes and steps) as our Slice over the
 // leading dims: a negative ONNX index v (dim + v) is our v - 1 (dim + 1 + (v - 1)).
 void Slice(ConvertContext& c) {
@@ -61,6 +83,11 @@ void Slice(ConvertContext& c) {
     ends = c.Ints("ends");
     axes = c.Ints("axes");
   } else {
+    bool runtime = false;
+    for (int i = 1; i < 5; ++i) runtime |= c.has_in(i) && !c.Const(c.in(i));
+    if (!runtime && c.has_in(4))
+      for (int64_t s : c.RequireConst(4, "steps").Ints("steps")) runtime |= s != 1;
+    if (runtime) return RuntimeSlice(c);
     starts = c.RequireConst(1, "starts").Ints("starts");
     ends = c.RequireConst(2, "ends").Ints("ends");
     if (c.has_in(3)) axes = c.RequireConst(3, "axes").Ints("axes");

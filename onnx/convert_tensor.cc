@@ -94,6 +94,13 @@ void Split(ConvertContext& c) {
   std::vector<std::string> outs;
   for (int i = 0; i < c.num_outputs(); ++i) outs.push_back(c.has_out(i) ? c.out(i) : c.Fresh("split_unused"));
   std::vector<int64_t> split;
+  if (c.has_in(1) && !c.Const(c.in(1))) {  // sizes computed at run time: our Split's int32 input 1
+    const std::string sizes = c.Fresh(c.out(0) + "_split_sizes");
+    AddArg(c.Emit("Cast", {c.in(1)}, {sizes}), "to", static_cast<int64_t>(caffe2::TensorProto::INT32));
+    AddArg(c.Emit("Split", {c.in(0), sizes}, outs), "axis", c.Int("axis", 0));
+    for (const auto& o : outs) c.SetRank(o, c.Rank(c.in(0)));
+    return;
+  }
   if (c.has_in(1)) split = c.RequireConst(1, "split").Ints("split");  // opsets 1 and >= 13
   else if (c.opset() < 13) split = c.Ints("split");
   if (split.empty() && c.opset() >= 18 && c.Has("num_outputs")) {
@@ -115,7 +122,20 @@ void Split(ConvertContext& c) {
   for (const auto& o : outs) c.SetRank(o, c.Rank(c.in(0)));
 }
 
+// Squeeze / Unsqueeze with axes computed at run time (opset >= 13): our CPU OnnxSqueeze /
+// OnnxUnsqueeze; the output's rank is known when the axes' length and the input's rank are.
+bool RuntimeAxes(ConvertContext& c, const std::string& type) {
+  if (c.opset() < 13 || !c.has_in(1) || c.Const(c.in(1))) return false;
+  c.Emit(type, {c.in(0), c.in(1)}, {c.out(0)});
+  const auto* a = c.Dims(c.in(1));
+  const int rank = c.Rank(c.in(0));
+  if (a && a->size() == 1 && (*a)[0] >= 0 && rank >= 0)
+    c.SetRank(c.out(0), rank + static_cast<int>(type == "OnnxUnsqueeze" ? (*a)[0] : -(*a)[0]));
+  return true;
+}
+
 void Squeeze(ConvertContext& c) {
+  if (RuntimeAxes(c, "OnnxSqueeze")) return;
   bool given = false;
   std::vector<int64_t> axes = AxesOf(c, 13, &given);
   const auto* d = c.Dims(c.in(0));
@@ -138,6 +158,7 @@ void Squeeze(ConvertContext& c) {
 }
 
 void Unsqueeze(ConvertContext& c) {
+  if (RuntimeAxes(c, "OnnxUnsqueeze")) return;
   bool given = false;
   std::vector<int64_t> axes = AxesOf(c, 13, &given);
   if (!given) HN_THROW(kInvalidArgument, "Unsqueeze: axes are required");

@@ -141,3 +141,20 @@ def test_unary_math_and_bitwise():
     for op in ["BitwiseAnd", "BitwiseOr", "BitwiseXor"]:
         _Check(oh.make_node(op, ["a", "b"], ["c"]), {"a": a, "b": b})
     _Check(oh.make_node("BitwiseNot", ["a"], ["c"]), {"a": a})
+
+
+def test_slice_squeeze_unsqueeze_split_with_runtime_inputs():
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    for starts, ends, axes, steps in [((0, -1), (3, -100), (0, 2), (2, -2)), ((-2,), (100,), (-2,), (1,)),
+                                      ((4, 1), (0, 0), (2, 1), (-1, 1)), ((0,), (1,), (0,), (5,))]:
+        _Check(oh.make_node("Slice", ["x", "s", "e", "a", "p"], ["y"]),
+               {"x": x, "s": i64(*starts), "e": i64(*ends), "a": i64(*axes), "p": i64(*steps)})
+    _Check(oh.make_node("Slice", ["x", "s", "e"], ["y"]), {"x": x, "s": i64(1, 1), "e": i64(3, -1)})
+    # constant steps other than 1 also go to OnnxSlice
+    _Check(oh.make_node("Slice", ["x", "s", "e", "", "p"], ["y"]), {"x": x, "s": i64(-1), "e": i64(-100)},
+           consts={"p": i64(-1)})
+    s = np.ones((1, 3, 1, 2), np.int32)
+    _Check(oh.make_node("Squeeze", ["x", "a"], ["y"]), {"x": s, "a": i64(-2, 0)})
+    _Check(oh.make_node("Unsqueeze", ["x", "a"], ["y"]), {"x": x, "a": i64(-1, 1)})
+    _Check(oh.make_node("Split", ["x", "sp"], ["y0", "y1", "y2"], axis=2), {"x": x, "sp": i64(1, 0, 4)})
