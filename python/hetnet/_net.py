@@ -7,7 +7,17 @@ from hetnet.proto import caffe2_pb2
 # Python creation lines of ops built through Net, keyed by net name, then op index (like Caffe2's
 # workspace.operator_tracebacks). Used to fill debug_info when a NetDef goes to the C++ runtime.
 operator_tracebacks = {}
+# The Python function that created each op (for PopulateProtoWithFileName), keyed like the above.
+operator_functions = {}
 _names_lock = threading.Lock()
+
+
+class _BlobList(list):
+    """A list that returns itself when called: Net.external_inputs is a property in Caffe2 and
+    was a method in hetnet; both spellings work."""
+
+    def __call__(self):
+        return self
 
 
 class Net(object):
@@ -30,6 +40,7 @@ class Net(object):
 
     def __init__(self, name_or_proto):
         self._input_record = None
+        self._registered_blob_names = set()
         self._next_name_index = 0
         self._next_blob_name_ids = {}
         if isinstance(name_or_proto, caffe2_pb2.NetDef):
@@ -80,11 +91,32 @@ class Net(object):
             self._next_name_index += 1
         return str(output_name)
 
-    def NextBlob(self, prefix=None):
-        return core.BlobReference(self.NextName(prefix), self)
+    def NextBlob(self, prefix="unnamed"):
+        """A blob name not defined in this net nor returned before: `prefix`, else
+        `prefix_auto_<k>` (Caffe2's rule; the name does not depend on the net's name)."""
+        base = str(prefix)
+        name, index = base, 0
+        while name in self._registered_blob_names or self.BlobIsDefined(name):
+            name = "{}_auto_{}".format(base, index)
+            index += 1
+        self._registered_blob_names.add(name)
+        return core.BlobReference(name)
 
-    def NextScopedBlob(self, prefix=None):
-        return core.ScopedBlobReference(self.NextName(prefix), net=self)
+    def NextScopedBlob(self, prefix="unnamed"):
+        """NextBlob of the prefix in the current name scope."""
+        return self.NextBlob(core.ScopedName(str(prefix)))
+
+    def GetBlobRef(self, blob_name):
+        blob_name = str(blob_name)
+        assert self.BlobIsDefined(blob_name), "Net does not define blob {}".format(blob_name)
+        return core.BlobReference(blob_name, self)
+
+    def _CheckLookupTables(self):
+        """For tests: the defined-blob table matches the proto (external inputs and op outputs)."""
+        from_proto = set(self._net.external_input)
+        for op in self._net.op:
+            from_proto.update(op.output)
+        assert from_proto == self._net_blob_names, (from_proto ^ self._net_blob_names)
 
     # ---- external inputs/outputs ----
     def AddExternalInput(self, *inputs):
@@ -117,11 +149,14 @@ class Net(object):
     def AddExternalOutputs(self, *outputs):
         return self.AddExternalOutput(*outputs)
 
+    @property
     def external_inputs(self):
-        return [core.BlobReference(b, self) for b in self._net.external_input]
+        """The external inputs as BlobReferences (a property, as Caffe2's; calling it works too)."""
+        return _BlobList(core.BlobReference(b, self) for b in self._net.external_input)
 
+    @property
     def external_outputs(self):
-        return [core.BlobReference(b, self) for b in self._net.external_output]
+        return _BlobList(core.BlobReference(b, self) for b in self._net.external_output)
 
     # ---- ops ----
     def _ExtendOps(self, new_ops, locations=None):
@@ -145,9 +180,11 @@ class Net(object):
         elif isinstance(outputs, int):
             outputs = [self.NextName(prefix=op_type, output_id=i) for i in range(outputs)]
         outputs = core._RectifyInputOutput(outputs, net=self)
-        location = core.CallerLocation()
+        where = core.CallerFrame()
         op = core.CreateOperator(op_type, inputs, outputs, debug_info="", **kwargs)
-        self._ExtendOps([op], [location])
+        self._ExtendOps([op], ["{}:{}".format(where[0], where[1]) if where else ""])
+        if where:
+            operator_functions.setdefault(self._net.name, {})[len(self._net.op) - 1] = where[2]
         from hetnet import _workspace_compat
         _workspace_compat._OnOperatorAdded(op)  # runs it now in immediate mode
         refs = [core.BlobReference(str(o), self) for o in outputs]
@@ -166,8 +203,14 @@ class Net(object):
         return sorted(set(dir(type(self)) | set(self.__dict__) | set(core._KnownOperatorTypes())))
 
     # ---- whole-net changes ----
-    def Clone(self, name, blob_remap=None, op_id_mask=None, keep_schema=True):
-        """A copy named `name` (made unique), with blobs renamed by blob_remap."""
+    def Clone(self, name, blob_remap=None, op_id_mask=None, remap_funcs=None, keep_schema=True,
+              update_external_list=False):
+        """A copy named `name` (made unique), with blobs renamed by blob_remap, keeping the ops whose
+        index is in op_id_mask (default all). With update_external_list the external inputs become
+        the blobs read before any kept op writes them and the external outputs the blobs written
+        and not read afterwards, as Caffe2."""
+        if remap_funcs:
+            raise NotImplementedError("Net.Clone: remap_funcs is not supported by hetnet")
         remap = {str(k): str(v) for k, v in (blob_remap or {}).items()}
         proto = caffe2_pb2.NetDef()
         proto.CopyFrom(self._net)
@@ -192,15 +235,102 @@ class Net(object):
             kept.append(new_op)
             kept_locations.append(locations.get(i, ""))
         new_net._ExtendOps(kept, kept_locations)
+        if update_external_list:
+            new_net._UpdateExternalLists()
         return new_net
+
+    def _UpdateExternalLists(self):
+        produced, read_after, inputs = set(), set(), []
+        for op in self._net.op:
+            for b in op.input:
+                if b in produced:
+                    read_after.add(b)
+                elif b not in inputs:
+                    inputs.append(b)
+            produced.update(op.output)
+        outputs = []
+        for op in self._net.op:
+            outputs.extend(b for b in op.output if b not in read_after and b not in outputs)
+        del self._net.external_input[:]
+        del self._net.external_output[:]
+        self._net.external_input.extend(inputs)
+        self._net.external_output.extend(outputs)
+        self._net_blob_names = set(inputs) | produced
+
+    def ClonePartial(self, name, inputs, outputs, remap_funcs=None):
+        """Only the ops needed for outputs given inputs (hetnet/_ssa.py); (new net, outputs)."""
+        from hetnet import _ssa
+        return _ssa.ClonePartial(self, name, inputs, outputs, remap_funcs)
+
+    def PopulateProtoWithFileName(self):
+        """Names each op '<file>:<line>:<function>' of the Python line that created it (Caffe2's
+        aid for reading error messages)."""
+        locations = operator_tracebacks.get(self._net.name, {})
+        functions = operator_functions.get(self._net.name, {})
+        for index, op in enumerate(self._net.op):
+            if index in locations:
+                op.name = "{}:{}".format(locations[index], functions.get(index, "<unknown>"))
+
+    def reroute_tensor(self, tensor, new_producer, can_modify=None):
+        """Inserts new_producer (an OperatorDef reading `tensor`) right after the op that writes
+        tensor (first, for an external input) and makes the consumers in can_modify read its first
+        output instead. Returns how many consumers changed. Assumes tensor is written once."""
+        tensor = str(tensor)
+        if tensor in self._net.external_input:
+            index = -1
+        else:
+            assert tensor in new_producer.input, "new producer {} is not taking in {}".format(
+                new_producer.type, tensor)
+            index = next((i for i, op in enumerate(self._net.op) if tensor in op.output), None)
+            assert index is not None, "the tensor {} is not generated by any op".format(tensor)
+        new_tensor = new_producer.output[0]
+        ops = list(self._net.op)
+        ops.insert(index + 1, new_producer)
+        for table in (operator_tracebacks, operator_functions):  # creation lines follow their ops
+            old = table.get(self._net.name, {})
+            table[self._net.name] = {(i + 1 if i > index else i): v for i, v in old.items()}
+        del self._net.op[:]
+        self._net.op.extend(ops)
+        self._net_blob_names.update(new_producer.output)
+        count = 0
+        for op in self._net.op[index + 2:]:
+            if can_modify is not None and op in can_modify:
+                renamed = [new_tensor if b == tensor else b for b in op.input]
+                del op.input[:]
+                op.input.extend(renamed)
+                count += 1
+        return count
+
+    def set_input_record(self, input_record):
+        """Sets the net's input record (a schema.Struct); a record without blobs gets new ones under
+        the net's name scope. Its blobs become external inputs."""
+        from hetnet import schema
+        assert self._input_record is None or (
+            input_record.has_blobs() and
+            set(input_record.field_blobs()) == set(self._input_record.field_blobs())), \
+            "Input schema cannot be reset"
+        if not input_record.has_blobs():
+            with core.NameScope(self.Name()):
+                self._input_record = schema.NewRecord(self, input_record)
+        else:
+            self._input_record = input_record
+        for blob in self._input_record.field_blobs():
+            if str(blob) not in self._net.external_input:
+                self.AddExternalInput(blob)
+        return self._input_record
+
+    def input_record(self):
+        return self._input_record
 
     def AppendNet(self, net, device_option=None):
         """Appends the ops of `net` (a Net or NetDef) and its external inputs/outputs (Caffe2's
         Net.AppendNet); with device_option, the appended ops get it."""
         proto = net.Proto() if isinstance(net, Net) else net
         # Inputs this net already has or produces are not external (Caffe2's rule).
-        self._net.external_input.extend([b for b in proto.external_input if b not in self._net.external_input
-                                         and b not in self._net_blob_names])
+        new_inputs = [b for b in proto.external_input if b not in self._net.external_input
+                      and b not in self._net_blob_names]
+        self._net.external_input.extend(new_inputs)
+        self._net_blob_names.update(new_inputs)
         self._net.external_output.extend([b for b in proto.external_output if b not in self._net.external_output])
         ops = []
         for op in proto.op:

@@ -203,6 +203,21 @@ def iter(model, blob_out, **kwargs):  # noqa: A001 (Caffe2's name)
                           **kwargs)
 
 
+def image_input(model, blob_in, blob_out, order="NCHW", use_gpu_transform=False, **kwargs):
+    """Caffe2's ImageInput reader op (NCHW: its NHWC output goes through NHWC2NCHW to blob_out[0]).
+    hetnet has no ImageInput kernel (no image database readers), so such a net can be built,
+    edited and exported (e.g. by ExtractPredictorNet) but not created."""
+    assert "is_test" in kwargs, "Argument 'is_test' is required"
+    blob_out = [str(b) for b in blob_out]
+    if order == "NCHW" and not use_gpu_transform:
+        outputs = list(_op(model, "ImageInput", blob_in, [blob_out[0] + "_nhwc"] + blob_out[1:], **kwargs))
+        outputs[0] = _op(model, "NHWC2NCHW", outputs[0], blob_out[0])
+        return tuple(outputs)
+    if use_gpu_transform:
+        kwargs["use_gpu_transform"] = 1
+    return _op(model, "ImageInput", blob_in, blob_out, order=order, **kwargs)
+
+
 # ---- registry and argument merging ----
 
 _HELPERS = {}
@@ -230,7 +245,11 @@ def _wrap(func):
 
 
 def Register(helper):
-    """Adds a helper function (model, ...) -> outputs to brew."""
+    """Adds a helper function (model, ...) -> outputs to brew; a name already taken raises
+    AttributeError, as Caffe2's."""
+    if helper.__name__ in _HELPERS:
+        raise AttributeError("Helper {} already exists. Please change your helper name.".format(
+            helper.__name__))
     _HELPERS[helper.__name__] = helper
     globals()[helper.__name__] = _wrap(helper)
     return globals()[helper.__name__]
@@ -242,6 +261,6 @@ def has_helper(helper_or_name):
 
 
 for _helper in (fc, conv, relu, sigmoid, tanh, softmax, max_pool, average_pool, spatial_bn, dropout,
-                concat, sum, accuracy, iter):
+                concat, sum, accuracy, iter, image_input):
     Register(_helper)
 del _helper

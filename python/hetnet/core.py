@@ -61,10 +61,6 @@ def IsOperator(op_type):
     return op_type in _KnownOperatorTypes()
 
 
-def IsOperatorWithEngine(op_type, engine):
-    return any(engine in _C.operator_engines(op_type, d) for d in (0, 1))
-
-
 def NearbyOperatorNames(op_type, limit=3):
     return list(_C.nearby_opnames(op_type, limit))
 
@@ -217,6 +213,13 @@ def MakeArgument(key, value):
 
 def CallerLocation():
     """'file:line' of the innermost caller outside the hetnet/caffe2 packages and contextlib."""
+    where = CallerFrame()
+    return "{}:{}".format(where[0], where[1]) if where else ""
+
+
+def CallerFrame():
+    """(file, line, function) of the innermost caller outside the hetnet/caffe2 packages and
+    contextlib, or None."""
     frame = sys._getframe(1)
     package_root = os.path.dirname(_PACKAGE_DIRS[0].rstrip(os.sep)) + os.sep
     while frame is not None:
@@ -225,9 +228,9 @@ def CallerLocation():
                   or filename.startswith(package_root + "caffe2" + os.sep)
                   or os.path.basename(filename) == "contextlib.py")
         if not inside:
-            return "{}:{}".format(frame.f_code.co_filename, frame.f_lineno)
+            return (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
-    return ""
+    return None
 
 
 def _ToStringList(blobs):
@@ -238,15 +241,27 @@ def _ToStringList(blobs):
     return [b.decode("utf-8") if isinstance(b, bytes) else str(b) for b in blobs]
 
 
+def _AsBlobList(blobs):
+    """None -> []; a name or BlobReference, list or tuple as given; other iterables (a proto's
+    repeated field, a generator) -> list."""
+    if blobs is None:
+        return []
+    if isinstance(blobs, (str, bytes, BlobReference, list, tuple)):
+        return blobs
+    return list(blobs)
+
+
 def CreateOperator(operator_type, inputs, outputs, name="", control_input=None, device_option=None,
                    arg=None, engine=None, debug_info=None, **kwargs):
     """An OperatorDef. The device option is the given one, else the current DeviceScope, else unset.
+    Blob names given as str get the current NameScope prefix; BlobReferences are kept as named.
     kwargs become arguments (see MakeArgument); None values are skipped."""
     operator = caffe2_pb2.OperatorDef()
     operator.type = operator_type
     operator.name = name
-    operator.input.extend(_ToStringList(inputs))
-    operator.output.extend(_ToStringList(outputs))
+    # As Caffe2: str names get the current name scope, BlobReferences are used as they are.
+    operator.input.extend(str(b) for b in _RectifyInputOutput(_AsBlobList(inputs)))
+    operator.output.extend(str(b) for b in _RectifyInputOutput(_AsBlobList(outputs)))
     if control_input:
         operator.control_input.extend(_ToStringList(control_input))
     if device_option is not None:
@@ -269,11 +284,16 @@ def CreateOperator(operator_type, inputs, outputs, name="", control_input=None, 
     return operator
 
 
-def InjectCrossDeviceCopies(net, blob_to_device=None):
+def InjectCrossDeviceCopies(net, blob_to_device=None, blob_remap=None, placeHolderOps=None):
     """Runs the C++ cross-device copy pass (hetnet::CrossDeviceCopyPass) on a Net or NetDef.
 
     blob_to_device maps external inputs to DeviceOptions (default: the net's device option, else
-    CPU). Returns (new Net, {blob: DeviceOption}) where the dict gives every blob's device."""
+    CPU). Returns (new Net, {blob: DeviceOption}) where the dict gives every blob's device.
+    placeHolderOps (op types without a schema, e.g. send/receive stand-ins) are accepted as in
+    Caffe2: like any op without a schema, their blobs are taken to live on the op's device.
+    blob_remap (Caffe2's renaming of copies) is not supported."""
+    if blob_remap:
+        raise NotImplementedError("InjectCrossDeviceCopies: blob_remap is not supported by hetnet")
     proto = net.Proto() if isinstance(net, Net) else net
     devices = {}
     for blob, option in (blob_to_device or {}).items():
@@ -495,6 +515,26 @@ def get_ssa(net, blob_versions=None):
     return ssa, blob_versions
 
 
+def IsOperatorWithEngine(op_type, engine):
+    """True when op_type has a kernel with that engine ('DEFAULT': the default engine)."""
+    engine = "" if engine == "DEFAULT" else engine
+    return any(engine in _C.operator_engines(op_type, d) for d in (0, 1))
+
+
+def device_option_equal(opt1, opt2, ignore_node_name=True, ignore_random_seed=True):
+    """Caffe2's comparison of DeviceOptions: CPU options are equal whatever their device_id;
+    node_name and random_seed count only when not ignored."""
+    if opt1 is None or opt2 is None:
+        return opt1 is opt2
+    if not ignore_node_name and opt1.node_name != opt2.node_name:
+        return False
+    if not ignore_random_seed and opt1.random_seed != opt2.random_seed:
+        return False
+    if not opt1.device_type or not opt2.device_type:
+        return not opt1.device_type and not opt2.device_type
+    return opt1.device_type == opt2.device_type and opt1.device_id == opt2.device_id
+
+
 def CopyDeviceOption(op, src_op):
     """Copies src_op's device option into op (when src_op has one); returns op."""
     if src_op.HasField("device_option"):
@@ -504,3 +544,4 @@ def CopyDeviceOption(op, src_op):
 
 from hetnet._net import Net, NetProtoForRuntime  # noqa: E402,F401
 from hetnet._plan import ExecutionStep, Plan  # noqa: E402,F401
+from hetnet._ssa import get_undefined_blobs, get_output_producers, get_op_ids_in_path  # noqa: E402,F401

@@ -3,11 +3,15 @@ caffe2.python.model_helper."""
 import logging
 
 from hetnet import core, scope
+from hetnet.proto import caffe2_pb2
 
 log = logging.getLogger(__name__)
 
 
 from hetnet.modeling.parameter_info import ParameterInfo, ParameterTags  # noqa: E402,F401
+
+
+_PARAM_INIT_SUFFIX = "/param_init_net"
 
 
 class Initializer(object):
@@ -166,6 +170,38 @@ class ModelHelper(object):
                 infos.append(info)
         return infos
 
+    # ---- checks and whole-model nets ----
+    def _Validate(self):
+        """The parameter names that appear more than once in self.params (sorted, each once)."""
+        names = sorted(str(p) for p in self.params)
+        return sorted({a for a, b in zip(names, names[1:]) if a == b})
+
+    def Validate(self):
+        dupes = self._Validate()
+        assert dupes == [], "Duplicate params: {}".format(dupes)
+
+    def GetCompleteNet(self):
+        """One net: param_init_net's ops (debug_info suffixed '/param_init_net') then net's, with
+        net's execution type, as Caffe2's; ConstructInitTrainNetfromNet splits it again."""
+        new_net = self.param_init_net.Clone(self.name + "_complete_net", keep_schema=True)
+        for op in new_net.Proto().op:
+            op.debug_info = op.debug_info + _PARAM_INIT_SUFFIX
+        new_net.AppendNet(self.net)
+        if self.net.Proto().HasField("type"):
+            new_net.Proto().type = self.net.Proto().type
+        return new_net
+
+    def ConstructInitTrainNetfromNet(self, net):
+        """Sets param_init_net and net from a net made by GetCompleteNet (ops whose debug_info ends
+        in '/param_init_net' go to the init net), with their external lists recomputed."""
+        param_ops, train_ops = [], []
+        for idx, op in enumerate(net.Proto().op):
+            (param_ops if op.debug_info.endswith(_PARAM_INIT_SUFFIX) else train_ops).append(idx)
+        self.param_init_net = net.Clone(net.Name() + "/generated_param_init_net", keep_schema=True,
+                                        op_id_mask=param_ops, update_external_list=True)
+        self.net = net.Clone(net.Name() + "/generated_net", keep_schema=True, op_id_mask=train_ops,
+                             update_external_list=True)
+
     # ---- everything else goes to the forward net ----
     def __getattr__(self, op_type):
         if op_type.startswith("__") or op_type.startswith("_"):
@@ -178,3 +214,55 @@ class ModelHelper(object):
 
     def __dir__(self):
         return sorted(set(dir(type(self)) | set(self.__dict__)))
+
+
+def ExtractPredictorNet(net_proto, input_blobs, output_blobs, device=None, renames=None,
+                        disabled_inputs=None):
+    """A prediction net cut out of a training net, as Caffe2's: the ops from the first one reading
+    an input blob (StopGradient aside) to the last one writing an output blob, keeping those whose
+    inputs are known (the net's external inputs and input_blobs, minus disabled_inputs, plus what
+    kept ops write). renames renames blobs; device sets every kept op's device. An op with
+    is_test=0 is refused. Returns (core.Net, [external inputs other than the inputs: the
+    parameters to export])."""
+    renames = {str(k): str(v) for k, v in (renames or {}).items()}
+    inputs = {str(b) for b in input_blobs}
+    outputs = {str(b) for b in output_blobs}
+    orig_inputs, orig_outputs = set(net_proto.external_input), set(net_proto.external_output)
+    known = (orig_inputs | inputs) - set(str(b) for b in (disabled_inputs or []))
+    ops = list(net_proto.op)
+    starts = [j for j, op in enumerate(ops) if inputs & set(op.input) and op.type != "StopGradient"]
+    ends = [j for j, op in enumerate(ops) if outputs & set(op.output)]
+    if not starts:
+        raise ValueError("ExtractPredictorNet: no operator reads the inputs {}".format(sorted(inputs)))
+    if not ends:
+        raise ValueError("ExtractPredictorNet: no operator writes the outputs {}".format(sorted(outputs)))
+    proto = caffe2_pb2.NetDef()
+    proto.name = net_proto.name + "_predict"
+    ext_in, ext_out = set(inputs), set(outputs)
+    for op in ops[min(starts):max(ends) + 1]:
+        if not known.issuperset(op.input):
+            continue
+        if any(a.name == "is_test" and a.i == 0 for a in op.arg):
+            raise ValueError("ExtractPredictorNet: an operator has is_test=0; extract the predictor from "
+                             "a test model, not a training one. Op: {}".format(op))
+        kept = proto.op.add()
+        kept.CopyFrom(op)
+        if device is not None:
+            kept.device_option.device_type = device.device_type
+            kept.device_option.device_id = device.device_id
+        known.update(op.output)
+        ext_in.update(set(op.input) & orig_inputs)
+        ext_out.update(set(op.output) & orig_outputs)
+
+    def renamed(names):
+        return [renames.get(n, n) for n in names]
+
+    proto.external_input.extend(renamed(sorted(ext_in)))
+    proto.external_output.extend(renamed(sorted(ext_out)))
+    for op in proto.op:
+        for field in (op.input, op.output):
+            new = renamed(field)
+            del field[:]
+            field.extend(new)
+    renamed_inputs = set(renamed(inputs))
+    return core.Net(proto), [b for b in proto.external_input if b not in renamed_inputs]
