@@ -167,43 +167,6 @@ void Cast(ConvertContext& c) {
   c.SameDims(c.out(0), c.in(0));
 }
 
-// Mod in float64: x - y * trunc(x / y) (fmod = 1, C's sign) or x - y * floor(x / y) (fmod = 0, the
-// divisor's sign), trunc as a cast to int64 and back; the result cast to the input type.
-void Mod(ConvertContext& c) {
-  const auto dt = c.Dtype(c.in(0));
-  if (dt != caffe2::TensorProto::FLOAT && dt != caffe2::TensorProto::DOUBLE && dt != caffe2::TensorProto::INT32 &&
-      dt != caffe2::TensorProto::INT64)
-    c.Refuse("only float, double, int32 and int64 inputs declared by the model are supported");
-  auto cast = [&c](const std::string& x, caffe2::TensorProto::DataType to, const std::string& out) {
-    AddArg(c.Emit("Cast", {x}, {out}), "to", static_cast<int64_t>(to));
-    return out;
-  };
-  const auto f64 = caffe2::TensorProto::DOUBLE;
-  const std::string x = dt == f64 ? c.in(0) : cast(c.in(0), f64, c.Fresh(c.out(0) + "_x64"));
-  const std::string y = dt == f64 ? c.in(1) : cast(c.in(1), f64, c.Fresh(c.out(0) + "_y64"));
-  const std::string q = c.Fresh(c.out(0) + "_quotient");
-  c.Emit("Div", {x, y}, {q});
-  std::string whole = cast(cast(q, caffe2::TensorProto::INT64, c.Fresh(c.out(0) + "_trunc_int")), f64,
-                           c.Fresh(c.out(0) + "_trunc"));
-  if (c.Int("fmod", 0) == 0) {  // floor: one less where truncation rounded up
-    ConstTensor one;
-    one.dtype = f64;
-    one.real = {1.0};
-    const std::string up = c.Fresh(c.out(0) + "_rounded_up"), less = c.Fresh(c.out(0) + "_trunc_minus_1"),
-                      floor = c.Fresh(c.out(0) + "_floor");
-    c.Emit("LT", {q, whole}, {up});
-    c.Emit("Sub", {whole, c.AddConst(c.out(0) + "_one", std::move(one))}, {less});
-    c.Emit("Where", {up, less, whole}, {floor});
-    whole = floor;
-  }
-  const std::string yw = c.Fresh(c.out(0) + "_multiple");
-  const std::string r = dt == f64 ? c.out(0) : c.Fresh(c.out(0) + "_r64");
-  c.Emit("Mul", {y, whole}, {yw});
-  c.Emit("Sub", {x, yw}, {r});
-  if (dt != f64) cast(r, dt, c.out(0));
-  BroadcastDims(c, c.out(0), c.in(0), c.in(1));
-}
-
 }  // namespace
 
 void RegisterMoreMathConverters(ConverterRegistry& r);  // convert_more_math.cc
@@ -333,7 +296,10 @@ void RegisterMathConverters(ConverterRegistry& r) {
     BroadcastDims(c, c.out(0), c.in(0), c.in(1));
   });
   r.Add("Cast", Cast);
-  r.Add("Mod", Mod);
+  r.Add("Mod", [](ConvertContext& c) {  // our CPU OnnxMod (numpy's / C's semantics by fmod)
+    AddArg(c.Emit("OnnxMod", {c.in(0), c.in(1)}, {c.out(0)}), "fmod", c.Int("fmod", 0));
+    BroadcastDims(c, c.out(0), c.in(0), c.in(1));
+  });
   // CastLike: a Cast to input 1's type where the model declares it (or it is a constant); one that
   // hetnet tensors lack is refused as Cast refuses it; an undeclared one is read at run time (CastLike).
   r.Add("CastLike", [](ConvertContext& c) {

@@ -1,6 +1,6 @@
 // Harness cases for ONNX's elementwise ops added for the importer: Ceil, Floor, Round, the
-// trigonometric / hyperbolic functions, IsNaN, IsInf (operators/float_unary_ops.*) and BitwiseAnd /
-// Or / Xor / Not (operators/bitwise_ops.*). References are float64 <cmath> calls and, for the bitwise
+// trigonometric / hyperbolic functions, IsNaN, IsInf (operators/float_unary_ops.*), BitwiseAnd /
+// Or / Xor / Not (operators/bitwise_ops.*) and OnnxMod (operators/onnx_mod_op.*). References are float64 <cmath> calls and, for the bitwise
 // ops, the bits computed digit by digit (x mod 2, halved) on the two's complement value, so not the
 // kernels' C++ operators. The [onnx_elementwise] TEST_CASEs check refusals (wrong dtypes, shapes).
 #include <catch2/catch.hpp>
@@ -180,6 +180,51 @@ HN_OP_CASES(OnnxBitwise) {
   return c;
 }
 
+// Mod from a - b * floor(a / b) (fmod 0) or a - b * trunc(a / b) (fmod 1); an integer zero divisor
+// gives 0. Same shapes (broadcasting is the shared helper's, covered by the Bitwise cases).
+RefFn ModRef(bool c_fmod) {
+  return [c_fmod](const caffe2::OperatorDef&, const RefTensors& in) {
+    RefTensor y(in[0].shape, in[0].dtype);
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      const double a = in[0][i], b = in[1][i], q = a / b;
+      y[i] = b == 0 ? 0 : a - b * (c_fmod ? std::trunc(q) : std::floor(q));
+    }
+    return RefTensors{y};
+  };
+}
+
+HN_OP_CASES(OnnxMod) {
+  const std::vector<double> divisors = {3, -3, 7, -2, 5, 0, 1, -1, 4, -5, 2, 6};
+  std::vector<Case> c;
+  for (bool cf : {false, true})
+    for (DataType t : {DataType::Int8, DataType::Int32, DataType::Int64, DataType::Int16})
+      c.push_back(Case(std::string(DataTypeName(t)) + (cf ? " fmod 1" : " fmod 0"))
+                      .Def(Op("OnnxMod", {"A", "B"}, {"C"}, {Arg("fmod", cf ? 1 : 0)}))
+                      .Inputs({In({12}, t).Range(-100, 100), In({12}, t).Values(divisors)}).Ref(ModRef(cf)));
+  c.push_back(Case("uint8").Def(Op("OnnxMod", {"A", "B"}, {"C"}))
+                  .Inputs({In({6}, DataType::UInt8).Range(0, 255), In({6}, DataType::UInt8).Values({3, 7, 1, 0, 200, 9})})
+                  .Ref(ModRef(false)));
+  for (bool cf : {false, true})
+    for (DataType t : {DataType::Float, f64})
+      c.push_back(Case(std::string(DataTypeName(t)) + (cf ? " fmod 1" : " fmod 0"))
+                      .Def(Op("OnnxMod", {"A", "B"}, {"C"}, {Arg("fmod", cf ? 1 : 0)}))
+                      .Inputs({In({3, 4}, t).Range(-20, 20), In({3, 4}, t).Values({3, -3, 0.75, -2.5, 5, 1.5, 1, -1, 4, -5, 2, 6})})
+                      .Ref(ModRef(cf)));
+  // numpy's mod at the edges: signed zeros take the divisor's sign, x mod +-inf, NaN cases.
+  c.push_back(Case("fmod 0 edges").Def(Op("OnnxMod", {"A", "B"}, {"C"}))
+                  .Inputs({In({8}).Values({0, -0.0, -3, 3, kInf, 1, kNaN, 1}), In({8}).Values({-2, 2, kInf, -kInf, 2, 0, 2, kNaN})})
+                  .Check([](const caffe2::OperatorDef&, const RefTensors&, const RefTensors& out) -> std::string {
+                    const RefTensor& y = out[0];
+                    const bool ok = y[0] == 0 && std::signbit(y[0]) && y[1] == 0 && !std::signbit(y[1]) && y[2] == kInf &&
+                                    y[3] == -kInf && std::isnan(y[4]) && std::isnan(y[5]) && std::isnan(y[6]) &&
+                                    std::isnan(y[7]);
+                    return ok ? "" : "numpy's edge answers differ";
+                  })
+                  .NoShapeCheck());
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
 namespace {
 // Runs one def on CPU with the given tensors as inputs; returns the error text ("" when it ran).
 std::string RunError(const caffe2::OperatorDef& def, const std::vector<Tensor>& inputs) {
@@ -212,6 +257,10 @@ TEST_CASE("ONNX elementwise ops refuse wrong dtypes and shapes, naming op and bl
              Catch::Contains("BitwiseXor") && Catch::Contains("broadcast"));
   CHECK_THAT(RunError(Op("BitwiseNot", {"flags"}, {"c"}), {Filled({2}, DataType::Bool)}),
              Catch::Contains("BitwiseNot") && Catch::Contains("'flags'") && Catch::Contains("bool"));
+  CHECK_THAT(RunError(Op("OnnxMod", {"a", "b"}, {"c"}), {Filled({3}, DataType::Int32), Filled({3}, DataType::Int64)}),
+             Catch::Contains("OnnxMod") && Catch::Contains("'b'") && Catch::Contains("one dtype"));
+  CHECK_THAT(RunError(Op("OnnxMod", {"a", "b"}, {"c"}), {Filled({3}, DataType::Bool), Filled({3}, DataType::Bool)}),
+             Catch::Contains("OnnxMod") && Catch::Contains("'a'") && Catch::Contains("bool"));
 }
 
 }  // namespace harness
