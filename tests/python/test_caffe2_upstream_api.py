@@ -233,3 +233,53 @@ def test_gradient_of_op_failing_its_schema_names_schema():
     with pytest.raises(hetnet.HetnetError, match="schema") as info:
         net.AddGradientOperators([s])
     assert "Mul" in str(info.value) and "bad_mul" in str(info.value)
+
+
+# ---- DotProduct (core_gradients_test's accumulation tests use it) ----
+
+@pytest.mark.parametrize("shape", [(4, 5), (3,), (2, 3, 2), (0, 3)])
+def test_dot_product_and_gradient_against_numpy(shape):
+    r = np.random.RandomState(3)
+    x, y = r.randn(*shape).astype(np.float32), r.randn(*shape).astype(np.float32)
+    n = shape[0]
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("y", y)
+    workspace.RunOperatorOnce(core.CreateOperator("DotProduct", ["x", "y"], ["z"]))
+    d = int(np.prod(shape[1:]))
+    x2, y2 = x.reshape(n, d).astype(np.float64), y.reshape(n, d).astype(np.float64)
+    np.testing.assert_allclose(workspace.FetchBlob("z"), (x2 * y2).sum(axis=1), rtol=1e-5, atol=1e-6)
+    dz = r.randn(n).astype(np.float32)
+    workspace.FeedBlob("dz", dz)
+    workspace.RunOperatorOnce(core.CreateOperator("DotProductGradient", ["x", "y", "dz"], ["dx", "dy"]))
+    np.testing.assert_allclose(workspace.FetchBlob("dx"), (y2 * dz[:, None]).reshape(shape), rtol=1e-6)
+    np.testing.assert_allclose(workspace.FetchBlob("dy"), (x2 * dz[:, None]).reshape(shape), rtol=1e-6)
+
+
+def test_dot_product_backward_pass_accumulates_and_refuses_bad_input():
+    net = core.Net("dot_net")
+    x1 = net.AddExternalInput("x1")
+    x2 = net.Relu(x1, "x2")
+    x3 = net.Softmax(x2, "x3")
+    net.DotProduct([x2, x3], "x4")
+    grad_map = net.AddGradientOperators(["x4"])
+    sums = [op for op in net.Proto().op if op.type == "Sum"]
+    assert len(sums) == 1 and list(sums[0].input) == ["x2_grad", "_x2_grad_autosplit_0"]
+    v = np.random.RandomState(5).randn(2, 4).astype(np.float32)
+    workspace.FeedBlob("x1", v)
+    workspace.RunNetOnce(net)
+    # finite differences of sum(relu(v) * softmax(relu(v))) in float64
+    def f(a):
+        h = np.maximum(a, 0)
+        e = np.exp(h - h.max(axis=1, keepdims=True))
+        return (h * e / e.sum(axis=1, keepdims=True)).sum()
+    eps, v64, numeric = 1e-6, v.astype(np.float64), np.zeros(v.shape)
+    for idx in np.ndindex(*v.shape):
+        d = np.zeros(v.shape)
+        d[idx] = eps
+        numeric[idx] = (f(v64 + d) - f(v64 - d)) / (2 * eps)
+    np.testing.assert_allclose(workspace.FetchBlob(grad_map["x1"]), numeric, rtol=1e-3, atol=1e-4)
+    workspace.FeedBlob("y", np.ones((2, 3), np.float32))
+    with pytest.raises(hetnet.InvalidArgumentError, match="DotProduct"):
+        workspace.RunOperatorOnce(core.CreateOperator("DotProduct", ["x1", "y"], ["bad"]))
+    with pytest.raises(hetnet.HetnetError, match="pad_value"):
+        workspace.RunOperatorOnce(core.CreateOperator("DotProduct", ["x1", "x1"], ["bad"], pad_value=0.0))
