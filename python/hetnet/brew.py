@@ -11,7 +11,7 @@ import copy
 import inspect
 import threading
 
-from hetnet import core, scope
+from hetnet import control_ops_util, core, scope
 from hetnet.proto import caffe2_pb2
 from hetnet.model_helper import ModelHelper, ParameterTags, update_initializer
 
@@ -218,6 +218,20 @@ def image_input(model, blob_in, blob_out, order="NCHW", use_gpu_transform=False,
     return _op(model, "ImageInput", blob_in, blob_out, order=order, **kwargs)
 
 
+def cond(model, cond_blob, external_blobs, then_model, else_model=None):
+    """An If operator in model.net running then_model.net (else else_model.net) by the bool
+    cond_blob; external_blobs are the outer blobs the branches may use (control_ops_util)."""
+    control_ops_util.add_if_op(model.net, cond_blob, external_blobs, then_model.net,
+                               else_model.net if else_model else None)
+
+
+def loop(model, cond_blob, external_blobs, loop_model, cond_model=None):
+    """A While operator in model.net running loop_model.net while cond_blob is true; cond_model.net
+    (optional) recomputes cond_blob first each time."""
+    control_ops_util.add_while_op(model.net, cond_blob, external_blobs, loop_model.net,
+                                  cond_model.net if cond_model else None)
+
+
 # ---- registry and argument merging ----
 
 _HELPERS = {}
@@ -261,6 +275,6 @@ def has_helper(helper_or_name):
 
 
 for _helper in (fc, conv, relu, sigmoid, tanh, softmax, max_pool, average_pool, spatial_bn, dropout,
-                concat, sum, accuracy, iter, image_input):
+                concat, sum, accuracy, iter, image_input, cond, loop):
     Register(_helper)
 del _helper

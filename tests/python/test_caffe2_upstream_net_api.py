@@ -206,3 +206,80 @@ def test_brew_register_twice_is_refused():
 
     with pytest.raises(AttributeError, match="conv"):
         brew.Register(conv)
+
+
+# ---- If / While (brew.cond, brew.loop) ----
+
+def _feed_ints(**values):
+    for name, value in values.items():
+        workspace.FeedBlob(name, np.array(value))
+
+
+def test_brew_cond_picks_the_branch_each_run():
+    _feed_ints(c=True, a=3, b=5)
+    then_m, else_m, model = ModelHelper("then_m"), ModelHelper("else_m"), ModelHelper("cond_m")
+    then_m.net.Add(["a", "b"], "out")
+    else_m.net.Mul(["a", "b"], "out")
+    brew.cond(model, "c", ["a", "b", "out"], then_m, else_m)
+    op = model.net.Proto().op[0]
+    assert op.type == "If" and list(op.input) == ["c", "a", "b"] and list(op.output) == ["out"]
+    workspace.RunNetOnce(model.net)
+    assert workspace.FetchBlob("out") == 3 + 5
+    workspace.FeedBlob("c", np.array(False))
+    workspace.RunNetOnce(model.net)
+    assert workspace.FetchBlob("out") == 3 * 5
+
+
+def test_brew_loop_runs_while_the_condition_net_says_so():
+    for limit in (0, 1, 7):
+        _feed_ints(go=True, one=1, step=3, limit=limit, i=0, acc=0)
+        body, check, model = ModelHelper("body"), ModelHelper("check"), ModelHelper("loop_m")
+        body.net.Add(["acc", "step"], "acc")
+        check.net.Add(["i", "one"], "i")
+        check.net.Copy(check.net.LE(["i", "limit"]), "go")
+        brew.loop(model, "go", ["go", "one", "step", "limit", "i", "acc"], body, check)
+        workspace.RunNetOnce(model.net)
+        expected_acc, i = 0, 0
+        while True:  # the same loop in Python
+            i += 1
+            if not i <= limit:
+                break
+            expected_acc += 3
+        assert workspace.FetchBlob("acc") == expected_acc and workspace.FetchBlob("i") == i
+    # without a condition net, a false condition runs the body zero times
+    _feed_ints(stop=False, acc=4, step=3)
+    body, model = ModelHelper("body0"), ModelHelper("loop0")
+    body.net.Add(["acc", "step"], "acc")
+    brew.loop(model, "stop", ["stop", "acc", "step"], body)
+    workspace.RunNetOnce(model.net)
+    assert workspace.FetchBlob("acc") == 4
+
+
+def test_control_ops_refuse_bad_conditions_and_name_failing_branches():
+    import hetnet
+    _feed_ints(notbool=1, a=1, flag=True)
+    then_m, model = ModelHelper("then_bad"), ModelHelper("if_bad")
+    then_m.net.Add(["a", "a"], "x")
+    brew.cond(model, "notbool", ["a", "x"], then_m)
+    with pytest.raises(hetnet.InvalidArgumentError, match="If: the condition 'notbool' must be a bool"):
+        workspace.RunNetOnce(model.net)
+    failing, model2 = ModelHelper("then_fail"), ModelHelper("if_fail")
+    failing.net.Add(["a", "a"], "y")
+    brew.cond(model2, "flag", ["a", "y"], failing)
+    workspace.FeedBlob("a", np.ones(3, np.float32))
+    workspace.FeedBlob("y", np.ones(2, np.float32))
+    ok = workspace.RunNetOnce(model2.net)  # the branch runs: y = a + a
+    assert ok and workspace.FetchBlob("y").tolist() == [2.0, 2.0, 2.0]
+    workspace.FeedBlob("a", np.ones(3, np.int64))
+    workspace.FeedBlob("b3", np.ones(2, np.int64))
+    bad_branch, model3 = ModelHelper("then_err"), ModelHelper("if_err")
+    bad_branch.net.Add(["a", "b3"], "z")
+    brew.cond(model3, "flag", ["a", "b3", "z"], bad_branch)
+    with pytest.raises(hetnet.HetnetError, match="then_net"):
+        workspace.RunNetOnce(model3.net)
+    with pytest.raises(hetnet.HetnetError, match="then_net"):
+        workspace.RunOperatorOnce(core.CreateOperator("If", ["flag"], []))
+    check = ModelHelper("check_twice")
+    check.net.Copy("flag", "flag2")
+    with pytest.raises(AssertionError, match="condition"):
+        brew.loop(ModelHelper("loop_bad"), "flag", ["flag", "flag2"], ModelHelper("b"), check)

@@ -10,7 +10,7 @@ import types
 
 from hetnet import workspace, core, model_helper, brew, scope, net_drawer
 from hetnet import optimizer, checkpoint, cnn, test_util, gradient_checker, device_checker
-from hetnet import modeling, predictor, schema, task
+from hetnet import modeling, predictor, schema, task, control_ops_util
 from hetnet.modeling import parameter_info, initializers
 from hetnet.predictor import mobile_exporter, predictor_exporter
 
@@ -22,7 +22,8 @@ _ALIASES = (("workspace", workspace), ("core", core), ("model_helper", model_hel
             ("modeling", modeling), ("modeling.parameter_info", parameter_info),
             ("modeling.initializers", initializers),
             ("predictor", predictor), ("predictor.mobile_exporter", mobile_exporter),
-            ("predictor.predictor_exporter", predictor_exporter), ("schema", schema), ("task", task))
+            ("predictor.predictor_exporter", predictor_exporter), ("schema", schema), ("task", task),
+            ("control_ops_util", control_ops_util))
 for _name, _module in _ALIASES:
     sys.modules[__name__ + "." + _name] = _module
 
