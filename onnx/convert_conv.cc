@@ -1,6 +1,7 @@
-// Converters of convolution and pooling: Conv, ConvTranspose, MaxPool, AveragePool,
+// Converters of convolution and pooling: Conv, ConvTranspose, MaxPool, AveragePool, LpPool,
 // GlobalAveragePool, GlobalMaxPool. Our operators are 2-D NCHW: a 1-D node runs as 2-D on [N, C, L, 1]
-// (ExpandDims before, Squeeze after; a 1-D weight gets a trailing 1); 3-D is refused. auto_pad SAME_*
+// (ExpandDims before, Squeeze after; a 1-D weight gets a trailing 1); 3-D Conv is refused, pools of
+// the forms they lack (3-D, dilations, ...) and LpPool run as the CPU OnnxPool. auto_pad SAME_*
 // becomes explicit pads where the input's spatial dims are known (else SAME_UPPER without dilation
 // is our legacy_pad SAME); ConvTranspose's output_shape becomes pads the same way.
 #include <algorithm>
@@ -162,6 +163,42 @@ void Pool(ConvertContext& c, const std::string& type) {
   FinishLift(c, g, y);
 }
 
+// The forms our 2-D NCHW float32 pools lack go to the CPU OnnxPool (every ONNX form): more than 2
+// spatial dims, dilations, the Indices output or storage_order, a non-float32 input, and the
+// ceil_mode cases Caffe's ceil mode does not match.
+bool NeedsOnnxPool(ConvertContext& c) {
+  const auto k = c.Ints("kernel_shape");
+  const auto dt = c.Dtype(c.in(0));
+  bool generic = k.size() > 2 || c.has_out(1) || c.Int("storage_order", 0) != 0 ||
+                 (dt != caffe2::TensorProto::FLOAT && dt != caffe2::TensorProto::UNDEFINED);
+  for (int64_t d : c.Ints("dilations")) generic |= d != 1;
+  if (c.Int("ceil_mode", 0) != 0) {
+    const auto s = c.Ints("strides"), p = c.Ints("pads");
+    generic |= c.Str("auto_pad", "NOTSET") != "NOTSET" || c.Int("count_include_pad", 0) != 0;
+    for (size_t i = 0; i < p.size() / 2; ++i) generic |= p[i] != p[i + p.size() / 2];
+    for (size_t i = 0; i < k.size() && i < s.size(); ++i) generic |= k[i] < s[i];
+  }
+  return generic;
+}
+
+void OnnxPool(ConvertContext& c, const std::string& mode) {
+  if (!c.Has("kernel_shape")) HN_THROW(kInvalidArgument, c.op_type(), ": attribute kernel_shape is required");
+  std::vector<std::string> outs{c.out(0)};
+  if (c.has_out(1)) outs.push_back(c.out(1));
+  auto& op = c.Emit("OnnxPool", {c.in(0)}, outs);
+  AddArg(op, "mode", mode);
+  for (const char* a : {"kernel_shape", "strides", "dilations", "pads"})
+    if (c.Has(a)) AddArg(op, a, c.Ints(a));
+  for (const char* a : {"ceil_mode", "count_include_pad", "storage_order"})
+    if (c.Has(a)) AddArg(op, a, c.Int(a, 0));
+  if (c.Has("auto_pad")) AddArg(op, "auto_pad", c.Str("auto_pad", "NOTSET"));
+  if (mode == "lp") {  // an int since opset 2, a float before
+    const auto* a = c.Attr("p");
+    AddArgF(op, "p", !a ? 2.f : a->type() == onnx::AttributeProto::FLOAT ? a->f() : static_cast<float>(a->i()));
+  }
+  for (const auto& o : outs) c.SetRank(o, c.Rank(c.in(0)));
+}
+
 void GlobalPool(ConvertContext& c, const std::string& type) {
   const int rank = c.Rank(c.in(0));
   if (rank >= 0 && rank != 3 && rank != 4) c.Refuse("input rank " + std::to_string(rank) + " (only 3-D and 4-D NCHW)");
@@ -177,11 +214,9 @@ void GlobalPool(ConvertContext& c, const std::string& type) {
 void RegisterConvConverters(ConverterRegistry& r) {
   r.Add("Conv", [](ConvertContext& c) { Conv(c, false); });
   r.Add("ConvTranspose", [](ConvertContext& c) { Conv(c, true); });
-  r.Add("MaxPool", [](ConvertContext& c) {
-    if (c.Int("storage_order", 0) != 0) c.Refuse("storage_order=1 is not supported");
-    Pool(c, "MaxPool");
-  });
-  r.Add("AveragePool", [](ConvertContext& c) { Pool(c, "AveragePool"); });
+  r.Add("MaxPool", [](ConvertContext& c) { NeedsOnnxPool(c) ? OnnxPool(c, "max") : Pool(c, "MaxPool"); });
+  r.Add("AveragePool", [](ConvertContext& c) { NeedsOnnxPool(c) ? OnnxPool(c, "avg") : Pool(c, "AveragePool"); });
+  r.Add("LpPool", [](ConvertContext& c) { OnnxPool(c, "lp"); });
   r.Add("GlobalAveragePool", [](ConvertContext& c) { GlobalPool(c, "AveragePool"); });
   r.Add("GlobalMaxPool", [](ConvertContext& c) { GlobalPool(c, "MaxPool"); });
 }

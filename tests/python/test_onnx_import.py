@@ -72,16 +72,16 @@ def test_unsupported_ops_listed_in_one_error():
         helper.make_node("Det", ["x"], ["a"]),
         helper.make_node("Einsum", ["a"], ["b"]),
         helper.make_node("Det", ["b"], ["c"]),
-        helper.make_node("MaxPool", ["c"], ["d"], kernel_shape=[2, 2], dilations=[2, 2]),
+        helper.make_node("Conv", ["c", "w"], ["d"], kernel_shape=[2, 2, 2]),  # 3-D Conv
         helper.make_node("Relu", ["d"], ["y"]),
-    ], [("x", [1, 1, 6, 6])], [out("y")])
+    ], [("x", [1, 1, 6, 6])], [out("y")], {"w": rand(1, 1, 2, 2, 2)})
     with pytest.raises(hetnet.UnsupportedError) as e:
         _C.onnx_import(model.SerializeToString())
     text = str(e.value)
     assert "3 unsupported operator(s)" in text
     assert text.count("Det (opset 13)") == 1
     assert "Einsum (opset 13)" in text
-    assert "MaxPool (opset 13): dilations other than 1" in text
+    assert "Conv (opset 13): 3-D" in text
     assert "Relu" not in text
 
 
