@@ -1,5 +1,5 @@
 // Converters of ONNX ops with CPU-only hetnet operators of the same name and arguments (operators/
-// cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, OneHot, EyeLike, NonZero, Compress,
+// cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, CumProd, OneHot, EyeLike, NonZero, Compress,
 // ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
 #include "onnx/onnx_context.h"
@@ -26,10 +26,12 @@ void PassThrough(ConvertContext& c, const std::string& type, int num_inputs, con
 }  // namespace
 
 void RegisterIndexConverters(ConverterRegistry& r) {
-  r.Add("CumSum", [](ConvertContext& c) {
-    PassThrough(c, "CumSum", 2, {"exclusive", "reverse"});
-    c.SameDims(c.out(0), c.in(0));
-  });
+  for (const char* op : {"CumSum", "CumProd"}) {
+    r.Add(op, [](ConvertContext& c) {
+      PassThrough(c, c.op_type(), 2, {"exclusive", "reverse"});
+      c.SameDims(c.out(0), c.in(0));
+    });
+  }
   r.Add("OneHot", [](ConvertContext& c) {
     PassThrough(c, "OneHot", 3, {"axis"});
     if (c.Rank(c.in(0)) >= 0) c.SetRank(c.out(0), c.Rank(c.in(0)) + 1);

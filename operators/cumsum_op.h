@@ -1,7 +1,8 @@
 // ONNX's CumSum(X, axis) -> Y: running sums of X along `axis` (input 1, a one-element int32 / int64
 // tensor in [-rank, rank)); arg exclusive (default 0): each sum leaves out its own element; arg
 // reverse (default 0): sums run from the end. X float32/64, int8/16/32/64 or uint8/16; Y like X
-// (integer sums wrap). CPU only; no gradient.
+// (integer sums wrap). CumProd(X, axis) likewise with running products (exclusive ones start at 1).
+// CPU only; no gradient.
 #pragma once
 
 #include "core/operator.h"
@@ -14,7 +15,7 @@ class CumSumOp final : public Operator<CPUContext> {
   void RunOnDevice() override;
 
  private:
-  bool exclusive_, reverse_;
+  bool exclusive_, reverse_, product_;  // product_: CumProd
 };
 
 }  // namespace hetnet

@@ -48,15 +48,17 @@ RefTensors CumSumRef(const caffe2::OperatorDef& def, const RefTensors& in) {
   const RefTensor& X = in[0];
   const int r = static_cast<int>(X.shape.size());
   const int axis = static_cast<int>(Wrap(in[1][0], r));
-  const bool excl = IntArg(def, "exclusive", 0) != 0, rev = IntArg(def, "reverse", 0) != 0;
+  const bool excl = IntArg(def, "exclusive", 0) != 0, rev = IntArg(def, "reverse", 0) != 0,
+             prod = def.type() == "CumProd";
   RefTensor Y(X.shape, X.dtype);
   for (int64_t k = 0; k < Y.numel(); ++k) {
     std::vector<int64_t> c = Coords(k, X.shape);
     const int64_t j = c[axis];
+    Y[k] = prod ? 1 : 0;
     for (int64_t s = 0; s < X.shape[axis]; ++s) {
       const bool take = rev ? (excl ? s > j : s >= j) : (excl ? s < j : s <= j);
       c[axis] = s;
-      if (take) Y[k] += X[Flat(c, X.shape)];
+      if (take) Y[k] = prod ? Y[k] * X[Flat(c, X.shape)] : Y[k] + X[Flat(c, X.shape)];
     }
   }
   return {Y};
@@ -210,6 +212,10 @@ HN_OP_CASES(OnnxIndexGenerators) {
           .Inputs({In({4, 3}, f64), Scalar(0, i64)}).Ref(CumSumRef),
       Case("reverse exclusive int64").Def(Op("CumSum", {"X", "A"}, {"Y"}, {Arg("reverse", 1), Arg("exclusive", 1)}))
           .Inputs({In({6}, i64).Range(-1000, 1000), Scalar(0, i64)}).Ref(CumSumRef),
+      Case("CumProd axis 1").Def(Op("CumProd", {"X", "A"}, {"Y"})).Inputs({In({2, 4, 3}).Range(0.5, 2), Scalar(1, i64)})
+          .Ref(CumSumRef),
+      Case("CumProd reverse exclusive int64").Def(Op("CumProd", {"X", "A"}, {"Y"}, {Arg("reverse", 1), Arg("exclusive", 1)}))
+          .Inputs({In({3, 5}, i64).Range(-9, 9), Scalar(-1, i32)}).Ref(CumSumRef),
       Case("float").Def(Op("Range", {"S", "L", "D"}, {"Y"}))
           .Inputs({Scalar(1.5, f32), Scalar(7.25, f32), Scalar(0.5, f32)}).Ref(RangeRef),
       Case("int32 negative delta").Def(Op("Range", {"S", "L", "D"}, {"Y"}))
