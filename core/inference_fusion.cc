@@ -1,4 +1,5 @@
-// Inference rewrites at net creation: BN folding, Relu fusion, test-mode Dropout removal
+// Inference rewrites at net creation: BN folding, Relu fusion, test-mode Dropout removal, then
+// channels-last activations (core/channels_last_pass.h)
 // (core/inference_fusion.h states the rules).
 #include "core/inference_fusion.h"
 
@@ -9,6 +10,7 @@
 #include <map>
 
 #include "core/argument.h"
+#include "core/channels_last_pass.h"
 #include "core/net.h"
 #include "core/operator.h"
 #include "core/workspace.h"
@@ -20,6 +22,8 @@ InferenceFusionOptions& DefaultInferenceFusionOptions() {
     InferenceFusionOptions o;
     const char* env = std::getenv("HETNET_OPTIMIZE");
     o.enabled = !(env && std::string(env) == "0");
+    const char* cl = std::getenv("HETNET_CHANNELS_LAST");
+    o.channels_last = !(cl && std::string(cl) == "0");
     return o;
   }();
   return opts;
@@ -92,6 +96,12 @@ class Rewriter {
     Sweep(&Rewriter::TryFoldBN);
     Sweep(&Rewriter::TryRemoveDropout);
     Sweep(&Rewriter::TryFuseRelu);
+    if (DefaultInferenceFusionOptions().channels_last) {
+      ChannelsLastInput cl{&def_, &ops_, &notes_, protected_, given_};
+      for (const auto* names : {&external_in_, &other_reads_, &other_writes_, &protected_})
+        cl.taken.insert(names->begin(), names->end());
+      for (auto& line : ConvertToChannelsLast(std::move(cl))) log_.push_back(std::move(line));
+    }
     InferenceRewrite r;
     r.net = def_;
     r.net.clear_op();

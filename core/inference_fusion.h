@@ -11,6 +11,7 @@
 //     Relu is removed. Only where the op runs on an engine that honours the argument (the default
 //     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL and PACKED engines; not CUDNN's Conv yet:
 //     see EnginesWithFusedActivation), and for FC only when its weight is a float32 tensor.
+//   * Channels-last activations between DNNL convolutions (core/channels_last_pass.h), last.
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
 //     simply dropped). A Dropout whose output no later op reads (a result of the net, declared as
 //     an external output or not) is kept.
@@ -41,6 +42,7 @@ class Workspace;
 
 struct InferenceFusionOptions {
   bool enabled = true;  // process-wide switch: `hetnet run --no-optimize`, HETNET_OPTIMIZE=0
+  bool channels_last = true;  // the channels-last pass (core/channels_last_pass.h); HETNET_CHANNELS_LAST=0
 };
 InferenceFusionOptions& DefaultInferenceFusionOptions();
 

@@ -1,6 +1,8 @@
 // Conv, DNNL engine (oneDNN; the CPU default when built with it, see ResolveEngine in
 // core/operator.cc). Same arguments, checks and messages as ConvOp (conv_op.h): the geometry comes
-// from ComputeConvPoolGeom. float32, 2-D NCHW, any group, dilation, stride and (asymmetric) pads.
+// from ComputeConvPoolGeom. float32, 2-D NCHW, any group, dilation, stride and (asymmetric) pads;
+// also channels-last activations (activation_order NHWC, set by core/channels_last_pass.h) with the
+// filter in NCHW order, which only this engine runs.
 // Per input shape one convolution primitive is built and cached, with src/dst reorders when the
 // primitive prefers a blocked activation layout; the filter is reordered into the primitive's
 // layout once and again only when it changes (dnnl_util::ReorderedWeight). What oneDNN cannot run
@@ -29,7 +31,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
  public:
   DnnlConvOp(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<CPUContext>(def, ws),
-        args_(ParseConvPoolArgs(def, ConvPoolKind::Conv)),
+        args_(ParseConvPoolArgs(def, ConvPoolKind::Conv, /*allow_channels_last=*/true)),
         relu_(FusedReluArgument(def)),
         ws_(ws) {
     HN_ENFORCE(InputSize() == 3 || InputSize() == 2, "Conv takes X, filter[, bias]");
@@ -43,7 +45,11 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const bool has_bias = InputSize() == 3;
     const ConvPoolGeom g = ComputeConvPoolGeom(def(), ConvPoolKind::Conv, args_, X.shape(), &F.shape(),
                                                has_bias ? &Input(2).shape() : nullptr);
-    if (!Expressible(g)) return RunFallback();
+    if (g.channels_last && g.N == 0 && g.OH > 0 && g.OW > 0) {  // an empty batch: nothing for oneDNN to do
+      Output(0, g.y_shape(), DataType::Float);
+      return;
+    }
+    if (!Expressible(g)) return RunFallback();  // channels-last: the default kernel's refusal names the op
     Plan* pp = PlanFor(g, has_bias);
     if (!pp) return RunFallback();
     Plan& p = *pp;
@@ -98,15 +104,21 @@ class DnnlConvOp final : public Operator<CPUContext> {
     if (it != plans_.end()) return it->second.get();
     if (plans_.size() >= dnnl_util::kMaxPlansPerOp) plans_.clear();  // shapes that keep changing
     auto p = std::make_unique<Plan>();
-    p->user_src = dnnl_util::PlainDesc({g.N, g.C, g.H, g.W});
-    p->user_dst = dnnl_util::PlainDesc({g.N, g.M, g.OH, g.OW});
+    const auto f32 = memory::data_type::f32;
+    if (g.channels_last) {  // activation_order NHWC: oneDNN's native layout here, no reorders
+      p->user_src = memory::desc({g.N, g.C, g.H, g.W}, f32, Tag::nhwc);
+      p->user_dst = memory::desc({g.N, g.M, g.OH, g.OW}, f32, Tag::nhwc);
+    } else {
+      p->user_src = dnnl_util::PlainDesc({g.N, g.C, g.H, g.W});
+      p->user_dst = dnnl_util::PlainDesc({g.N, g.M, g.OH, g.OW});
+    }
     p->user_w = g.group == 1 ? dnnl_util::PlainDesc({g.M, g.C, g.kh, g.kw})
                              : dnnl_util::PlainDesc({g.group, g.M / g.group, g.C / g.group, g.kh, g.kw});
-    const auto f32 = memory::data_type::f32;
     // Activation layout, by measurement (benchmarks/bench_cpu_engines.cc): 1x1 stride-1 unpadded
     // convolutions run fastest on plain NCHW (oneDNN's GEMM path, no reorders); the others on the
-    // blocked layout oneDNN picks, worth the per-run reorders of X and Y.
-    const Tag act = ConvIs1x1(g) ? Tag::nchw : Tag::any;
+    // blocked layout oneDNN picks, worth the per-run reorders of X and Y. Channels-last activations
+    // are that layout already.
+    const Tag act = g.channels_last ? Tag::nhwc : ConvIs1x1(g) ? Tag::nchw : Tag::any;
     p->relu_pass = relu_ && act == Tag::nchw;
     const memory::desc any_src({g.N, g.C, g.H, g.W}, f32, act), any_dst({g.N, g.M, g.OH, g.OW}, f32, act),
         any_w(p->user_w.dims(), f32, Tag::any), bias_md({g.M}, f32, Tag::a);

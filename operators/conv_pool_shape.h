@@ -41,6 +41,8 @@ struct ConvPoolArgs {
   bool global_pooling = false;
   bool kernel_given = false;
   LegacyPadding legacy_pad = LegacyPadding::NOTSET;
+  // Activations [N, H, W, C] (see ParseConvPoolArgs); a Conv's filter stays [M, C/group, kH, kW].
+  bool channels_last = false;
 };
 
 // The geometry of one run: NCHW input, output, kernel, effective pads (after legacy padding).
@@ -50,7 +52,10 @@ struct ConvPoolGeom {
   int kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1;
   int pt = 0, pl = 0, pb = 0, pr = 0;
   int group = 1;
-  std::vector<int64_t> y_shape() const { return {N, M, OH, OW}; }
+  bool channels_last = false;  // X is [N, H, W, C] and Y [N, OH, OW, M]
+  std::vector<int64_t> y_shape() const {
+    return channels_last ? std::vector<int64_t>{N, OH, OW, M} : std::vector<int64_t>{N, M, OH, OW};
+  }
   std::vector<int64_t> filter_shape(ConvPoolKind k) const {
     return k == ConvPoolKind::ConvTranspose ? std::vector<int64_t>{C, M / group, kh, kw}
                                             : std::vector<int64_t>{M, C / group, kh, kw};
@@ -96,13 +101,31 @@ inline bool ReadPair(const caffe2::OperatorDef& def, const ArgumentHelper& a, co
 }
 }  // namespace conv_shape_detail
 
-inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKind kind) {
+// Channels-last activations, only where the caller's kernels run them (allow_channels_last: the CPU
+// pooling kernels and the DNNL Conv): pooling with Caffe2's `order: "NHWC"`, and Conv with hetnet's
+// `activation_order: "NHWC"` (set by the inference layout pass, core/channels_last_pass.h), which
+// keeps the filter in Caffe2's NCHW layout [M, C/group, kH, kW] (Caffe2's own NHWC Conv wanted
+// [M, kH, kW, C/group]: refused, as before).
+inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKind kind,
+                                      bool allow_channels_last = false) {
   using namespace conv_shape_detail;
   ArgumentHelper a(def);
   ConvPoolArgs r;
   const std::string op = OpName(def);
   const std::string order = a.GetSingleArgument<std::string>("order", "NCHW");
-  HN_CHECK_KIND(kUnsupported, order == "NCHW", op, ": order '", order, "' is not supported (NCHW only)");
+  const std::string activations = a.GetSingleArgument<std::string>("activation_order", "NCHW");
+  if (kind == ConvPoolKind::Pool && order == "NHWC") {
+    HN_CHECK_KIND(kUnsupported, allow_channels_last, op, ": order 'NHWC' is not supported on this device (NCHW only)");
+    r.channels_last = true;
+  } else {
+    HN_CHECK_KIND(kUnsupported, order == "NCHW", op, ": order '", order, "' is not supported (NCHW only)");
+  }
+  if (activations != "NCHW") {
+    HN_CHECK_KIND(kUnsupported, kind == ConvPoolKind::Conv && activations == "NHWC" && allow_channels_last, op,
+                  ": activation_order '", activations,
+                  "' is only run by the DNNL engine's CPU Conv (activation_order NHWC)");
+    r.channels_last = true;
+  }
   r.kernel_given = ReadPair(def, a, "kernel", "kernel_h", "kernel_w", "kernels", r.kernel);
   ReadPair(def, a, "stride", "stride_h", "stride_w", "strides", r.stride);
   ReadPair(def, a, "dilation", "dilation_h", "dilation_w", "dilations", r.dilation);
@@ -204,10 +227,17 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
                                         const std::vector<int64_t>& x, const std::vector<int64_t>* w = nullptr,
                                         const std::vector<int64_t>* b = nullptr) {
   const std::string op = conv_shape_detail::OpName(def);
-  HN_ENFORCE(x.size() == 4, op, ": input 0 ('", def.input(0), "') has shape ", ShapeToString(x),
-             " but a 4-D NCHW tensor is required");
+  HN_ENFORCE(x.size() == 4, op, ": input 0 ('", def.input(0), "') has shape ", ShapeToString(x), " but a 4-D ",
+             a.channels_last ? "NHWC" : "NCHW", " tensor is required");
+  // Channels-last inputs are the inference rewrite's `<blob>_nhwc` copies: say so in every message.
+  const std::string xs = ShapeToString(x) + (a.channels_last ? " (NHWC)" : "");
   ConvPoolGeom g;
-  g.N = x[0]; g.C = x[1]; g.H = x[2]; g.W = x[3];
+  g.channels_last = a.channels_last;
+  if (a.channels_last) {
+    g.N = x[0]; g.H = x[1]; g.W = x[2]; g.C = x[3];
+  } else {
+    g.N = x[0]; g.C = x[1]; g.H = x[2]; g.W = x[3];
+  }
   g.sh = a.stride[0]; g.sw = a.stride[1]; g.dh = a.dilation[0]; g.dw = a.dilation[1];
   g.pt = a.pads[0]; g.pl = a.pads[1]; g.pb = a.pads[2]; g.pr = a.pads[3];
   g.group = a.group;
@@ -223,7 +253,7 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
                w ? ShapeToString(*w) : "?", " but a 4-D filter is required");
     const auto& f = *w;
     if (!a.kernel_given) { g.kh = static_cast<int>(f[2]); g.kw = static_cast<int>(f[3]); }
-    HN_ENFORCE(g.C % g.group == 0, op, ": input channels ", g.C, " of '", def.input(0), "' ", ShapeToString(x),
+    HN_ENFORCE(g.C % g.group == 0, op, ": input channels ", g.C, " of '", def.input(0), "' ", xs,
                " are not divisible by group ", g.group);
     if (kind == ConvPoolKind::Conv) {
       g.M = f[0];
@@ -234,7 +264,7 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
     }
     const auto want = g.filter_shape(kind);
     HN_ENFORCE(f == want, op, ": filter '", def.input(1), "' has shape ", ShapeToString(f), " but input '",
-               def.input(0), "' ", ShapeToString(x), " with kernel ", g.kh, "x", g.kw, " and group ", g.group,
+               def.input(0), "' ", xs, " with kernel ", g.kh, "x", g.kw, " and group ", g.group,
                " needs ", ShapeToString(want),
                kind == ConvPoolKind::Conv ? " (M, C/group, kH, kW)" : " (C, M/group, kH, kW)");
     if (b) {

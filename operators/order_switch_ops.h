@@ -2,6 +2,10 @@
 // for inputs of 3 to kMaxDims dims and any non-string dtype. Each op's gradient is the other one.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
 #include "core/operator.h"
 #include "operators/transpose_op.h"
 
@@ -21,6 +25,19 @@ inline void CheckOrderSwitchRank(const caffe2::OperatorDef& def, const std::vect
              ShapeToString(dims));
 }
 
+// dst[c][r] = src[r][c] for a rows x cols matrix of `item`-byte elements, in 32 x 32 tiles so that
+// both sides stay in cache (the per-element strided copy took 2.2 ms for a 3 x 224 x 224 image).
+template <class T>
+void TransposeTiles(int64_t rows, int64_t cols, const T* src, T* dst) {
+  constexpr int64_t kTile = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
+    }
+}
+
 template <class Context, bool kToNCHW>
 class OrderSwitchOp final : public Operator<Context> {
  public:
@@ -29,6 +46,9 @@ class OrderSwitchOp final : public Operator<Context> {
     const Tensor& X = this->Input(0);
     CheckOrderSwitchRank(this->def(), X.shape());
     const size_t item = PlainItemSize(this->def(), X, 0);
+    if constexpr (std::is_same<Context, CPUContext>::value) {
+      if (item == 4 || item == 8) return SwitchByTiles(X, item);
+    }
     const std::vector<int> axes = OrderSwitchAxes(X.ndim(), kToNCHW);
     const std::vector<int64_t> xst = RowMajorStrides(X.shape());
     std::vector<int64_t> st;
@@ -37,6 +57,24 @@ class OrderSwitchOp final : public Operator<Context> {
     const StridedIndex src = MakeStridedIndex(this->def(), y_shape, st);
     Tensor* Y = this->Output(0, y_shape, X.dtype());
     TransposeKernel<Context>(src, X.numel(), item, X.raw_data(), Y->raw_mutable_data(X.dtype()), &this->context_);
+  }
+
+ private:
+  // Per image, a [C, S] <-> [S, C] matrix transpose (S: the spatial dims' product).
+  void SwitchByTiles(const Tensor& X, size_t item) {
+    const std::vector<int64_t> y_shape = TransposeShape(X.shape(), OrderSwitchAxes(X.ndim(), kToNCHW));
+    Tensor* Y = this->Output(0, y_shape, X.dtype());
+    const int64_t n = X.dim(0), c = kToNCHW ? X.dim(X.ndim() - 1) : X.dim(1);
+    const int64_t s = n == 0 || c == 0 ? 0 : X.numel() / (n * c), rows = kToNCHW ? s : c, cols = kToNCHW ? c : s;
+    const char* src = static_cast<const char*>(X.raw_data());
+    char* dst = static_cast<char*>(Y->raw_mutable_data(X.dtype()));
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t offset = static_cast<size_t>(i * rows * cols) * item;
+      if (item == 4)
+        TransposeTiles(rows, cols, reinterpret_cast<const uint32_t*>(src + offset), reinterpret_cast<uint32_t*>(dst + offset));
+      else
+        TransposeTiles(rows, cols, reinterpret_cast<const uint64_t*>(src + offset), reinterpret_cast<uint64_t*>(dst + offset));
+    }
   }
 };
 

@@ -95,8 +95,41 @@ void MaxPlane(const PoolParams& p, const float* xp, float* yp) {
   }
 }
 
+// order NHWC: each output pixel folds its window's pixels, a contiguous run of C channels each (the
+// loop over channels vectorizes); the window's pixels in PoolForwardAt's order, so the same bits as
+// the NCHW kernels. Output rows (n, oh) spread over the intra-op pool.
+template <bool kMax>
+void PoolForwardChannelsLast(const PoolParams& p, const float* x, float* y) {
+  const int64_t C = p.C, rows = p.N * p.OH;
+  const double work = static_cast<double>(rows) * p.OW * C * p.kh * p.kw;
+  const int workers = work < 32768 ? 1 : static_cast<int>(std::min<int64_t>(math::CpuWorkers(), rows));
+  math::ParallelFor(rows, workers, [&](int64_t row, int) {
+    const int64_t n = row / p.OH, oh = row % p.OH;
+    const float* xn = x + n * p.H * p.W * C;
+    for (int64_t ow = 0; ow < p.OW; ++ow) {
+      int64_t t, b, l, r;
+      PoolWindow(p, oh, ow, &t, &b, &l, &r);
+      float* yp = y + ((n * p.OH + oh) * p.OW + ow) * C;
+      std::fill(yp, yp + C, kMax ? -std::numeric_limits<float>::max() : 0.f);
+      for (int64_t h = t; h < b; ++h)
+        for (int64_t w = l; w < r; ++w) {
+          const float* xp = xn + (h * p.W + w) * C;
+          for (int64_t c = 0; c < C; ++c) {
+            if (kMax) yp[c] = xp[c] > yp[c] ? xp[c] : yp[c];
+            else yp[c] += xp[c];
+          }
+        }
+      if (!kMax) {
+        const float scale = PoolAverageScale(p, t, b, l, r);
+        for (int64_t c = 0; c < C; ++c) yp[c] *= scale;
+      }
+    }
+  });
+}
+
 template <bool kMax>
 void PoolForwardCpu(const PoolParams& p, const float* x, float* y) {
+  if (p.channels_last) return PoolForwardChannelsLast<kMax>(p, x, y);
   const int64_t planes = p.N * p.C, in_plane = p.H * p.W, out_plane = p.OH * p.OW;
   const double work = static_cast<double>(planes) * out_plane * p.kh * p.kw;
   const int workers = work < 32768 ? 1 : static_cast<int>(std::min<int64_t>(math::CpuWorkers(), planes));
@@ -136,7 +169,7 @@ void PoolBackward<CPUContext, false>(const PoolParams& p, const float* x, const 
 namespace {
 std::vector<TensorInfo> PoolShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
   if (!in[0].known) return {TensorInfo::Unknown()};
-  const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::Pool, ParsePoolArgs(def), in[0].dims);
+  const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::Pool, ParsePoolArgs(def, true), in[0].dims);
   return {TensorInfo::Of(g.y_shape(), in[0].dtype)};
 }
 const char* kPoolDoc =
@@ -153,7 +186,7 @@ OPERATOR_SCHEMA(AveragePoolGradient).NumInputs(3).NumOutputs(1).IdenticalTypeAnd
 namespace {
 // One compare / add per window element of every output; bandwidth-bound.
 OpCost PoolCost(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in, const std::vector<TensorInfo>& out) {
-  const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::Pool, ParsePoolArgs(def), in[0].dims);
+  const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::Pool, ParsePoolArgs(def, true), in[0].dims);
   return MemoryCost(in, out, static_cast<double>(g.kh) * g.kw);
 }
 }  // namespace

@@ -1,4 +1,4 @@
-// MaxPool / AveragePool (NCHW) and their gradients (X, Y, dY) -> dX, Caffe2's semantics:
+// MaxPool / AveragePool (NCHW; on CPU also order NHWC, forward) and their gradients (X, Y, dY) -> dX, Caffe2's semantics:
 // - the window of output (oh, ow) is rows [oh*stride_h - pad_t, + kernel_h) (same for columns),
 //   clipped to the input (padding never wins a max, and is never summed);
 // - AveragePool divides by the clipped window's size, (b - t) * (r - l), unless
@@ -31,6 +31,7 @@ struct PoolParams {
   int64_t N, C, H, W, OH, OW;
   int kh, kw, sh, sw, pt, pl;
   bool count_include_pad;
+  bool channels_last = false;  // x [N, H, W, C], y [N, OH, OW, C] (CPU forward only)
 };
 
 HN_POOL_HD inline void PoolWindow(const PoolParams& p, int64_t oh, int64_t ow, int64_t* t, int64_t* b, int64_t* l,
@@ -101,9 +102,9 @@ void PoolBackward(const PoolParams& p, const float* x, const float* y, const flo
 // (the stride arguments, the pad arguments) whose every given value is the default is dropped here
 // before parsing; any other value keeps conv_pool_shape.h's refusal. (kernel 0 needs nothing:
 // global pooling ignores the kernel.)
-inline ConvPoolArgs ParsePoolArgs(const caffe2::OperatorDef& def) {
+inline ConvPoolArgs ParsePoolArgs(const caffe2::OperatorDef& def, bool allow_channels_last = false) {
   ArgumentHelper a(def);
-  if (a.GetSingleArgument<int>("global_pooling", 0) == 0) return ParseConvPoolArgs(def, ConvPoolKind::Pool);
+  if (a.GetSingleArgument<int>("global_pooling", 0) == 0) return ParseConvPoolArgs(def, ConvPoolKind::Pool, allow_channels_last);
   struct Family {
     std::vector<const char*> singular;
     const char* plural;
@@ -126,23 +127,24 @@ inline ConvPoolArgs ParsePoolArgs(const caffe2::OperatorDef& def) {
     }
     if (all_default) drop.insert(drop.end(), given.begin(), given.end());
   }
-  if (drop.empty()) return ParseConvPoolArgs(def, ConvPoolKind::Pool);
+  if (drop.empty()) return ParseConvPoolArgs(def, ConvPoolKind::Pool, allow_channels_last);
   caffe2::OperatorDef trimmed = def;
   trimmed.clear_arg();
   for (const auto& arg : def.arg())
     if (std::find(drop.begin(), drop.end(), arg.name()) == drop.end()) *trimmed.add_arg() = arg;
-  return ParseConvPoolArgs(trimmed, ConvPoolKind::Pool);
+  return ParseConvPoolArgs(trimmed, ConvPoolKind::Pool, allow_channels_last);
 }
 
 inline PoolParams MakePoolParams(const ConvPoolGeom& g, bool count_include_pad) {
-  return PoolParams{g.N, g.C, g.H, g.W, g.OH, g.OW, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, count_include_pad};
+  return PoolParams{g.N, g.C, g.H, g.W, g.OH, g.OW, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, count_include_pad, g.channels_last};
 }
 
 template <class Context, bool kMax>
 class PoolOp final : public Operator<Context> {
  public:
+  // order NHWC: the CPU kernels only (pool_op.cc).
   PoolOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<Context>(def, ws), args_(ParsePoolArgs(def)),
+      : Operator<Context>(def, ws), args_(ParsePoolArgs(def, std::is_same<Context, CPUContext>::value)),
         count_include_pad_(this->template GetSingleArgument<int>("count_include_pad", 0) != 0) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);

@@ -1,0 +1,244 @@
+// The channels-last pass (core/channels_last_pass.h) and the kernels it relies on: residual nets
+// rewritten and run against the same nets run as written (hetnet_optimize=0); the op list the pass
+// produces; blobs that must keep their NCHW value (external outputs, blobs other nets read, values a
+// later run reads first); nets it leaves alone; pooling with order NHWC and the DNNL Conv with
+// activation_order NHWC against their NCHW results; refusals where those layouts do not run.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "core/inference_fusion.h"
+#include "core/net.h"
+#include "core/operator.h"
+#include "core/workspace.h"
+#include "tests/cpp/op_test_util.h"
+#include "test_util_io.h"
+
+using namespace hetnet;
+using hetnet_test::AddFill;
+using hetnet_test::AddOp;
+using hetnet_test::FloatTensor;
+using hetnet_test::Values;
+using optest::ArgI;
+using optest::ArgS;
+using optest::RandomVec;
+
+namespace {
+
+void Conv(caffe2::NetDef* net, caffe2::NetDef* init, const std::string& x, const std::string& y, int64_t c,
+          int64_t m, int k, int stride, bool relu) {
+  AddFill(init, y + "_w", {m, c, k, k}, RandomVec(m * c * k * k, static_cast<unsigned>(m * 7 + c), -0.3f, 0.3f));
+  AddFill(init, y + "_b", {m}, RandomVec(m, static_cast<unsigned>(m + 1)));
+  auto* op = AddOp(net, "Conv", {x, y + "_w", y + "_b"}, {y});
+  op->add_arg()->CopyFrom(ArgI("kernel", k));
+  op->add_arg()->CopyFrom(ArgI("stride", stride));
+  op->add_arg()->CopyFrom(ArgI("pad", k / 2));
+  if (relu) AddOp(net, "Relu", {y}, {y});
+}
+
+// data -> conv(3x3)+relu -> maxpool 3/s2 -> [conv+relu, conv] + skip -> add -> relu -> global avg -> FC.
+void ResidualNet(caffe2::NetDef* init, caffe2::NetDef* net) {
+  net->set_name("residual");
+  Conv(net, init, "data", "c1", 3, 8, 3, 1, true);
+  auto* pool = AddOp(net, "MaxPool", {"c1"}, {"p1"});
+  pool->add_arg()->CopyFrom(ArgI("kernel", 3));
+  pool->add_arg()->CopyFrom(ArgI("stride", 2));
+  pool->add_arg()->CopyFrom(ArgI("pad", 1));
+  Conv(net, init, "p1", "c2", 8, 8, 3, 1, true);
+  Conv(net, init, "c2", "c3", 8, 8, 1, 1, false);
+  AddOp(net, "Add", {"c3", "p1"}, {"s"});
+  AddOp(net, "Relu", {"s"}, {"s"});
+  auto* gap = AddOp(net, "AveragePool", {"s"}, {"g"});
+  gap->add_arg()->CopyFrom(ArgI("global_pooling", 1));
+  AddOp(net, "Flatten", {"g"}, {"f"});
+  AddFill(init, "fc_w", {5, 8}, RandomVec(40, 3));
+  AddFill(init, "fc_b", {5}, RandomVec(5, 4));
+  AddOp(net, "FC", {"f", "fc_w", "fc_b"}, {"out"});
+  net->add_external_input("data");
+  net->add_external_output("out");
+}
+
+void SetOptimize(caffe2::NetDef* net, int v) {
+  auto* a = net->add_arg();
+  a->set_name("hetnet_optimize");
+  a->set_i(v);
+}
+
+// Runs `net` rewritten and as written in two workspaces; every external output must agree.
+caffe2::NetDef RunBoth(const caffe2::NetDef& init, caffe2::NetDef net, const std::vector<int64_t>& data_shape) {
+  Workspace on, off;
+  caffe2::NetDef plain = net;
+  SetOptimize(&net, 1);
+  SetOptimize(&plain, 0);
+  for (Workspace* ws : {&on, &off}) {
+    ws->RunNetOnce(init);
+    int64_t n = 1;
+    for (auto d : data_shape) n *= d;
+    *ws->CreateBlob("data")->GetMutable<Tensor>() = FloatTensor(data_shape, RandomVec(n, 99));
+  }
+  NetBase* created = on.CreateNet(net);
+  off.CreateNet(plain);
+  for (int run = 0; run < 2; ++run) {
+    on.RunNet(net.name());
+    off.RunNet(plain.name());
+    for (const auto& name : net.external_output()) {
+      INFO("output " << name << ", run " << run);
+      const Tensor& got = on.GetBlobOrThrow(name).GetTensor();
+      const Tensor& want = off.GetBlobOrThrow(name).GetTensor();
+      REQUIRE(got.shape() == want.shape());
+      const auto g = Values(got), w = Values(want);
+      for (size_t i = 0; i < w.size(); ++i) REQUIRE(std::fabs(g[i] - w[i]) <= 1e-4f * std::max(1.f, std::fabs(w[i])));
+    }
+  }
+  return created->def();
+}
+
+int Count(const caffe2::NetDef& net, const std::string& type) {
+  int n = 0;
+  for (const auto& op : net.op()) n += op.type() == type;
+  return n;
+}
+bool HasArg(const caffe2::OperatorDef& op, const std::string& name, const std::string& value) {
+  for (const auto& a : op.arg())
+    if (a.name() == name) return a.s() == value;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("Channels-last residual net equals the net as written, with one switch in and one out",
+          "[fusion][channels_last]") {
+  if (ResolveEngine(optest::MakeOp("Conv", {"x", "w"}, {"y"}), Device::CPU()) != "DNNL") {
+    WARN("skipped: no DNNL engine for CPU Conv in this build (or HETNET_CPU_ENGINE), the pass does not apply");
+    return;
+  }
+  caffe2::NetDef init, net;
+  ResidualNet(&init, &net);
+  const caffe2::NetDef r = RunBoth(init, net, {2, 3, 10, 9});
+  CHECK(Count(r, "NCHW2NHWC") == 1);  // data
+  CHECK(Count(r, "NHWC2NCHW") == 1);  // before Flatten
+  int nhwc_convs = 0, nhwc_pools = 0;
+  for (const auto& op : r.op()) {
+    nhwc_convs += op.type() == "Conv" && HasArg(op, "activation_order", "NHWC");
+    nhwc_pools += (op.type() == "MaxPool" || op.type() == "AveragePool") && HasArg(op, "order", "NHWC");
+  }
+  CHECK(nhwc_convs == 3);
+  CHECK(nhwc_pools == 2);
+  SECTION("an intermediate external output keeps its NCHW value") {
+    net.add_external_output("c2");  // fused Conv+Relu inside the region
+    net.add_external_output("s");
+    const caffe2::NetDef r2 = RunBoth(init, net, {1, 3, 7, 8});
+    CHECK(Count(r2, "NHWC2NCHW") == 3);  // c2, s (at the end) and g (before Flatten)
+  }
+  SECTION("the process switch turns it off") {
+    DefaultInferenceFusionOptions().channels_last = false;
+    const caffe2::NetDef r2 = RunBoth(init, net, {1, 3, 7, 8});
+    DefaultInferenceFusionOptions().channels_last = true;
+    CHECK(Count(r2, "NCHW2NHWC") == 0);
+  }
+}
+
+TEST_CASE("Channels-last pass leaves a lone convolution and non-DNNL convolutions alone", "[fusion][channels_last]") {
+  caffe2::NetDef init, net;
+  net.set_name("lone");
+  Conv(&net, &init, "data", "c1", 3, 4, 3, 1, true);
+  net.add_external_input("data");
+  net.add_external_output("c1");
+  CHECK(Count(RunBoth(init, net, {1, 3, 6, 6}), "NCHW2NHWC") == 0);
+  caffe2::NetDef init2, eigen;
+  ResidualNet(&init2, &eigen);
+  for (auto& op : *eigen.mutable_op())
+    if (op.type() == "Conv") op.set_engine("EIGEN");
+  CHECK(Count(RunBoth(init2, eigen, {1, 3, 6, 6}), "NCHW2NHWC") == 0);
+}
+
+TEST_CASE("A value the next run reads first is switched back at the end of the run", "[fusion][channels_last]") {
+  if (ResolveEngine(optest::MakeOp("Conv", {"x", "w"}, {"y"}), Device::CPU()) != "DNNL") return;
+  caffe2::NetDef init, net;
+  net.set_name("recurrent");
+  AddFill(&init, "state", {1, 4, 5, 5}, RandomVec(100, 5));
+  AddOp(&net, "Add", {"data", "state"}, {"mix"});  // reads last run's state before this run writes it
+  Conv(&net, &init, "mix", "a", 4, 4, 3, 1, true);
+  Conv(&net, &init, "a", "state", 4, 4, 3, 1, false);
+  net.add_external_input("data");
+  net.add_external_output("a");
+  const caffe2::NetDef r = RunBoth(init, net, {1, 4, 5, 5});  // two runs: the second reads the first's state
+  for (const auto& op : r.op()) UNSCOPED_INFO(op.type() << " " << op.input(0) << " -> " << op.output(0));
+  CHECK(Count(r, "NHWC2NCHW") >= 1);
+}
+
+TEST_CASE("Pooling with order NHWC equals NCHW pooling, transposed", "[ops][pool][channels_last]") {
+  const int64_t N = 2, C = 5, H = 9, W = 7;
+  const std::vector<float> x = RandomVec(N * C * H * W, 11);
+  struct Form {
+    const char* type;
+    std::vector<caffe2::Argument> args;
+  };
+  const std::vector<Form> forms = {
+      {"MaxPool", {ArgI("kernel", 3), ArgI("stride", 2), ArgI("pad", 1)}},
+      {"AveragePool", {ArgI("kernel", 3), ArgI("stride", 2), ArgI("pad", 1)}},
+      {"AveragePool", {ArgI("kernel", 2), ArgI("stride", 1), ArgI("pad", 1), ArgI("count_include_pad", 1)}},
+      {"AveragePool", {ArgI("global_pooling", 1)}},
+      {"MaxPool", {ArgI("kernel_h", 4), ArgI("kernel_w", 2), ArgI("stride", 3)}}};
+  for (const auto& f : forms) {
+    Workspace ws;
+    optest::Feed<float>(ws, "X", {N, C, H, W}, x);
+    optest::RunOp(ws, optest::MakeOp("NCHW2NHWC", {"X"}, {"Xl"}));
+    optest::RunOp(ws, optest::MakeOp(f.type, {"X"}, {"Y"}, f.args));
+    auto last = f.args;
+    last.push_back(ArgS("order", "NHWC"));
+    optest::RunOp(ws, optest::MakeOp(f.type, {"Xl"}, {"Yl"}, last));
+    optest::RunOp(ws, optest::MakeOp("NHWC2NCHW", {"Yl"}, {"Yb"}));
+    const Tensor Y = optest::Fetch(ws, "Y"), Yb = optest::Fetch(ws, "Yb");
+    INFO(f.type << " " << f.args.size() << " args");
+    REQUIRE(Y.shape() == Yb.shape());
+    CHECK(Values(Y) == Values(Yb));  // same window order: the same bits
+  }
+}
+
+TEST_CASE("DNNL Conv with channels-last activations equals the NCHW convolution", "[dnnl][channels_last]") {
+  if (ResolveEngine(optest::MakeOp("Conv", {"x", "w"}, {"y"}), Device::CPU()) != "DNNL") return;
+  struct Geo {
+    int64_t c, m;
+    int k, stride, pad, group;
+    bool relu;
+  };
+  for (const Geo& g : {Geo{3, 8, 3, 1, 1, 1, false}, Geo{8, 16, 1, 1, 0, 1, true}, Geo{8, 6, 1, 2, 0, 1, false},
+                       Geo{6, 6, 3, 2, 1, 3, true}, Geo{4, 4, 5, 1, 2, 4, false}}) {
+    Workspace ws;
+    optest::Feed<float>(ws, "X", {2, g.c, 9, 8}, RandomVec(2 * g.c * 72, 1));
+    optest::Feed<float>(ws, "W", {g.m, g.c / g.group, g.k, g.k}, RandomVec(g.m * g.c / g.group * g.k * g.k, 2));
+    optest::Feed<float>(ws, "b", {g.m}, RandomVec(g.m, 3));
+    std::vector<caffe2::Argument> args{ArgI("kernel", g.k), ArgI("stride", g.stride), ArgI("pad", g.pad),
+                                       ArgI("group", g.group)};
+    if (g.relu) args.push_back(ArgS("fused_activation", "Relu"));
+    optest::RunOp(ws, optest::MakeOp("Conv", {"X", "W", "b"}, {"Y"}, args));
+    optest::RunOp(ws, optest::MakeOp("NCHW2NHWC", {"X"}, {"Xl"}));
+    args.push_back(ArgS("activation_order", "NHWC"));
+    optest::RunOp(ws, optest::MakeOp("Conv", {"Xl", "W", "b"}, {"Yl"}, args));
+    optest::RunOp(ws, optest::MakeOp("NHWC2NCHW", {"Yl"}, {"Yb"}));
+    const auto y = Values(optest::Fetch(ws, "Y")), yb = Values(optest::Fetch(ws, "Yb"));
+    REQUIRE(y.size() == yb.size());
+    for (size_t i = 0; i < y.size(); ++i) REQUIRE(std::fabs(y[i] - yb[i]) <= 1e-4f * std::max(1.f, std::fabs(y[i])));
+  }
+  // An empty batch gives an empty NHWC output.
+  Workspace ws;
+  optest::Feed<float>(ws, "Xl", {0, 6, 6, 3}, std::vector<float>{});
+  optest::Feed<float>(ws, "W", {4, 3, 3, 3}, RandomVec(108, 2));
+  optest::RunOp(ws, optest::MakeOp("Conv", {"Xl", "W"}, {"Yl"}, {ArgI("kernel", 3), ArgS("activation_order", "NHWC")}));
+  CHECK(optest::Fetch(ws, "Yl").shape() == std::vector<int64_t>{0, 4, 4, 4});
+}
+
+TEST_CASE("Channels-last layouts are refused where they do not run, naming the operator", "[channels_last]") {
+  Workspace ws;
+  optest::Feed<float>(ws, "X", {1, 5, 5, 3}, RandomVec(75, 1));
+  optest::Feed<float>(ws, "W", {2, 3, 3, 3}, RandomVec(54, 2));
+  auto conv = optest::MakeOp("Conv", {"X", "W"}, {"Y"}, {ArgI("kernel", 3), ArgS("activation_order", "NHWC")});
+  conv.set_engine("EIGEN");
+  REQUIRE_THROWS_WITH(CreateOperator(conv, &ws), Catch::Contains("Conv") && Catch::Contains("activation_order"));
+  auto bad = optest::MakeOp("Conv", {"X", "W"}, {"Y"}, {ArgI("kernel", 3), ArgS("activation_order", "CHWN")});
+  REQUIRE_THROWS_WITH(CreateOperator(bad, &ws), Catch::Contains("activation_order 'CHWN'"));
+  auto grad = optest::MakeOp("MaxPoolGradient", {"X", "X", "X"}, {"dX"}, {ArgI("kernel", 2), ArgS("order", "NHWC")});
+  REQUIRE_THROWS_WITH(CreateOperator(grad, &ws), Catch::Contains("order 'NHWC'"));
+}
