@@ -266,7 +266,9 @@ def RunPlanProto(plan):
 
 class BackgroundPlan(object):
     """The handle RunPlanInBackground returns (Caffe2's C.BackgroundPlan): is_done(),
-    is_succeeded(), wait(), and error (the exception, if the plan failed)."""
+    is_succeeded(), wait(), and error (the exception, if the plan failed). The plan runs on the
+    process's current workspace, as its nets are looked up by name: do not switch workspaces
+    (SwitchWorkspace, C.Workspace calls) until it is done."""
 
     def __init__(self, plan):
         self.error = None
