@@ -1,4 +1,5 @@
-// Pad (onto PadImage): 4-D NCHW, the H and W dims only. Resize / Upsample onto ResizeNearest or ResizeInterp.
+// Pad: onto PadImage (4-D NCHW, the H and W dims only, constant parameters), other forms onto the CPU
+// OnnxPad. Resize / Upsample onto ResizeNearest or ResizeInterp.
 // Resize's nearest mode maps where it picks the same pixels as ours (out = floor(in * scale), input
 // index floor(o / scale)): coordinate mode asymmetric with nearest_mode floor (Upsample's and opset
 // 10's rule), or half_pixel / pytorch_half_pixel with round_prefer_floor / round_prefer_ceil and whole
@@ -11,7 +12,60 @@ namespace hetnet::onnxio {
 
 namespace {
 
+// Pad forms PadImage (4-D float NCHW, H and W only, constant parameters) lacks: the CPU OnnxPad
+// with the parameters as inputs (attributes of opsets < 11 become constants).
+void OnnxPad(ConvertContext& c) {
+  std::vector<std::string> ins{c.in(0)};
+  if (c.opset() < 11) {
+    const auto pads = c.Ints(c.opset() < 2 ? "paddings" : "pads");
+    ConstTensor p;
+    p.dtype = caffe2::TensorProto::INT64;
+    p.dims = {static_cast<int64_t>(pads.size())};
+    p.integer = pads;
+    ins.push_back(c.AddConst(c.out(0) + "_pads", std::move(p)));
+    ins.push_back(c.AddConst(c.out(0) + "_value", ConstTensor::Float({}, {c.Float("value", 0.f)})));
+  } else {
+    ins.push_back(c.in(1));
+    if (c.has_in(2) || c.has_in(3))
+      ins.push_back(c.has_in(2) ? c.in(2) : c.AddConst(c.out(0) + "_value", ConstTensor::Float({}, {0.0})));
+    if (c.has_in(3)) ins.push_back(c.in(3));
+  }
+  AddArg(c.Emit("OnnxPad", ins, {c.out(0)}), "mode", c.Str("mode", "constant"));
+  c.SetRank(c.out(0), c.Rank(c.in(0)));
+}
+
+// Whether PadImage can take this Pad: constant parameters, 4-D float input padded in H and W only
+// by non-negative amounts, mode constant / reflect / edge.
+bool PadImageFits(ConvertContext& c) {
+  const std::string mode = c.Str("mode", "constant");
+  const auto dt = c.Dtype(c.in(0));
+  if (mode == "wrap" || (dt != caffe2::TensorProto::FLOAT && dt != caffe2::TensorProto::UNDEFINED)) return false;
+  if (c.opset() >= 11)
+    for (int i = 1; i < 4; ++i)
+      if (c.has_in(i) && !c.Const(c.in(i))) return false;
+  std::vector<int64_t> pads = c.opset() < 11 ? c.Ints(c.opset() < 2 ? "paddings" : "pads")
+                                             : c.Const(c.in(1))->Ints("pads");
+  if (c.opset() >= 11 && c.has_in(3)) {
+    const int rank = c.Rank(c.in(0));
+    const auto axes = c.Const(c.in(3))->Ints("axes");
+    if (rank != 4 || pads.size() != 2 * axes.size()) return false;
+    std::vector<int64_t> full(8, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i] < -4 || axes[i] > 3) return false;
+      const int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+      full[a] += pads[i];
+      full[a + 4] += pads[i + axes.size()];
+    }
+    pads = full;
+  }
+  if (pads.size() != 8 || pads[0] || pads[1] || pads[4] || pads[5]) return false;
+  for (int64_t p : pads)
+    if (p < 0) return false;
+  return true;
+}
+
 void Pad(ConvertContext& c) {
+  if (!PadImageFits(c)) return OnnxPad(c);
   std::vector<int64_t> pads;
   float value = 0.f;
   if (c.opset() < 11) {

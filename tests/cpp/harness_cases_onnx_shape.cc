@@ -1,4 +1,5 @@
-// Harness cases for OnnxSlice, OnnxSqueeze, OnnxUnsqueeze (operators/onnx_shape_ops.*). The Slice
+// Harness cases for OnnxSlice, OnnxSqueeze, OnnxUnsqueeze (operators/onnx_shape_ops.*) and OnnxPad
+// (operators/onnx_pad_op.*, reference: numpy.pad's modes as step-by-step reflections). The Slice
 // reference walks Python's range(start, end, step) per axis after ONNX's clamping, written from the
 // ONNX definition; the [onnx_shape] TEST_CASE checks refusals (step 0, bad axes, dims that are not 1).
 #include <catch2/catch.hpp>
@@ -65,6 +66,52 @@ RefFn Reshaped(std::vector<int64_t> shape) {
 
 InputSpec Ints(std::vector<double> v, DataType t = i64) { return In({static_cast<int64_t>(v.size())}, t).Values(v); }
 
+// numpy.pad's index rule per mode, written as reflections / clamps of an out-of-range index.
+int64_t Source(const std::string& mode, int64_t i, int64_t n) {
+  if (mode == "edge") return std::min(std::max<int64_t>(i, 0), n - 1);
+  if (mode == "wrap") {
+    while (i < 0) i += n;
+    return i % n;
+  }
+  while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;  // reflect, step by step
+  return i;
+}
+
+RefTensors PadRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  std::string mode = "constant";
+  for (const auto& a : def.arg())
+    if (a.name() == "mode") mode = a.s();
+  const RefTensor& X = in[0];
+  const int r = static_cast<int>(X.shape.size());
+  std::vector<int64_t> axes;
+  for (int64_t j = 0; j < (in.size() > 3 ? in[3].numel() : r); ++j)
+    axes.push_back(in.size() > 3 ? (static_cast<int64_t>(in[3][j]) + r) % r : j);
+  const int64_t n = static_cast<int64_t>(axes.size());
+  std::vector<int64_t> b(r, 0), shape = X.shape;
+  for (int64_t j = 0; j < n; ++j) {
+    b[axes[j]] = static_cast<int64_t>(in[1][j]);
+    shape[axes[j]] += static_cast<int64_t>(in[1][j] + in[1][j + n]);
+  }
+  RefTensor Y(shape, X.dtype);
+  for (int64_t k = 0; k < Y.numel(); ++k) {
+    int64_t rem = k, off = 0, stride = 1;
+    bool constant = false;
+    for (int d = r - 1; d >= 0; --d) {
+      int64_t i = rem % shape[d] - b[d];
+      rem /= shape[d];
+      if (i < 0 || i >= X.shape[d]) {
+        if (mode == "constant") constant = true;
+        else if (X.shape[d] == 1) i = 0;
+        else i = Source(mode, i, X.shape[d]);
+      }
+      off += i * stride;
+      stride *= X.shape[d];
+    }
+    Y[k] = constant ? (in.size() > 2 ? in[2][0] : 0.0) : X[off];
+  }
+  return {Y};
+}
+
 }  // namespace
 
 HN_OP_CASES(OnnxShapeOps) {
@@ -89,6 +136,16 @@ HN_OP_CASES(OnnxShapeOps) {
       Case("middle, int64 data").Def(Op("OnnxUnsqueeze", {"X", "A"}, {"Y"}))
           .Inputs({In({2, 3}, i64).Range(-5, 5), Ints({1, 2}, i32)}).Ref(Reshaped({2, 1, 1, 3})),
   };
+  for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
+    caffe2::OperatorDef d = Op("OnnxPad", {"X", "P", "V"}, {"Y"}, {Arg("mode", mode)});
+    c.push_back(Case(std::string(mode) + " 3-D, crop and grow").Def(d)
+                    .Inputs({In({2, 3, 4}), Ints({1, -1, 5, 0, 2, -2}), In({}).Values({2.5})}).Ref(PadRef));
+    c.push_back(Case(std::string(mode) + " axes [-1], int32").Def(Op("OnnxPad", {"X", "P", "V", "A"}, {"Y"}, {Arg("mode", mode)}))
+                    .Inputs({In({2, 3}, i32).Range(-9, 9), Ints({3, 1}, i32), In({}, i32).Values({7}), Ints({-1})})
+                    .Ref(PadRef));
+  }
+  c.push_back(Case("reflect size-1 dim").Def(Op("OnnxPad", {"X", "P"}, {"Y"}, {Arg("mode", "reflect")}))
+                  .Inputs({In({1, 3}), Ints({2, 0, 1, 1})}).Ref(PadRef));
   for (auto& k : c) k.NoGrad().CpuOnly();
   return c;
 }
@@ -130,6 +187,18 @@ TEST_CASE("ONNX shape ops refuse bad steps, axes and dims, naming op and blob", 
   f.mutable_data<float>()[0] = 0;
   CHECK_THAT(RunError(Op("OnnxUnsqueeze", {"x", "fa"}, {"y"}), {x, f}),
              Catch::Contains("'fa'") && Catch::Contains("int32 or int64"));
+  CHECK_THAT(RunError(Op("OnnxPad", {"x", "p"}, {"y"}), {x, Int64s({0, 0, 0})}),
+             Catch::Contains("OnnxPad") && Catch::Contains("'p'") && Catch::Contains("2 per padded dim"));
+  CHECK_THAT(RunError(Op("OnnxPad", {"x", "p"}, {"y"}), {x, Int64s({0, -3, 0, -1})}),
+             Catch::Contains("OnnxPad") && Catch::Contains("out of range"));
+  CHECK_THAT(RunError(Op("OnnxPad", {"x", "p"}, {"y"}), {x, Int64s({0, int64_t{1} << 39, 0, int64_t{1} << 39})}),
+             !Catch::Equals(""));
+  CHECK_THAT(RunError(Op("OnnxPad", {"x", "p", "v", "a"}, {"y"}), {x, Int64s({1, 1, 1, 1}), f, Int64s({1, -1})}),
+             Catch::Contains("repeated"));
+  Tensor empty({0, 3}, DataType::Float);
+  empty.mutable_data<float>();
+  CHECK_THAT(RunError(Op("OnnxPad", {"e", "p"}, {"y"}, {Arg("mode", "reflect")}), {empty, Int64s({1, 0, 0, 0})}),
+             Catch::Contains("cannot pad empty dim") && Catch::Contains("'e'"));
 }
 
 }  // namespace harness

@@ -158,3 +158,29 @@ def test_slice_squeeze_unsqueeze_split_with_runtime_inputs():
     _Check(oh.make_node("Squeeze", ["x", "a"], ["y"]), {"x": s, "a": i64(-2, 0)})
     _Check(oh.make_node("Unsqueeze", ["x", "a"], ["y"]), {"x": x, "a": i64(-1, 1)})
     _Check(oh.make_node("Split", ["x", "sp"], ["y0", "y1", "y2"], axis=2), {"x": x, "sp": i64(1, 0, 4)})
+
+
+def _NumpyPad(x, pads, mode, value=0):
+    """np.pad by the positive pads, then the negative ones crop (onnxruntime refuses reflect pads past
+    the edge and leaves garbage for wrap with cropping, so numpy is the reference here)."""
+    r = x.ndim
+    grow = [(max(pads[i], 0), max(pads[i + r], 0)) for i in range(r)]
+    kw = {"constant_values": value} if mode == "constant" else {}
+    y = np.pad(x, grow, mode=mode, **kw)
+    crop = tuple(slice(max(-pads[i], 0), y.shape[i] - max(-pads[i + r], 0)) for i in range(r))
+    return y[crop]
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+def test_pad_modes_runtime_pads_crop_and_axes(mode):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    pads = [1, -1, 5, 0, 2, -2]
+    model = _Model(oh.make_node("Pad", ["x", "p", "v"], ["y"], mode=mode),
+                   {"x": x, "p": i64(*pads), "v": np.array(1.5, np.float32)})
+    (got,) = HetnetBackend.run_model(model, [x, i64(*pads), np.array(1.5, np.float32)])
+    np.testing.assert_array_equal(got, _NumpyPad(x, pads, mode, 1.5))
+    _Check(oh.make_node("Pad", ["x", "p", "", "a"], ["y"], mode=mode), {"x": x, "p": i64(1, 2), "a": i64(-2)})
+    # constant pads that PadImage cannot take (the C dim, int data) also go to OnnxPad
+    xi = np.arange(12, dtype=np.int32).reshape(1, 2, 2, 3)
+    _Check(oh.make_node("Pad", ["x", "p"], ["y"], mode=mode), {"x": xi}, consts={"p": i64(0, 1, 0, 1, 0, 0, 1, 2)})
