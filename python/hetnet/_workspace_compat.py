@@ -279,16 +279,14 @@ class Workspace(object, metaclass=_WorkspaceMeta):
             _C.create_blob(str(name))
         return _Blob(self, str(name))
 
-    def _create_net(self, net, overwrite=False):
+    def create_net(self, net, overwrite=False):
+        """Creates a core.Net or NetDef here; returns a handle whose run() runs it."""
         from hetnet import core
         if not isinstance(net, (core.Net, caffe2_pb2.NetDef)):
             raise TypeError("create_net takes a core.Net or a NetDef, not " + type(net).__name__)
         with self._Active():
             _ws.CreateNet(net, overwrite)
         return _NetHandle(self, net.Proto().name if isinstance(net, core.Net) else net.name)
-
-    def create_net(self, net, overwrite=False):
-        return self._create_net(net, overwrite)
 
     def run(self, obj):
         """Runs an OperatorDef, a Net/NetDef (once, not kept) or a Plan/ExecutionStep/PlanDef."""
@@ -314,10 +312,6 @@ class Workspace(object, metaclass=_WorkspaceMeta):
     def has_blob(self, name):
         with self._Active():
             return _C.has_blob(str(name))
-
-    def _run_net(self, name):
-        with self._Active():
-            return _C.run_net(str(name), 1)
 
     def reset(self):
         with self._Active():
