@@ -203,8 +203,12 @@ class BackwardBuilder {
     auto none = [&] {
       for (int j = 0; j < op.input_size(); ++j) Record(op.input(j), in_ver_[i][j], "");
     };
-    if (!any || GradientRegistry::HasNoGradient(op.type())) return none();
+    // An op without outputs (ZeroGradient) gets no gradient from downstream, but its gradient maker,
+    // if it has one, still contributes to its inputs (as Caffe2 differentiated ZeroGradient).
+    const bool no_outputs = op.output_size() == 0;
+    if ((!any && !no_outputs) || GradientRegistry::HasNoGradient(op.type())) return none();
     const GradientMakerFn* fn = GradientRegistry::Find(op.type());
+    if (!fn && no_outputs) return none();
     if (!fn) {
       std::string blob;
       for (size_t k = 0; k < g_out.size() && blob.empty(); ++k)

@@ -283,3 +283,21 @@ def test_dot_product_backward_pass_accumulates_and_refuses_bad_input():
         workspace.RunOperatorOnce(core.CreateOperator("DotProduct", ["x1", "y"], ["bad"]))
     with pytest.raises(hetnet.HetnetError, match="pad_value"):
         workspace.RunOperatorOnce(core.CreateOperator("DotProduct", ["x1", "x1"], ["bad"], pad_value=0.0))
+
+
+def test_zero_gradient_supplies_a_zero_gradient_for_an_unused_output():
+    net = core.Net("zero_grad")
+    x = net.AddExternalInput("x")
+    a, b = net.Split(x, ["a", "b"], axis=0)
+    loss = net.AveragedLoss(a, "loss")
+    with pytest.raises(hetnet.InvalidArgumentError, match=r"\('b'\) has no gradient"):
+        net.Clone("without").AddGradientOperators([loss])
+    net.ZeroGradient(b, [])
+    grad_map = net.AddGradientOperators([loss])
+    fills = [op for op in net.Proto().op if op.type == "ConstantFill" and op.output[0] == "b_grad"]
+    assert len(fills) == 1 and list(fills[0].input) == ["b"] and fills[0].arg[0].f == 0.0
+    xv = np.arange(6, dtype=np.float32).reshape(6, 1)
+    workspace.FeedBlob("x", xv)
+    workspace.RunNetOnce(net)
+    # loss = mean of the first half: d/dx is 1/3 there and 0 on the unused half
+    np.testing.assert_allclose(workspace.FetchBlob(grad_map["x"]).ravel(), [1 / 3.0] * 3 + [0.0] * 3, rtol=1e-6)
