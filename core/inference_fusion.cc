@@ -93,6 +93,7 @@ class Rewriter {
   }
 
   InferenceRewrite Run() {
+    PreferPackedFC();
     Sweep(&Rewriter::TryFoldBN);
     Sweep(&Rewriter::TryRemoveDropout);
     Sweep(&Rewriter::TryFuseRelu);
@@ -132,6 +133,21 @@ class Rewriter {
     before_.clear();
     ops_ = std::move(ops);
     notes_ = std::move(notes);
+  }
+
+  // FC / FCTransposed that would run on DNNL get hetnet's PACKED engine (operators/fc_op_packed.cc):
+  // faster, but only for weights that stay put, so only in inference nets. Training and workspace
+  // nets keep DNNL, whose results a resumed training run reproduces bit for bit.
+  void PreferPackedFC() {
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      auto& op = ops_[i];
+      Device d;
+      if ((op.type() != "FC" && op.type() != "FCTransposed") || !op.engine().empty() || !DeviceOf(op, &d) ||
+          !d.is_cpu() || ResolveEngine(op, d) != "DNNL" || !OperatorRegistry::Find(op.type(), DeviceType::CPU, "PACKED"))
+        continue;
+      op.set_engine("PACKED");
+      AddNote(static_cast<int>(i), "engine PACKED");
+    }
   }
 
   bool DeviceOf(const caffe2::OperatorDef& op, Device* d) const {

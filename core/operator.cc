@@ -85,15 +85,14 @@ std::vector<std::string> NearestOperatorNames(const std::string& name, size_t li
 }
 
 // The engines a CPU op without an engine tries first: HETNET_CPU_ENGINE (a comma-separated list as
-// in def.engine) or, unset, "PACKED,DNNL": hetnet's packed-weight GEMM for FC (AVX-512; it hands
-// other cases to DNNL itself), then oneDNN (registered only when built with it; measured faster
+// in def.engine) or, unset, "DNNL" (oneDNN, registered only when built with it; measured faster
 // than the Eigen kernels for Conv and FC: benchmarks/RESULTS.md). An engine not registered for an
 // op type falls through to the default kernel, so HETNET_CPU_ENGINE=EIGEN (or empty), like
 // engine "EIGEN" on a def, runs the portable path; an engine given on the def always wins.
 const std::vector<std::string>& DefaultCpuEngines() {
   static const std::vector<std::string> engines = [] {
     const char* env = std::getenv("HETNET_CPU_ENGINE");
-    return SplitEngines(env ? env : "PACKED,DNNL");
+    return SplitEngines(env ? env : "DNNL");
   }();
   return engines;
 }

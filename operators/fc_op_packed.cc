@@ -1,7 +1,8 @@
 // FC and FCTransposed, PACKED engine: hetnet's own GEMM with the weights packed once into 32-column
-// panels (device/cpu_packed_gemm.h), bias and fused Relu applied in the kernel's store. First in the
-// CPU engines' default order (core/operator.cc): measured faster than oneDNN's inner product on the
-// FC shapes with more than one row (benchmarks/RESULTS.md). Same arguments, checks and messages as FCOp /
+// panels (device/cpu_packed_gemm.h), bias and fused Relu applied in the kernel's store. Chosen for
+// inference nets by the inference rewrite (core/inference_fusion.h) where DNNL would run: measured
+// faster than oneDNN's inner product on the FC shapes with more than one row (benchmarks/RESULTS.md);
+// HETNET_CPU_ENGINE=PACKED,DNNL makes it the default everywhere. Same arguments, checks and messages as FCOp /
 // FCTransposedOp. The packed weight is kept per weight version and shared by every instance
 // (device/prepared_weights.h), so a weight written in place (an optimizer step, FeedBlob) is repacked
 // at the next run.

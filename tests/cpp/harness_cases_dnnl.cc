@@ -1,6 +1,6 @@
 // Harness cases for the CPU engines of Conv, FC and FCTransposed: FC cases also run with engine
 // "PACKED" (hetnet's packed-weight GEMM, operators/fc_op_packed.cc); every case runs once with engine
-// "DNNL" (oneDNN, operators/*_dnnl.cc; the default Conv engine of a build with it, FC's is PACKED; the plain cases in
+// "DNNL" (oneDNN, operators/*_dnnl.cc; the default engine of a build with it (inference nets run FC on PACKED); the plain cases in
 // harness_cases_cnn.cc / harness_cases_core_ops.cc run it too) and once with engine "EIGEN" (an
 // engine nobody registers, so the portable default kernel). The shapes cover both of the DNNL Conv's
 // layouts (1x1 stride 1: plain NCHW; others: blocked), groups, dilation, asymmetric pads, batch 1

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "core/net.h"
 #include "core/operator.h"
 #include "device/cpu_packed_gemm.h"
 #include "tests/cpp/op_test_util.h"
@@ -151,4 +152,27 @@ TEST_CASE("PACKED FC stops packing a weight that is rewritten before every run",
   op->Run();
   CheckFC(ws);
   CHECK(Packings() == before + 2);
+}
+
+TEST_CASE("Inference nets run FC on PACKED, training and workspace nets keep DNNL", "[fc][packed][fusion]") {
+  caffe2::NetDef net;
+  net.set_name("fc_net");
+  *net.add_op() = MakeOp("FC", {"X", "W", "b"}, {"Y"});
+  *net.add_op() = MakeOp("FC", {"Y", "W2", "b2"}, {"Z"});
+  net.mutable_op(1)->set_engine("EIGEN");  // an engine the user named stays
+  net.add_external_output("Z");
+  Workspace ws;
+  Feed<float>(ws, "X", {4, 6}, RandomVec(24, 1));
+  Feed<float>(ws, "W", {5, 6}, RandomVec(30, 2));
+  Feed<float>(ws, "b", {5}, RandomVec(5, 3));
+  Feed<float>(ws, "W2", {3, 5}, RandomVec(15, 4));
+  Feed<float>(ws, "b2", {3}, RandomVec(3, 5));
+  const bool dnnl = ResolveEngine(net.op(0), Device::CPU()) == "DNNL";
+  CHECK(ws.CreateNet(net)->def().op(0).engine() == "");  // a workspace net: as written
+  auto* a = net.add_arg();
+  a->set_name("hetnet_optimize");
+  a->set_i(1);
+  const caffe2::NetDef created = ws.CreateNet(net, /*overwrite=*/true)->def();
+  CHECK(created.op(0).engine() == (dnnl ? "PACKED" : ""));
+  CHECK(created.op(1).engine() == "EIGEN");
 }
