@@ -1,6 +1,7 @@
 // Converters of ONNX ops with CPU-only hetnet operators of the same name and arguments (operators/
 // cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, CumProd, OneHot, EyeLike, NonZero, Compress,
-// ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10).
+// ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10),
+// Einsum (operators/einsum_op).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
 #include "onnx/onnx_context.h"
 
@@ -59,6 +60,11 @@ void RegisterIndexConverters(ConverterRegistry& r) {
   r.Add("ReverseSequence", [](ConvertContext& c) {
     PassThrough(c, "ReverseSequence", 2, {"batch_axis", "time_axis"});
     c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("Einsum", [](ConvertContext& c) {
+    std::vector<std::string> ins;
+    for (int i = 0; i < c.num_inputs(); ++i) ins.push_back(c.in(i));
+    AddArg(c.Emit("Einsum", ins, {c.out(0)}), "equation", c.Str("equation", ""));
   });
   r.Add("GatherND", [](ConvertContext& c) { PassThrough(c, "GatherND", 2, {"batch_dims"}); });
   r.Add("ScatterND", [](ConvertContext& c) {

@@ -184,3 +184,12 @@ def test_pad_modes_runtime_pads_crop_and_axes(mode):
     # constant pads that PadImage cannot take (the C dim, int data) also go to OnnxPad
     xi = np.arange(12, dtype=np.int32).reshape(1, 2, 2, 3)
     _Check(oh.make_node("Pad", ["x", "p"], ["y"], mode=mode), {"x": xi}, consts={"p": i64(0, 1, 0, 1, 0, 0, 1, 2)})
+
+
+@pytest.mark.parametrize("eq, shapes", [("ij,jk->ik", [(3, 4), (4, 2)]), ("...ii->...i", [(2, 3, 3)]),
+                                        ("bij,bkj->bik", [(2, 3, 4), (2, 5, 4)]), ("ij", [(3, 4)]),
+                                        ("ii", [(4, 4)]), ("i,j->ij", [(3,), (4,)]), ("...j,j", [(2, 3), (3,)])])
+def test_einsum_against_onnxruntime(eq, shapes):
+    rng = np.random.default_rng(2)
+    inputs = {"x%d" % i: rng.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
+    _Check(oh.make_node("Einsum", list(inputs), ["y"], equation=eq), inputs, exact=False)
