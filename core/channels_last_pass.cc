@@ -29,7 +29,7 @@ Role RoleOf(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
   const ArgumentHelper a(op);
   if (!ArgIs(a, "order", "NCHW") || a.HasArgument("activation_order")) return Role::kOther;
   const std::string& t = op.type();
-  if (t == "Conv" && (op.input_size() == 2 || op.input_size() == 3) && ResolveEngine(op, Device::CPU()) == "DNNL" &&
+  if (t == "Conv" && op.input_size() >= 2 && op.input_size() <= 4 && ResolveEngine(op, Device::CPU()) == "DNNL" &&
       a.GetSingleArgument<int>("legacy_pad", 0) == 0)  // oneDNN sizes outputs as NOTSET does
     return Role::kConv;
   if ((t == "MaxPool" || t == "AveragePool") && op.input_size() == 1) return Role::kPool;
@@ -92,8 +92,9 @@ class Converter {
       return;
     }
     caffe2::OperatorDef r = op;
-    const int layout_inputs = role == Role::kElementwise ? op.input_size() : 1;  // Conv/pool: X only
-    for (int k = 0; k < layout_inputs; ++k) r.set_input(k, Nhwc(op.input(k)));
+    // Activations: every input of an elementwise op, a Conv's X and fused residual, a pool's X.
+    for (int k = 0; k < op.input_size(); ++k)
+      if (role == Role::kElementwise || k == 0 || k == 3) r.set_input(k, Nhwc(op.input(k)));
     const std::string& y = op.output(0);
     std::string y_nhwc;
     if (nhwc_of_.count(y)) {

@@ -96,6 +96,7 @@ class Rewriter {
     PreferPackedFC();
     Sweep(&Rewriter::TryFoldBN);
     Sweep(&Rewriter::TryRemoveDropout);
+    Sweep(&Rewriter::TryFuseResidual);
     Sweep(&Rewriter::TryFuseRelu);
     if (DefaultInferenceFusionOptions().channels_last) {
       ChannelsLastInput cl{&def_, &ops_, &notes_, protected_, given_};
@@ -164,7 +165,7 @@ class Rewriter {
 
   // The single reader of op i's output Y is op j (input 0), which writes Z; moving Z's write from j
   // to i (and no longer writing Y) changes nothing any reader or the user can see.
-  int SoleConsumer(int i, const BlobUses& uses, const std::set<std::string>& types) const {
+  int SoleConsumer(int i, const BlobUses& uses, const std::set<std::string>& types, bool any_input = false) const {
     const auto& p = ops_[i];
     if (p.output_size() != 1) return -1;
     const std::string& Y = p.output(0);
@@ -179,7 +180,8 @@ class Rewriter {
       if (r <= next_writer) j = r, ++slots;
     if (slots != 1 || dead_[j] || !types.count(ops_[j].type())) return -1;
     const auto& c = ops_[j];
-    if (c.input_size() < 1 || c.input(0) != Y || c.output_size() != 1) return -1;
+    // (Y is read once: `slots`; with any_input it may be the consumer's second input.)
+    if (c.input_size() < 1 || (c.input(0) != Y && !any_input) || c.output_size() != 1) return -1;
     if (next_writer != INT_MAX && next_writer < j) return -1;
     const std::string& Z = c.output(0);
     // A fetched blob must keep its value, unless the consumer overwrites it in place (then the
@@ -300,6 +302,33 @@ class Rewriter {
     arg->set_name("fused_activation");
     arg->set_s("Relu");
     Record(i, j, std::move(fused), "Relu " + Label(j) + " fused into " + p.type() + " " + Label(i), "Relu fused");
+    return true;
+  }
+
+  // Conv (DNNL, with bias) whose output only an Add reads: the Add's other input R becomes the
+  // Conv's fourth input with fused_residual (a sum post-op; operators/conv_op.h), so ResNet's
+  // Conv + Add + Relu is one pass over the output (with the Relu fused next).
+  bool TryFuseResidual(int i, const BlobUses& uses) {
+    const auto& p = ops_[i];
+    const ArgumentHelper a(p);
+    Device d;
+    if (p.type() != "Conv" || p.input_size() != 3 || a.HasArgument("fused_activation") ||
+        a.HasArgument("fused_residual") || !DeviceOf(p, &d) || !d.is_cpu() || ResolveEngine(p, d) != "DNNL")
+      return false;
+    const int j = SoleConsumer(i, uses, {"Add", "Sum"}, /*any_input=*/true);
+    if (j < 0 || ops_[j].input_size() != 2 || ArgumentHelper(ops_[j]).HasArgument("broadcast")) return false;
+    const std::string& R = ops_[j].input(ops_[j].input(0) == p.output(0) ? 1 : 0);
+    const std::string& Z = ops_[j].output(0);
+    // R's value at the Conv must be the one the Add read; the Conv must not overwrite R.
+    if (uses.WrittenBetween(R, i, j) || R == Z) return false;
+    caffe2::OperatorDef fused = p;
+    fused.add_input(R);
+    fused.set_output(0, Z);
+    auto* arg = fused.add_arg();
+    arg->set_name("fused_residual");
+    arg->set_i(1);
+    Record(i, j, std::move(fused), ops_[j].type() + " " + Label(j) + " fused into Conv " + Label(i) + " (residual '" + R + "')",
+           "residual add fused");
     return true;
   }
 

@@ -12,6 +12,8 @@
 //     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL and PACKED engines; not CUDNN's Conv yet:
 //     see EnginesWithFusedActivation), and for FC only when its weight is a float32 tensor.
 //   * FC / FCTransposed that would run on the DNNL engine run on PACKED (packed weights), first.
+//   * Conv (CPU, DNNL, with bias) read only by an Add(Y, R): R becomes the Conv's fourth input with
+//     fused_residual 1 (added in the convolution's output pass), before the Relu fusion.
 //   * Channels-last activations between DNNL convolutions (core/channels_last_pass.h), last.
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
 //     simply dropped). A Dropout whose output no later op reads (a result of the net, declared as

@@ -46,11 +46,12 @@ dnnl::reorder Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& 
 int64_t WeightPreparations() { return Cache().Preparations(); }
 size_t LivePreparedWeights() { return Cache().Live(); }
 
-dnnl::primitive_attr Attributes(bool relu) {
+dnnl::primitive_attr Attributes(bool relu, bool sum) {
   dnnl::primitive_attr a = UserScratchpad();
-  if (relu) {
+  if (relu || sum) {
     dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    if (sum) ops.append_sum(1.0f);  // dst = result + dst's previous contents, before the Relu
+    if (relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     a.set_post_ops(ops);
   }
   return a;

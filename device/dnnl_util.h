@@ -39,7 +39,9 @@ dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data);
 dnnl::primitive_attr UserScratchpad();
 // UserScratchpad, plus an eltwise_relu post-op when relu (fused_activation "Relu", read with
 // FusedReluArgument of core/inference_fusion.h, the parser every engine shares).
-dnnl::primitive_attr Attributes(bool relu);
+// With sum, a sum post-op first: the result is added to what the destination held (a fused
+// residual, operators/conv_op.h), then the Relu.
+dnnl::primitive_attr Attributes(bool relu, bool sum = false);
 // A reorder primitive from one layout to another.
 dnnl::reorder Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
 

@@ -19,12 +19,13 @@ std::vector<TensorInfo> ConvShape(const caffe2::OperatorDef& def, const std::vec
 }  // namespace
 
 OPERATOR_SCHEMA(Conv)
-    .NumInputs(2, 3)
+    .NumInputs(2, 4)
     .NumOutputs(1)
     .TensorInference(ConvShape)
     .SetDoc("2-D convolution, NCHW: X [N, C, H, W], filter [M, C/group, kH, kW], optional bias [M] -> "
             "Y [N, M, OH, OW]. Args kernel(s), stride(s), pad(s), dilation(s), group, legacy_pad; "
             "fused_activation \"Relu\" (default kernels; set by the inference rewrite) applies max(Y, 0); "
+            "fused_residual 1 (CPU; set by the inference rewrite): a 4th input R added before it; "
             "CUDA tries engine CUDNN (float32/float16, tensor cores for float16) first.");
 OPERATOR_SCHEMA(ConvGradient)
     .NumInputs(3)

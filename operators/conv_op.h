@@ -4,10 +4,13 @@
 // (conv_op_cudnn.cc).
 // fused_activation "Relu" (set by the inference rewrite, core/inference_fusion.h): Y = max(Y, 0) per
 // image after the bias, while it is in cache.
+// fused_residual 1 (also the rewrite's: Conv followed by Add): a fourth input R, and
+// Y = act(conv(X, filter) + bias + R), R added with Add's numpy broadcasting (ConvResidual).
 // ConvGradient(X, filter, dY) -> dfilter, dbias (absent with no_bias=1), dX (optional).
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <type_traits>
 
 #include "core/inference_fusion.h"
@@ -29,19 +32,54 @@ inline void ConvEnforceFloat(const caffe2::OperatorDef& def, const Tensor& t, in
              DataTypeName(t.dtype()), " but this kernel takes float32 (float16 Conv runs on the CUDA CUDNN engine)");
 }
 
+// The fourth input of a Conv with fused_residual: whether there is one (checked against the
+// argument, so a stray fourth input is an error), and the Add that applies it when it does not have
+// Y's shape (or on the default kernels): Y = Y + R in place, with Add's broadcasting and messages.
+class ConvResidual {
+ public:
+  explicit ConvResidual(const caffe2::OperatorDef& def)
+      : present_(ArgumentHelper(def).GetSingleArgument<int>("fused_residual", 0) != 0) {
+    const int n = def.input_size();
+    if (present_) {
+      HN_ENFORCE(n == 4, def.type(), ": fused_residual takes X, filter, bias and R; got ", n, " inputs");
+      HN_ENFORCE(def.output(0) != def.input(3), def.type(), ": the residual input '", def.input(3),
+                 "' cannot also be the output");
+    }
+    else
+      HN_ENFORCE(n == 2 || n == 3, def.type(), ": takes X, filter[, bias]; got ", n,
+                 " inputs (a fourth, R, needs fused_residual 1)");
+  }
+  bool present() const { return present_; }
+  void AddTo(const caffe2::OperatorDef& def, Workspace* ws) {
+    if (!add_) {
+      caffe2::OperatorDef add;
+      add.set_type("Add");
+      add.add_input(def.output(0));
+      add.add_input(def.input(3));
+      add.add_output(def.output(0));
+      if (def.has_device_option()) *add.mutable_device_option() = def.device_option();
+      add_ = CreateOperator(add, ws);
+    }
+    add_->Run();
+  }
+
+ private:
+  bool present_;
+  std::unique_ptr<OperatorBase> add_;
+};
+
 template <class Context>
 class ConvOp final : public Operator<Context> {
  public:
   ConvOp(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::Conv)),
-        relu_(FusedReluArgument(def)), col_(this->device()) {
-    HN_ENFORCE(this->InputSize() == 3 || this->InputSize() == 2, "Conv takes X, filter[, bias]");
-  }
+        relu_(FusedReluArgument(def)), residual_(def), ws_(ws), col_(this->device()) {}
 
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
     const Tensor& F = this->Input(1);
-    const bool has_bias = this->InputSize() == 3;
+    const bool has_bias = this->InputSize() >= 3;
+    const bool relu_per_image = relu_ && !residual_.present();
     for (int i = 0; i < this->InputSize(); ++i) ConvEnforceFloat(this->def(), this->Input(i), i);
     const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Conv, args_, X.shape(), &F.shape(),
                                                has_bias ? &this->Input(2).shape() : nullptr);
@@ -70,18 +108,25 @@ class ConvOp final : public Operator<Context> {
       // Bias while the image's output is still in cache.
       if (b) math::BroadcastBinary<float, Context>(math::BinaryOp::Add, 1, g.M, P, y + n * g.M * P, b, y + n * g.M * P,
                                                    &this->context_);
-      if (relu_) ReluKernel<Context>(g.M * P, y + n * g.M * P, y + n * g.M * P, &this->context_);
+      if (relu_per_image) ReluKernel<Context>(g.M * P, y + n * g.M * P, y + n * g.M * P, &this->context_);
     };
     if constexpr (std::is_same_v<Context, CPUContext>) {
       math::ParallelFor(g.N, workers, image);
     } else {
       for (int64_t n = 0; n < g.N; ++n) image(n, 0);
     }
+    if (residual_.present()) {
+      residual_.AddTo(this->def(), ws_);
+      float* yr = Y->template mutable_data<float>();
+      if (relu_) ReluKernel<Context>(Y->numel(), yr, yr, &this->context_);
+    }
   }
 
  private:
   ConvPoolArgs args_;
   bool relu_;
+  ConvResidual residual_;
+  Workspace* ws_;
   Tensor col_;
 };
 

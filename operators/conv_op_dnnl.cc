@@ -11,7 +11,9 @@
 // fused_activation "Relu" (Y = Relu(Conv(X)), set by the graph optimizer) is a oneDNN eltwise_relu
 // post-op, applied while the output is in registers, except on the 1x1 NCHW (GEMM) path: there
 // oneDNN 2.6's post-op made the convolution ~2x slower (measured, RESULTS.md), so a separate pass
-// over Y (the Relu operator's kernel) follows.
+// over Y (the Relu operator's kernel) follows. fused_residual (a fourth input R, conv_op.h) of Y's
+// shape is a sum post-op before the Relu (R copied or reordered into the destination first).
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -33,16 +35,15 @@ class DnnlConvOp final : public Operator<CPUContext> {
       : Operator<CPUContext>(def, ws),
         args_(ParseConvPoolArgs(def, ConvPoolKind::Conv, /*allow_channels_last=*/true)),
         relu_(FusedReluArgument(def)),
-        ws_(ws) {
-    HN_ENFORCE(InputSize() == 3 || InputSize() == 2, "Conv takes X, filter[, bias]");
-  }
+        residual_(def),
+        ws_(ws) {}
 
   void RunOnDevice() override {
     for (int i = 0; i < InputSize(); ++i)
       if (Input(i).dtype() != DataType::Float) return RunFallback();
     const Tensor& X = Input(0);
     const Tensor& F = Input(1);
-    const bool has_bias = InputSize() == 3;
+    const bool has_bias = InputSize() >= 3;
     const ConvPoolGeom g = ComputeConvPoolGeom(def(), ConvPoolKind::Conv, args_, X.shape(), &F.shape(),
                                                has_bias ? &Input(2).shape() : nullptr);
     if (g.channels_last && g.N == 0 && g.OH > 0 && g.OW > 0) {  // an empty batch: nothing for oneDNN to do
@@ -50,9 +51,14 @@ class DnnlConvOp final : public Operator<CPUContext> {
       return;
     }
     if (!Expressible(g)) return RunFallback();  // channels-last: the default kernel's refusal names the op
-    Plan* pp = PlanFor(g, has_bias);
+    // A residual of Y's shape is oneDNN's sum post-op (added in registers, before the Relu); another
+    // shape is added after the convolution by Add (broadcasting), and the Relu after that.
+    const bool sum = residual_.present() && Input(3).shape() == g.y_shape();
+    const bool add_after = residual_.present() && !sum;
+    Plan* pp = PlanFor(g, has_bias, sum, relu_ && !add_after);
     if (!pp) return RunFallback();
     Plan& p = *pp;
+    const float* r = sum ? Input(3).data<float>() : nullptr;  // read before Y (maybe the same blob) is sized
     Tensor* Y = Output(0, g.y_shape(), DataType::Float);
     dnnl::stream& s = dnnl_util::ThreadStream();
     memory src = dnnl_util::Wrap(p.user_src, X.raw_data());
@@ -60,6 +66,12 @@ class DnnlConvOp final : public Operator<CPUContext> {
     if (p.src_reorder) {
       p.src_reorder.execute(s, src, p.src);
       src = p.src;
+    }
+    if (sum && p.dst_reorder) {  // the residual into the primitive's layout
+      memory residual = dnnl_util::Wrap(p.user_dst, r);
+      p.residual_reorder.execute(s, residual, p.dst);
+    } else if (sum && r != Y->data<float>()) {
+      std::copy(r, r + Y->numel(), Y->mutable_data<float>());
     }
     std::unordered_map<int, memory> a{{DNNL_ARG_SRC, src},
                                       {DNNL_ARG_WEIGHTS, p.weight.Get(F, p.user_w, p.pd.weights_desc())},
@@ -69,7 +81,8 @@ class DnnlConvOp final : public Operator<CPUContext> {
     p.conv.execute(s, a);
     if (p.dst_reorder) p.dst_reorder.execute(s, p.dst, dst);
     s.wait();
-    if (p.relu_pass) {
+    if (add_after) residual_.AddTo(def(), ws_);
+    if (p.relu_pass || (relu_ && add_after)) {
       float* y = Y->mutable_data<float>();
       ReluKernel<CPUContext>(Y->numel(), y, y, &context_);
     }
@@ -82,7 +95,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     dnnl::convolution_forward conv;
     memory src, dst;  // blocked activations when the primitive wants them
     memory scratch;
-    dnnl::reorder src_reorder, dst_reorder;
+    dnnl::reorder src_reorder, dst_reorder, residual_reorder;  // residual: user layout -> dst's, for the sum
     dnnl_util::ReorderedWeight weight;
     bool relu_pass = false;  // fused Relu as a pass over Y instead of a post-op
   };
@@ -98,8 +111,9 @@ class DnnlConvOp final : public Operator<CPUContext> {
   }
 
   // nullptr (cached too) when oneDNN has no implementation for the geometry.
-  Plan* PlanFor(const ConvPoolGeom& g, bool has_bias) {
-    const std::vector<int64_t> key{g.N, g.C, g.H, g.W, g.M, g.kh, g.kw, has_bias};
+  // sum: the residual's sum post-op; relu: a Relu after the convolution (post-op or pass).
+  Plan* PlanFor(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu) {
+    const std::vector<int64_t> key{g.N, g.C, g.H, g.W, g.M, g.kh, g.kw, has_bias, sum, relu};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
     if (plans_.size() >= dnnl_util::kMaxPlansPerOp) plans_.clear();  // shapes that keep changing
@@ -119,7 +133,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     // blocked layout oneDNN picks, worth the per-run reorders of X and Y. Channels-last activations
     // are that layout already.
     const Tag act = g.channels_last ? Tag::nhwc : ConvIs1x1(g) ? Tag::nchw : Tag::any;
-    p->relu_pass = relu_ && act == Tag::nchw;
+    p->relu_pass = relu && act == Tag::nchw;
     const memory::desc any_src({g.N, g.C, g.H, g.W}, f32, act), any_dst({g.N, g.M, g.OH, g.OW}, f32, act),
         any_w(p->user_w.dims(), f32, Tag::any), bias_md({g.M}, f32, Tag::a);
     // oneDNN's dilation counts the gaps between taps (ours minus one).
@@ -127,7 +141,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
       const dnnl::convolution_forward::desc d(
           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_src, any_w,
           has_bias ? bias_md : memory::desc(), any_dst, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.pt, g.pl}, {g.pb, g.pr});
-      p->pd = dnnl::convolution_forward::primitive_desc(d, dnnl_util::Attributes(relu_ && !p->relu_pass),
+      p->pd = dnnl::convolution_forward::primitive_desc(d, dnnl_util::Attributes(relu && !p->relu_pass, sum),
                                                            dnnl_util::CpuEngine());
     } catch (const dnnl::error&) {
       return plans_.emplace(key, nullptr).first->second.get();
@@ -141,6 +155,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     if (!(p->pd.dst_desc() == p->user_dst)) {
       p->dst = memory(p->pd.dst_desc(), dnnl_util::CpuEngine());
       p->dst_reorder = dnnl_util::Reorder(p->pd.dst_desc(), p->user_dst);
+      if (sum) p->residual_reorder = dnnl_util::Reorder(p->user_dst, p->pd.dst_desc());
     }
     return plans_.emplace(key, std::move(p)).first->second.get();
   }
@@ -152,6 +167,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
 
   ConvPoolArgs args_;
   bool relu_;  // fused_activation "Relu": a post-op of the convolution (a pass on the 1x1 path)
+  ConvResidual residual_;  // fused_residual: a fourth input added before the Relu
   Workspace* ws_;
   // Keyed by (N, C, H, W, M, kH, kW, bias): with the op's fixed arguments that fixes the whole geometry.
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;

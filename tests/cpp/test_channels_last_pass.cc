@@ -125,6 +125,8 @@ TEST_CASE("Channels-last residual net equals the net as written, with one switch
   }
   CHECK(nhwc_convs == 3);
   CHECK(nhwc_pools == 2);
+  CHECK(Count(r, "Add") == 0);  // fused into c3 as its residual, and the Relu after it too
+  CHECK(Count(r, "Relu") == 0);
   SECTION("an intermediate external output keeps its NCHW value") {
     net.add_external_output("c2");  // fused Conv+Relu inside the region
     net.add_external_output("s");

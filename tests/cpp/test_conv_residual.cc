@@ -1,0 +1,104 @@
+// Conv with fused_residual (operators/conv_op.h: Y = act(conv(X) + bias + R)): every engine and
+// layout path against Conv followed by Add (numpy broadcasting) and Relu run as separate ops: the
+// DNNL sum post-op on its three activation paths (blocked with reorders, plain 1x1 with a Relu pass,
+// channels-last), a residual of another shape (added after, broadcasting), the default kernels; and
+// the refusals (a fourth input without the argument, the residual as the output).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/operator.h"
+#include "tests/cpp/op_test_util.h"
+
+using namespace hetnet;
+using namespace hetnet::optest;
+
+namespace {
+
+struct Form {
+  const char* label;
+  const char* engine;
+  int k;
+  std::vector<int64_t> r_shape;  // empty: Y's shape
+  bool relu, channels_last;
+};
+
+void Check(const Form& f) {
+  INFO(f.label);
+  const int64_t N = 2, C = 6, M = 8, H = 7, W = 6;
+  Workspace ws;
+  Feed<float>(ws, "X", {N, C, H, W}, RandomVec(N * C * H * W, 1));
+  Feed<float>(ws, "F", {M, C, f.k, f.k}, RandomVec(M * C * f.k * f.k, 2));
+  Feed<float>(ws, "b", {M}, RandomVec(M, 3));
+  const std::vector<int64_t> y_shape{N, M, H, W};
+  const std::vector<int64_t> r_shape = f.r_shape.empty() ? y_shape : f.r_shape;
+  int64_t rn = 1;
+  for (auto d : r_shape) rn *= d;
+  Feed<float>(ws, "R", r_shape, RandomVec(rn, 4));
+  const std::vector<caffe2::Argument> conv_args{ArgI("kernel", f.k), ArgI("pad", f.k / 2)};
+  // Reference: separate ops, NCHW, default kernels.
+  auto plain = MakeOp("Conv", {"X", "F", "b"}, {"Yc"}, conv_args);
+  plain.set_engine("EIGEN");
+  RunOp(ws, plain);
+  RunOp(ws, MakeOp("Add", {"Yc", "R"}, {"Ya"}));
+  RunOp(ws, MakeOp(f.relu ? "Relu" : "Copy", {"Ya"}, {"Want"}));
+  auto args = conv_args;
+  args.push_back(ArgI("fused_residual", 1));
+  if (f.relu) args.push_back(ArgS("fused_activation", "Relu"));
+  std::string x = "X", r = "R", y = "Y";
+  if (f.channels_last) {
+    args.push_back(ArgS("activation_order", "NHWC"));
+    RunOp(ws, MakeOp("NCHW2NHWC", {"X"}, {"Xl"}));
+    RunOp(ws, MakeOp("NCHW2NHWC", {"R"}, {"Rl"}));
+    x = "Xl", r = "Rl", y = "Yl";
+  }
+  auto fused = MakeOp("Conv", {x, "F", "b", r}, {y}, args);
+  fused.set_engine(f.engine);
+  auto op = CreateOperator(fused, &ws);
+  for (int run = 0; run < 2; ++run) {  // the second run reuses the cached plan and the Add
+    op->Run();
+    if (f.channels_last) RunOp(ws, MakeOp("NHWC2NCHW", {"Yl"}, {"Y"}));
+    const auto got = FetchVec<float>(ws, "Y"), want = FetchVec<float>(ws, "Want");
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4f * std::max(1.f, std::fabs(want[i])));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Conv fused_residual equals Conv, Add and Relu run apart", "[ops][conv][fusion]") {
+  const bool dnnl = ResolveEngine(MakeOp("Conv", {"X", "F"}, {"Y"}), Device::CPU()) == "DNNL";
+  std::vector<Form> forms = {
+      {"default kernels, same shape, Relu", "EIGEN", 3, {}, true, false},
+      {"default kernels, broadcast residual", "EIGEN", 1, {1, 8, 1, 1}, true, false},
+  };
+  if (dnnl) {
+    forms.push_back({"DNNL 3x3 (blocked, residual reordered in)", "DNNL", 3, {}, true, false});
+    forms.push_back({"DNNL 1x1 (plain NCHW, Relu pass)", "DNNL", 1, {}, true, false});
+    forms.push_back({"DNNL 1x1 without Relu", "DNNL", 1, {}, false, false});
+    forms.push_back({"DNNL broadcast residual (added after)", "DNNL", 3, {2, 8, 1, 1}, true, false});
+    forms.push_back({"DNNL channels-last", "DNNL", 3, {}, true, true});
+    forms.push_back({"DNNL channels-last 1x1", "DNNL", 1, {}, false, true});
+    forms.push_back({"DNNL channels-last broadcast", "DNNL", 3, {1, 8, 1, 1}, true, true});
+  } else {
+    WARN("no DNNL engine in this build: only the default kernels' forms run");
+  }
+  for (const auto& f : forms) Check(f);
+}
+
+TEST_CASE("Conv refuses a fourth input without fused_residual and the residual as its output", "[ops][conv]") {
+  Workspace ws;
+  Feed<float>(ws, "X", {1, 2, 4, 4}, RandomVec(32, 1));
+  Feed<float>(ws, "F", {3, 2, 1, 1}, RandomVec(6, 2));
+  Feed<float>(ws, "b", {3}, RandomVec(3, 3));
+  Feed<float>(ws, "R", {1, 3, 4, 4}, RandomVec(48, 4));
+  for (const char* engine : {"DNNL", "EIGEN"}) {
+    auto four = MakeOp("Conv", {"X", "F", "b", "R"}, {"Y"}, {ArgI("kernel", 1)});
+    four.set_engine(engine);
+    REQUIRE_THROWS_WITH(CreateOperator(four, &ws), Catch::Contains("fused_residual"));
+    auto same = MakeOp("Conv", {"X", "F", "b", "R"}, {"R"}, {ArgI("kernel", 1), ArgI("fused_residual", 1)});
+    same.set_engine(engine);
+    REQUIRE_THROWS_WITH(CreateOperator(same, &ws), Catch::Contains("'R'") && Catch::Contains("output"));
+  }
+}
