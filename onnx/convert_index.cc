@@ -1,7 +1,7 @@
 // Converters of ONNX ops with CPU-only hetnet operators of the same name and arguments (operators/
 // cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, CumProd, OneHot, EyeLike, NonZero, Compress,
 // ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10),
-// Einsum (operators/einsum_op).
+// Einsum (operators/einsum_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
 #include "onnx/onnx_context.h"
 
@@ -61,6 +61,18 @@ void RegisterIndexConverters(ConverterRegistry& r) {
     PassThrough(c, "ReverseSequence", 2, {"batch_axis", "time_axis"});
     c.SameDims(c.out(0), c.in(0));
   });
+  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) {
+    r.Add(op, [](ConvertContext& c) {
+      auto& op = c.Emit(c.op_type(), {c.in(0)}, {c.out(0)});
+      AddArg(op, "periodic", c.Int("periodic", 1));
+      const int32_t onnx_type = static_cast<int32_t>(c.Int("output_datatype", 1));
+      const auto t = DtypeFromOnnx(onnx_type);
+      if (t == caffe2::TensorProto::UNDEFINED || t == caffe2::TensorProto::STRING)
+        c.Refuse(std::string("output_datatype ") + OnnxTypeName(onnx_type) + " is not supported");
+      AddArg(op, "dtype", static_cast<int64_t>(t));
+      c.SetRank(c.out(0), 1);
+    });
+  }
   r.Add("Einsum", [](ConvertContext& c) {
     std::vector<std::string> ins;
     for (int i = 0; i < c.num_inputs(); ++i) ins.push_back(c.in(i));

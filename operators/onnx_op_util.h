@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "core/half.h"
 #include "core/operator.h"
@@ -37,6 +39,22 @@ inline double ElementAsDouble(const OperatorBase& op, const Tensor& t, int i, in
   if (t.dtype() == DataType::Bool) return t.data<bool>()[k] ? 1.0 : 0.0;
   return DispatchArithmetic(op, t.dtype(), i, [&](auto zero) {
     return static_cast<double>(t.data<decltype(zero)>()[k]);
+  });
+}
+
+// The bytes of value v as one element of dtype t (float16 rounded, bool v != 0, integers truncated);
+// `out` holds at least 8 bytes. Strings are refused naming op.
+inline void EncodeAs(const OperatorBase& op, DataType t, double v, void* out) {
+  HN_ENFORCE(t != DataType::String, op.type(), ": a string output is not supported");
+  DispatchDataType(t, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_same<T, Half>::value) {
+      const Half h = FloatToHalf(static_cast<float>(v));
+      std::memcpy(out, &h, sizeof h);
+    } else if constexpr (!std::is_same<T, std::string>::value) {
+      const T x = static_cast<T>(v);
+      std::memcpy(out, &x, sizeof x);
+    }
   });
 }
 

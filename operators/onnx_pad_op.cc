@@ -58,17 +58,7 @@ void OnnxPadOp::RunOnDevice() {
   if (mode_ == "constant" && InputSize() > 2 && !def().input(2).empty()) {
     const Tensor& V = Input(2);
     HN_ENFORCE(V.numel() == 1, type(), ": constant_value (input 2, '", def().input(2), "') must hold one value");
-    const double v = ElementAsDouble(*this, V, 2, 0);
-    DispatchDataType(X.dtype(), [&](auto zero) {
-      using T = decltype(zero);
-      if constexpr (std::is_same<T, Half>::value) {
-        const Half h = FloatToHalf(static_cast<float>(v));
-        std::memcpy(value, &h, sizeof h);
-      } else if constexpr (!std::is_same<T, std::string>::value) {
-        const T t = static_cast<T>(v);
-        std::memcpy(value, &t, sizeof t);
-      }
-    });
+    EncodeAs(*this, X.dtype(), ElementAsDouble(*this, V, 2, 0), value);
   }
   const char* x = static_cast<const char*>(X.raw_data());
   char* y = static_cast<char*>(Y->raw_mutable_data(X.dtype()));

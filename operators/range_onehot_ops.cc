@@ -87,16 +87,7 @@ void EyeLikeOp::RunOnDevice() {
   char* y = static_cast<char*>(Y->raw_mutable_data(t));
   if (Y->numel() > 0) std::memset(y, 0, Y->numel() * item);
   char one[16] = {};
-  DispatchDataType(t, [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (std::is_same<T, Half>::value) {
-      const Half h = FloatToHalf(1.f);
-      std::memcpy(one, &h, sizeof h);
-    } else if constexpr (!std::is_same<T, std::string>::value) {
-      const T v = static_cast<T>(1);
-      std::memcpy(one, &v, sizeof v);
-    }
-  });
+  EncodeAs(*this, t, 1.0, one);
   const int64_t rows = X.dim(0), cols = X.dim(1);
   if (k <= -rows || k >= cols) return;  // no diagonal element inside (k may be huge)
   for (int64_t r = std::max<int64_t>(0, -k); r < rows && r + k < cols; ++r)

@@ -1,5 +1,5 @@
 // Harness cases for the index / generator ops added for ONNX import: CumSum (operators/cumsum_op.*),
-// Range, OneHot, EyeLike (range_onehot_ops.*), NonZero, Compress, ReverseSequence (select_ops.*),
+// Range, OneHot, EyeLike (range_onehot_ops.*), Hann/Hamming/BlackmanWindow (window_ops.*), NonZero, Compress, ReverseSequence (select_ops.*),
 // GatherND, ScatterND, ScatterElements (scatter_ops.*). References are naive loops over output (or
 // update) coordinates written from the ONNX definitions; the [onnx_index] TEST_CASEs check refusals:
 // out-of-range and negative indices, wrong dtypes, absurd sizes.
@@ -241,6 +241,25 @@ HN_OP_CASES(OnnxIndexGenerators) {
         });
     c.push_back(e);
   }
+  // Windows: Hann as sin^2(pi n / M) (not the kernel's cosine form), Hamming and Blackman as defined.
+  for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    for (int periodic : {1, 0}) {
+      const std::string name = w;
+      c.push_back(Case(std::string(periodic ? "periodic" : "symmetric") + " size 7, double")
+                      .Def(Op(w, {"S"}, {"Y"}, {Arg("periodic", periodic), Arg("dtype", 13)}))
+                      .Inputs({Scalar(7, i32)})
+                      .Ref([name, periodic](const caffe2::OperatorDef&, const RefTensors&) {
+                        const double pi = std::acos(-1.0), m = periodic ? 7 : 6;
+                        RefTensor y({7}, f64);
+                        for (int n = 0; n < 7; ++n) {
+                          const double a = 2 * pi * n / m;
+                          y[n] = name == "HannWindow" ? std::pow(std::sin(pi * n / m), 2)
+                                 : name == "HammingWindow" ? 0.54347826086956519 - 0.45652173913043481 * std::cos(a)
+                                                           : 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
+                        }
+                        return RefTensors{y};
+                      }));
+    }
   c.push_back(Case("dtype int64 from float").Def(Op("EyeLike", {"X"}, {"Y"}, {Arg("dtype", 10)}))
                   .Inputs({In({2, 2})})
                   .Ref([](const caffe2::OperatorDef&, const RefTensors&) {
@@ -334,6 +353,10 @@ TEST_CASE("ONNX index ops refuse bad indices, dtypes and sizes, naming op and bl
   CHECK_THAT(RunError(Op("OneHot", {"i", "depth", "v"}, {"y"}), {Make<int64_t>({2}, {0, 1}), Make<int64_t>({}, {int64_t{1} << 61}), Make<float>({2}, {0, 1})}),
              !Catch::Equals(""));
   CHECK_THAT(RunError(Op("EyeLike", {"x3"}, {"y"}), {Make<float>({2, 2, 2}, {})}), Catch::Contains("'x3'") && Catch::Contains("2-D"));
+  CHECK_THAT(RunError(Op("HannWindow", {"n"}, {"y"}), {Make<int64_t>({}, {-3})}),
+             Catch::Contains("HannWindow") && Catch::Contains("'n'") && Catch::Contains(">= 0"));
+  CHECK_THAT(RunError(Op("BlackmanWindow", {"n"}, {"y"}), {Make<float>({}, {3})}), Catch::Contains("int32 or int64"));
+  CHECK_THAT(RunError(Op("HammingWindow", {"n"}, {"y"}), {Make<int64_t>({}, {int64_t{1} << 62})}), !Catch::Equals(""));
   CHECK_THAT(RunError(Op("Compress", {"x", "c"}, {"y"}, {Arg("axis", 0)}), {x, Make<bool>({4}, {true, true, true, true})}),
              Catch::Contains("Compress") && Catch::Contains("'c'"));
   CHECK_THAT(RunError(Op("ReverseSequence", {"x", "lens"}, {"y"}), {x, Make<int64_t>({2}, {4, 1})}),
