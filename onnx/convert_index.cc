@@ -10,8 +10,8 @@ namespace hetnet::onnxio {
 namespace {
 
 // Emits op_type(inputs) -> out(0) with the listed integer / string attributes passed on where given.
-void PassThrough(ConvertContext& c, const std::string& type, int num_inputs, const std::vector<std::string>& ints,
-                 const std::vector<std::string>& strings = {}) {
+caffe2::OperatorDef& PassThrough(ConvertContext& c, const std::string& type, int num_inputs,
+                                 const std::vector<std::string>& ints, const std::vector<std::string>& strings = {}) {
   std::vector<std::string> ins;
   for (int i = 0; i < num_inputs; ++i) {
     if (!c.has_in(i)) HN_THROW(kInvalidArgument, c.op_type(), ": input ", i, " is required");
@@ -22,6 +22,7 @@ void PassThrough(ConvertContext& c, const std::string& type, int num_inputs, con
     if (c.Has(a)) AddArg(op, a, c.Int(a, 0));
   for (const auto& a : strings)
     if (c.Has(a)) AddArg(op, a, c.Str(a, ""));
+  return op;
 }
 
 }  // namespace
@@ -73,6 +74,27 @@ void RegisterIndexConverters(ConverterRegistry& r) {
       c.SetRank(c.out(0), 1);
     });
   }
+  // QuantizeLinear / DequantizeLinear: the inputs and axis / block_size passed on, output_dtype as our
+  // dtype (a type hetnet tensors lack is refused).
+  for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) {
+    r.Add(op, [](ConvertContext& c) {
+      if (c.Has("precision")) c.Refuse("attribute precision is not supported");
+      auto& op = PassThrough(c, c.op_type(), c.has_in(2) ? 3 : 2, {"axis", "block_size"});
+      if (c.Has("output_dtype") && c.Int("output_dtype", 0) != 0) {
+        const int32_t onnx_type = static_cast<int32_t>(c.Int("output_dtype", 0));
+        const auto t = DtypeFromOnnx(onnx_type);
+        if (t == caffe2::TensorProto::UNDEFINED || t == caffe2::TensorProto::STRING)
+          c.Refuse(std::string("output_dtype ") + OnnxTypeName(onnx_type) + " is not supported");
+        AddArg(op, "dtype", static_cast<int64_t>(t));
+      }
+      c.SameDims(c.out(0), c.in(0));
+    });
+  }
+  r.Add("DynamicQuantizeLinear", [](ConvertContext& c) {
+    c.Emit("DynamicQuantizeLinear", {c.in(0)}, {c.out(0), c.has_out(1) ? c.out(1) : c.Fresh(c.out(0) + "_scale"),
+                                                c.has_out(2) ? c.out(2) : c.Fresh(c.out(0) + "_zero_point")});
+    c.SameDims(c.out(0), c.in(0));
+  });
   r.Add("Einsum", [](ConvertContext& c) {
     std::vector<std::string> ins;
     for (int i = 0; i < c.num_inputs(); ++i) ins.push_back(c.in(i));
