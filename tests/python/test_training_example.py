@@ -80,12 +80,19 @@ def test_short_training_and_exported_nets_through_hetnet_run(ws, tmp_path):
     workspace.RunNet(deploy.net.Proto().name)
     expected = workspace.FetchBlob("softmax")
     np.save(str(tmp_path / "x.npy"), x)
-    res = subprocess.run([_cli(), "run", "--init", os.path.join(out, "init_net.pb"), "--predict",
-                          os.path.join(out, "predict_net.pb"), "--input", "data=" + str(tmp_path / "x.npy"),
-                          "--output", "softmax=" + str(tmp_path / "out.npy")], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    got = np.load(str(tmp_path / "out.npy"))
-    assert np.array_equal(got, expected)
+    # As exported (--no-optimize): the same bits; with the inference rewrite (packed FC weights):
+    # the same values to float rounding.
+    for flags in (["--no-optimize"], []):
+        res = subprocess.run([_cli(), "run", "--init", os.path.join(out, "init_net.pb"), "--predict",
+                              os.path.join(out, "predict_net.pb"), "--input", "data=" + str(tmp_path / "x.npy"),
+                              "--output", "softmax=" + str(tmp_path / "out.npy")] + flags,
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        got = np.load(str(tmp_path / "out.npy"))
+        if flags:
+            assert np.array_equal(got, expected)
+        else:
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
 
     res = subprocess.run([_cli(), "inspect", "--memory", os.path.join(out, "predict_net.pb"), "--init",
                           os.path.join(out, "init_net.pb"), "--shape", "data=16,784"], capture_output=True, text=True)
