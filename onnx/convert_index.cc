@@ -1,7 +1,7 @@
 // Converters of ONNX ops with CPU-only hetnet operators of the same name and arguments (operators/
 // cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, CumProd, OneHot, EyeLike, NonZero, Compress,
 // ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10),
-// Einsum (operators/einsum_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
+// Einsum (operators/einsum_op), NonMaxSuppression (operators/nms_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
 #include "onnx/onnx_context.h"
 
@@ -94,6 +94,27 @@ void RegisterIndexConverters(ConverterRegistry& r) {
     c.Emit("DynamicQuantizeLinear", {c.in(0)}, {c.out(0), c.has_out(1) ? c.out(1) : c.Fresh(c.out(0) + "_scale"),
                                                 c.has_out(2) ? c.out(2) : c.Fresh(c.out(0) + "_zero_point")});
     c.SameDims(c.out(0), c.in(0));
+  });
+  r.Add("NonMaxSuppression", [](ConvertContext& c) {
+    // Trailing inputs may be omitted; an omitted one in the middle takes its ONNX default as a constant.
+    int last = 1;
+    for (int i = 2; i < 5; ++i)
+      if (c.has_in(i)) last = i;
+    std::vector<std::string> ins{c.in(0), c.in(1)};
+    for (int i = 2; i <= last; ++i) {
+      if (c.has_in(i)) {
+        ins.push_back(c.in(i));
+      } else if (i == 2) {
+        ConstTensor zero;
+        zero.dtype = caffe2::TensorProto::INT64;
+        zero.integer = {0};
+        ins.push_back(c.AddConst(c.out(0) + "_max_boxes", std::move(zero)));
+      } else {  // i == 3: iou_threshold (score_threshold, the last, is never omitted before a given one)
+        ins.push_back(c.AddConst(c.out(0) + "_iou", ConstTensor::Float({}, {0.0})));
+      }
+    }
+    AddArg(c.Emit("NonMaxSuppression", ins, {c.out(0)}), "center_point_box", c.Int("center_point_box", 0));
+    c.SetRank(c.out(0), 2);
   });
   r.Add("Einsum", [](ConvertContext& c) {
     std::vector<std::string> ins;
