@@ -1,7 +1,7 @@
 // Converters of convolution and pooling: Conv, ConvTranspose, MaxPool, AveragePool, LpPool,
 // GlobalAveragePool, GlobalMaxPool. Our operators are 2-D NCHW: a 1-D node runs as 2-D on [N, C, L, 1]
-// (ExpandDims before, Squeeze after; a 1-D weight gets a trailing 1); 3-D Conv is refused, pools of
-// the forms they lack (3-D, dilations, ...) and LpPool run as the CPU OnnxPool. auto_pad SAME_*
+// (ExpandDims before, Squeeze after; a 1-D weight gets a trailing 1); 3-D Conv runs as the CPU
+// OnnxConv, pools of the forms they lack (3-D, dilations, ...) and LpPool as the CPU OnnxPool. auto_pad SAME_*
 // becomes explicit pads where the input's spatial dims are known (else SAME_UPPER without dilation
 // is our legacy_pad SAME); ConvTranspose's output_shape becomes pads the same way.
 #include <algorithm>
@@ -212,7 +212,20 @@ void GlobalPool(ConvertContext& c, const std::string& type) {
 }  // namespace
 
 void RegisterConvConverters(ConverterRegistry& r) {
-  r.Add("Conv", [](ConvertContext& c) { Conv(c, false); });
+  r.Add("Conv", [](ConvertContext& c) {
+    const auto* w = c.Dims(c.in(1));
+    const size_t rank = c.Has("kernel_shape") ? c.Ints("kernel_shape").size() : w && w->size() >= 2 ? w->size() - 2 : 0;
+    if (rank <= 2) return Conv(c, false);
+    // 3-D and up: the CPU OnnxConv with ONNX's attributes.
+    std::vector<std::string> ins{c.in(0), c.in(1)};
+    if (c.has_in(2)) ins.push_back(c.in(2));
+    auto& op = c.Emit("OnnxConv", ins, {c.out(0)});
+    for (const char* a : {"kernel_shape", "strides", "dilations", "pads"})
+      if (c.Has(a)) AddArg(op, a, c.Ints(a));
+    if (c.Has("group")) AddArg(op, "group", c.Int("group", 1));
+    if (c.Has("auto_pad")) AddArg(op, "auto_pad", c.Str("auto_pad", "NOTSET"));
+    c.SetRank(c.out(0), static_cast<int>(rank) + 2);
+  });
   r.Add("ConvTranspose", [](ConvertContext& c) { Conv(c, true); });
   r.Add("MaxPool", [](ConvertContext& c) { NeedsOnnxPool(c) ? OnnxPool(c, "max") : Pool(c, "MaxPool"); });
   r.Add("AveragePool", [](ConvertContext& c) { NeedsOnnxPool(c) ? OnnxPool(c, "avg") : Pool(c, "AveragePool"); });

@@ -36,6 +36,30 @@ OnnxPoolOp::OnnxPoolOp(const caffe2::OperatorDef& def, Workspace* ws) : Operator
   HN_ENFORCE(def.output_size() == 1 || mode_ == Mode::kMax, def.type(), ": only mode max has an Indices output");
 }
 
+WindowDim ComputeWindowDim(const OperatorBase& op, int dim, int64_t in, int64_t kernel, int64_t stride,
+                           int64_t dilation, int64_t pb, int64_t pe, const std::string& auto_pad, bool ceil) {
+  const int64_t window = dilation * (kernel - 1) + 1, s = stride;
+  WindowDim w;
+  if (auto_pad == "VALID") {
+    pb = pe = 0;
+    w.out = in >= window ? (in - window) / s + 1 : 0;
+  } else if (auto_pad != "NOTSET") {  // SAME_*
+    w.out = in == 0 ? 0 : (in - 1) / s + 1;
+    const int64_t total = std::max<int64_t>(0, (w.out - 1) * s + window - in);
+    pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    pe = total - pb;
+  } else {
+    const int64_t span = in + pb + pe - window;
+    HN_ENFORCE(span >= 0, op.type(), ": the dilated kernel (", window, ") is larger than padded dim ", dim,
+               " of input 0 ('", op.def().input(0), "')");
+    w.out = (ceil ? (span + s - 1) / s : span / s) + 1;
+    if (ceil && (w.out - 1) * s >= in + pb) --w.out;
+  }
+  w.pad_begin = pb;
+  w.limit = in + pe;
+  return w;
+}
+
 void OnnxPoolOp::RunOnDevice() {
   const Tensor& X = Input(0);
   const int k = static_cast<int>(kernel_.size());
@@ -49,25 +73,11 @@ void OnnxPoolOp::RunOnDevice() {
   std::vector<int64_t> in(k), out(k), begin(k), limit(k), shape = {X.dim(0), X.dim(1)};
   for (int i = 0; i < k; ++i) {
     in[i] = X.dim(i + 2);
-    const int64_t window = dilations_[i] * (kernel_[i] - 1) + 1, s = strides_[i];
-    int64_t pb = pads_[i], pe = pads_[k + i];
-    if (auto_pad_ == "VALID") {
-      pb = pe = 0;
-      out[i] = in[i] >= window ? (in[i] - window) / s + 1 : 0;
-    } else if (auto_pad_ != "NOTSET") {  // SAME_*
-      out[i] = in[i] == 0 ? 0 : (in[i] - 1) / s + 1;
-      const int64_t total = std::max<int64_t>(0, (out[i] - 1) * s + window - in[i]);
-      pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe = total - pb;
-    } else {
-      const int64_t span = in[i] + pb + pe - window;
-      HN_ENFORCE(span >= 0, type(), ": the dilated kernel (", window, ") is larger than padded dim ", i + 2,
-                 " of input 0 ('", def().input(0), "', ", X.ShapeString(), ")");
-      out[i] = (ceil_ ? (span + s - 1) / s : span / s) + 1;
-      if (ceil_ && (out[i] - 1) * s >= in[i] + pb) --out[i];
-    }
-    begin[i] = pb;
-    limit[i] = in[i] + pe;  // taps at or past this are dropped
+    const WindowDim w = ComputeWindowDim(*this, i + 2, in[i], kernel_[i], strides_[i], dilations_[i], pads_[i],
+                                         pads_[k + i], auto_pad_, ceil_);
+    out[i] = w.out;
+    begin[i] = w.pad_begin;
+    limit[i] = w.limit;
     shape.push_back(out[i]);
   }
   CheckedNumel(shape, "OnnxPool output");

@@ -19,6 +19,16 @@
 
 namespace hetnet {
 
+// One spatial dim of an ONNX pool or conv window: the output size, the begin pad in effect, and the
+// first input coordinate past the end pad (taps there are dropped). auto_pad NOTSET, VALID, SAME_UPPER
+// or SAME_LOWER; `ceil` is ceil_mode (NOTSET only). `op` and `dim` name the input in errors.
+struct WindowDim {
+  int64_t out = 0, pad_begin = 0, limit = 0;
+};
+WindowDim ComputeWindowDim(const OperatorBase& op, int dim, int64_t in, int64_t kernel, int64_t stride,
+                           int64_t dilation, int64_t pad_begin, int64_t pad_end, const std::string& auto_pad,
+                           bool ceil);
+
 class OnnxPoolOp final : public Operator<CPUContext> {
  public:
   OnnxPoolOp(const caffe2::OperatorDef& def, Workspace* ws);

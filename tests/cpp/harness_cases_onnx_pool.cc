@@ -1,4 +1,5 @@
-// Harness cases for OnnxPool (operators/onnx_pool_op.*): 1-D, 2-D and 3-D max / avg / lp pools with
+// Harness cases for OnnxPool (operators/onnx_pool_op.*) and OnnxConv (operators/onnx_conv_op.*, by
+// the convolution's definition, explicit pads). OnnxPool: 1-D, 2-D and 3-D max / avg / lp pools with
 // dilations, strides, asymmetric pads, ceil_mode, count_include_pad, auto_pad, and the Indices
 // output. The reference follows ONNX's reference implementation's formulation, not the kernel's: pad
 // X explicitly (NaN marks padding), grow the end pads so that every output window fits, then pool
@@ -104,6 +105,44 @@ RefTensors PoolRef(const caffe2::OperatorDef& def, const RefTensors& in) {
   return def.output_size() > 1 ? RefTensors{Y, I} : RefTensors{Y};
 }
 
+// Conv by the definition: y[n, m, o] = b[m] + sum over channels c of m's group and taps j of
+// x[n, c, o * s - pad + j * d] * w[m, c, j], zero outside X; explicit pads only.
+RefTensors ConvRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  const RefTensor &X = in[0], &W = in[1];
+  const size_t k = X.shape.size() - 2;
+  const auto strides = IntsArg(def, "strides", std::vector<int64_t>(k, 1)),
+             dil = IntsArg(def, "dilations", std::vector<int64_t>(k, 1)),
+             pads = IntsArg(def, "pads", std::vector<int64_t>(2 * k, 0));
+  const int64_t group = IntArg(def, "group", 1), N = X.shape[0], C = X.shape[1], M = W.shape[0], cg = C / group;
+  std::vector<int64_t> shape = {N, M}, kern(W.shape.begin() + 2, W.shape.end());
+  for (size_t i = 0; i < k; ++i)
+    shape.push_back((X.shape[i + 2] + pads[i] + pads[k + i] - dil[i] * (kern[i] - 1) - 1) / strides[i] + 1);
+  RefTensor Y(shape, X.dtype);
+  std::vector<int64_t> xs(X.shape.begin() + 2, X.shape.end());
+  int64_t taps = 1, in_sp = 1;
+  for (size_t i = 0; i < k; ++i) taps *= kern[i], in_sp *= xs[i];
+  for (int64_t e = 0; e < Y.numel(); ++e) {
+    std::vector<int64_t> c(shape.size());
+    for (int64_t r = e, d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) c[d] = r % shape[d], r /= shape[d];
+    const int64_t n = c[0], m = c[1];
+    double acc = in.size() > 2 ? in[2][m] : 0.0;
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t t = 0; t < taps; ++t) {
+        int64_t r = t, flat = 0, stride = 1;
+        bool ok = true;
+        for (int64_t i = static_cast<int64_t>(k) - 1; i >= 0; --i) {
+          const int64_t j = r % kern[i], x = c[i + 2] * strides[i] - pads[i] + j * dil[i];
+          r /= kern[i];
+          ok &= x >= 0 && x < xs[i];
+          flat += x * stride, stride *= xs[i];
+        }
+        if (ok) acc += X[(n * C + (m / (M / group)) * cg + ci) * in_sp + flat] * W[(m * cg + ci) * taps + t];
+      }
+    Y[e] = acc;
+  }
+  return {Y};
+}
+
 caffe2::OperatorDef Pool(const std::string& mode, std::vector<int64_t> kernel, std::vector<caffe2::Argument> more,
                          int outputs = 1) {
   more.push_back(Arg("mode", mode));
@@ -140,6 +179,22 @@ HN_OP_CASES(OnnxPool) {
   return c;
 }
 
+HN_OP_CASES(OnnxConv) {
+  using harness::Ints;
+  std::vector<Case> c = {
+      Case("3-D group 2, dilation, strides, pads, bias")
+          .Def(Op("OnnxConv", {"X", "W", "B"}, {"Y"}, {Arg("group", 2), Ints("dilations", {1, 2, 1}),
+                                                       Ints("strides", {2, 1, 1}), Ints("pads", {1, 0, 1, 0, 2, 1})}))
+          .Inputs({In({2, 4, 5, 6, 4}), In({6, 2, 3, 2, 2}), In({6})}),
+      Case("3-D no bias, double").Def(Op("OnnxConv", {"X", "W"}, {"Y"}))
+          .Inputs({In({1, 3, 4, 4, 3}, DataType::Double), In({2, 3, 2, 3, 1}, DataType::Double)}),
+      Case("1-D").Def(Op("OnnxConv", {"X", "W", "B"}, {"Y"}, {Ints("pads", {2, 1})}))
+          .Inputs({In({2, 3, 9}), In({4, 3, 3}), In({4})}),
+  };
+  for (auto& k : c) k.Ref(ConvRef).NoGrad().CpuOnly().Tol(1e-4);
+  return c;
+}
+
 namespace {
 std::string RunError(const caffe2::OperatorDef& def, const Tensor& x) {
   Workspace ws;
@@ -166,6 +221,13 @@ TEST_CASE("OnnxPool refuses bad geometry and dtypes, naming op and blob", "[onnx
   u.mutable_data<uint8_t>();
   CHECK_THAT(RunError(Pool("avg", {2, 2}, {}), u), Catch::Contains("'X'") && Catch::Contains("uint8"));
   CHECK_THAT(RunError(Pool("avg", {2, 2}, {}, 2), x), Catch::Contains("Indices"));
+  Workspace ws;
+  *ws.CreateBlob("x")->GetMutable<Tensor>() = x;
+  Tensor w({2, 3, 1, 1}, DataType::Float);
+  w.mutable_data<float>();
+  *ws.CreateBlob("w")->GetMutable<Tensor>() = w;
+  CHECK_THROWS_WITH(CreateOperator(Op("OnnxConv", {"x", "w"}, {"y"}), &ws)->Run(),
+                    Catch::Contains("OnnxConv") && Catch::Contains("'w'") && Catch::Contains("group"));
 }
 
 }  // namespace harness

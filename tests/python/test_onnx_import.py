@@ -72,16 +72,16 @@ def test_unsupported_ops_listed_in_one_error():
         helper.make_node("Det", ["x"], ["a"]),
         helper.make_node("Unique", ["a"], ["b"]),
         helper.make_node("Det", ["b"], ["c"]),
-        helper.make_node("Conv", ["c", "w"], ["d"], kernel_shape=[2, 2, 2]),  # 3-D Conv
+        helper.make_node("RoiAlign", ["c", "w", "bi"], ["d"]),
         helper.make_node("Relu", ["d"], ["y"]),
-    ], [("x", [1, 1, 6, 6])], [out("y")], {"w": rand(1, 1, 2, 2, 2)})
+    ], [("x", [1, 1, 6, 6])], [out("y")], {"w": rand(1, 4), "bi": np.zeros(1, np.int64)})
     with pytest.raises(hetnet.UnsupportedError) as e:
         _C.onnx_import(model.SerializeToString())
     text = str(e.value)
     assert "3 unsupported operator(s)" in text
     assert text.count("Det (opset 13)") == 1
     assert "Unique (opset 13)" in text
-    assert "Conv (opset 13): 3-D" in text
+    assert "RoiAlign (opset 13)" in text
     assert "Relu" not in text
 
 
