@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "core/inference_fusion.h"
+#include "core/intra_op_threads.h"
 #include "device/dnnl_util.h"
 #include "operators/conv_op.h"
 #include "operators/relu_op.h"
@@ -28,6 +29,9 @@ namespace {
 
 using dnnl::memory;
 using Tag = memory::format_tag;
+
+constexpr int64_t kPartsPerWorker = 4;  // RunInParts
+constexpr double kMinPartsMacs = 1 << 20;  // below: one thread, one primitive
 
 class DnnlConvOp final : public Operator<CPUContext> {
  public:
@@ -51,15 +55,27 @@ class DnnlConvOp final : public Operator<CPUContext> {
       return;
     }
     if (!Expressible(g)) return RunFallback();  // channels-last: the default kernel's refusal names the op
+    // Shapes that keep changing: start over (here, so that no plan of this run is dropped mid-run;
+    // each shape may hold a whole plan and one per part).
+    if (plans_.size() >= 3 * dnnl_util::kMaxPlansPerOp) plans_.clear();
     // A residual of Y's shape is oneDNN's sum post-op (added in registers, before the Relu); another
     // shape is added after the convolution by Add (broadcasting), and the Relu after that.
     const bool sum = residual_.present() && Input(3).shape() == g.y_shape();
     const bool add_after = residual_.present() && !sum;
-    Plan* pp = PlanFor(g, has_bias, sum, relu_ && !add_after);
+    const bool relu = relu_ && !add_after;
+    // Small convolutions (under ~1M multiply-adds) are built for and run on one thread: an OpenMP
+    // team gains little there and stalls whenever a member is descheduled (LeNet's conv1 with the
+    // other core busy: 8 ms instead of 0.1).
+    ScopedIntraOpThreads single(Macs(g) < kMinPartsMacs ? 1 : 0);
+    Plan* pp = PlanFor(g, has_bias, sum, relu);
     if (!pp) return RunFallback();
     Plan& p = *pp;
     const float* r = sum ? Input(3).data<float>() : nullptr;  // read before Y (maybe the same blob) is sized
     Tensor* Y = Output(0, g.y_shape(), DataType::Float);
+    if (!p.src_reorder && !p.dst_reorder && RunInParts(g, has_bias, sum, relu, r, Y)) {
+      Finish(p, add_after, Y);
+      return;
+    }
     dnnl::stream& s = dnnl_util::ThreadStream();
     memory src = dnnl_util::Wrap(p.user_src, X.raw_data());
     memory dst = dnnl_util::Wrap(p.user_dst, Y->mutable_data<float>());
@@ -81,11 +97,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     p.conv.execute(s, a);
     if (p.dst_reorder) p.dst_reorder.execute(s, p.dst, dst);
     s.wait();
-    if (add_after) residual_.AddTo(def(), ws_);
-    if (p.relu_pass || (relu_ && add_after)) {
-      float* y = Y->mutable_data<float>();
-      ReluKernel<CPUContext>(Y->numel(), y, y, &context_);
-    }
+    Finish(p, add_after, Y);
   }
 
  private:
@@ -95,10 +107,98 @@ class DnnlConvOp final : public Operator<CPUContext> {
     dnnl::convolution_forward conv;
     memory src, dst;  // blocked activations when the primitive wants them
     memory scratch;
+    std::vector<memory> slot_scratch;  // RunInParts: one per intra-op pool slot
     dnnl::reorder src_reorder, dst_reorder, residual_reorder;  // residual: user layout -> dst's, for the sum
     dnnl_util::ReorderedWeight weight;
     bool relu_pass = false;  // fused Relu as a pass over Y instead of a post-op
   };
+
+  static double Macs(const ConvPoolGeom& g) {
+    return static_cast<double>(g.N) * g.M * g.OH * g.OW * (g.C / g.group) * g.kh * g.kw;
+  }
+
+  // After the primitive(s): a residual of another shape, and the Relu when it is a pass.
+  void Finish(const Plan& p, bool add_after, Tensor* Y) {
+    if (add_after) residual_.AddTo(def(), ws_);
+    if (p.relu_pass || (relu_ && add_after)) {
+      float* y = Y->mutable_data<float>();
+      ReluKernel<CPUContext>(Y->numel(), y, y, &context_);
+    }
+  }
+
+  // Parallel parts on the intra-op pool (device/cpu_thread_pool.h) instead of oneDNN's OpenMP team,
+  // for convolutions without activation reorders (channels-last, or plain 1x1 with several images):
+  // each part is the convolution of some images, or (one channels-last image) of a band of output
+  // rows with the input rows it reads, a primitive of its own run on one thread. A descheduled
+  // thread never stalls the others (an OpenMP team waits for it at every barrier: with the other
+  // core busy, ResNet-18 at batch 1 took 156 ms, not 25). Bands keep every tensor dense: oneDNN 2.6
+  // runs a convolution with a strided (channel-sliced) output on its reference kernel, 100x slower.
+  // False (nothing run) when one part would do.
+  bool RunInParts(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu, const float* r, Tensor* Y) {
+    const int workers = math::CpuWorkers();
+    if (workers <= 1 || Macs(g) < kMinPartsMacs) return false;
+    const bool by_image = g.N >= workers || !g.channels_last;
+    // Up to 4 parts per thread: a thread descheduled mid-part holds back one small part, not half.
+    const int64_t parts = std::min<int64_t>(kPartsPerWorker * workers, by_image ? g.N : g.OH / 2);
+    if (parts <= 1) return false;
+    auto bound = [&](int64_t i) { return (by_image ? g.N : g.OH) * i / parts; };
+    // Part i's geometry; *in_row: its first input row (bands).
+    auto part_geom = [&](int64_t i, int64_t* in_row) {
+      ConvPoolGeom p = g;
+      *in_row = 0;
+      if (by_image) {
+        p.N = bound(i + 1) - bound(i);
+        return p;
+      }
+      const int64_t o0 = bound(i), o1 = bound(i + 1), dk = static_cast<int64_t>(g.dh) * (g.kh - 1) + 1;
+      const int64_t first = o0 * g.sh - g.pt, end = (o1 - 1) * g.sh - g.pt + dk;  // input rows read
+      *in_row = std::max<int64_t>(0, first);
+      const int64_t in_end = std::min<int64_t>(g.H, end);
+      p.pt = static_cast<int>(*in_row - first);
+      p.pb = static_cast<int>(end - in_end);
+      p.H = in_end - *in_row;
+      p.OH = o1 - o0;
+      return p;
+    };
+    std::vector<Plan*> plans(parts);
+    std::vector<int64_t> in_rows(parts);
+    {
+      ScopedIntraOpThreads one(1);  // each part's primitive is built for (and run by) one thread
+      for (int64_t i = 0; i < parts; ++i) {
+        plans[i] = PlanFor(part_geom(i, &in_rows[i]), has_bias, sum, relu);
+        if (!plans[i] || plans[i]->src_reorder || plans[i]->dst_reorder) return false;
+      }
+    }
+    // Parts of one geometry share a plan: its weight is looked up here, once per part, and each
+    // pool slot gets its own scratchpad (a primitive may run on several threads at once).
+    std::vector<memory> weights(parts);
+    const Tensor& F = Input(1);
+    for (int64_t i = 0; i < parts; ++i) {
+      Plan& p = *plans[i];
+      weights[i] = p.weight.Get(F, p.user_w, p.pd.weights_desc());
+      while (static_cast<int>(p.slot_scratch.size()) < workers)
+        p.slot_scratch.emplace_back(p.pd.scratchpad_desc(), dnnl_util::CpuEngine());
+    }
+    float* y = Y->mutable_data<float>();
+    if (sum && r != y) std::copy(r, r + Y->numel(), y);
+    const float* x = Input(0).data<float>();
+    const float* b = has_bias ? Input(2).data<float>() : nullptr;
+    math::ParallelFor(parts, workers, [&](int64_t i, int slot) {
+      Plan& p = *plans[i];
+      // Offsets of the part's first image, or of its first input and output rows (channels-last).
+      const int64_t x_off = by_image ? bound(i) * g.C * g.H * g.W : in_rows[i] * g.W * g.C;
+      const int64_t y_off = by_image ? bound(i) * g.M * g.OH * g.OW : bound(i) * g.OW * g.M;
+      dnnl::stream& s = dnnl_util::ThreadStream();
+      std::unordered_map<int, memory> a{{DNNL_ARG_SRC, dnnl_util::Wrap(p.user_src, x + x_off)},
+                                        {DNNL_ARG_WEIGHTS, weights[i]},
+                                        {DNNL_ARG_DST, dnnl_util::Wrap(p.user_dst, y + y_off)},
+                                        {DNNL_ARG_SCRATCHPAD, p.slot_scratch[slot]}};
+      if (b) a.emplace(DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b));
+      p.conv.execute(s, a);
+      s.wait();
+    });
+    return true;
+  }
 
   // oneDNN computes the output size from the pads as NOTSET does; legacy padding has already been
   // turned into explicit pads by the geometry, so this holds unless a pad rule gave another size.
@@ -111,12 +211,12 @@ class DnnlConvOp final : public Operator<CPUContext> {
   }
 
   // nullptr (cached too) when oneDNN has no implementation for the geometry.
-  // sum: the residual's sum post-op; relu: a Relu after the convolution (post-op or pass).
+  // sum: the residual's sum post-op; relu: a Relu after the convolution (post-op or pass). Keyed by
+  // the pads too: RunInParts' bands differ in them.
   Plan* PlanFor(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu) {
-    const std::vector<int64_t> key{g.N, g.C, g.H, g.W, g.M, g.kh, g.kw, has_bias, sum, relu};
+    const std::vector<int64_t> key{g.N, g.C, g.H, g.W, g.M, g.kh, g.kw, g.pt, g.pb, has_bias, sum, relu};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
-    if (plans_.size() >= dnnl_util::kMaxPlansPerOp) plans_.clear();  // shapes that keep changing
     auto p = std::make_unique<Plan>();
     const auto f32 = memory::data_type::f32;
     if (g.channels_last) {  // activation_order NHWC: oneDNN's native layout here, no reorders

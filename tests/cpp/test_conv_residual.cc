@@ -2,11 +2,13 @@
 // layout path against Conv followed by Add (numpy broadcasting) and Relu run as separate ops: the
 // DNNL sum post-op on its three activation paths (blocked with reorders, plain 1x1 with a Relu pass,
 // channels-last), a residual of another shape (added after, broadcasting), the default kernels; and
-// the refusals (a fourth input without the argument, the residual as the output).
+// the refusals (a fourth input without the argument, the residual as the output); the DNNL Conv run
+// in parts on the intra-op pool.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
+#include "core/intra_op_threads.h"
 #include "core/operator.h"
 #include "tests/cpp/op_test_util.h"
 
@@ -100,5 +102,60 @@ TEST_CASE("Conv refuses a fourth input without fused_residual and the residual a
     auto same = MakeOp("Conv", {"X", "F", "b", "R"}, {"R"}, {ArgI("kernel", 1), ArgI("fused_residual", 1)});
     same.set_engine(engine);
     REQUIRE_THROWS_WITH(CreateOperator(same, &ws), Catch::Contains("'R'") && Catch::Contains("output"));
+  }
+}
+
+TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernels", "[ops][conv][dnnl][pool]") {
+  if (ResolveEngine(MakeOp("Conv", {"X", "F"}, {"Y"}), Device::CPU()) != "DNNL") return;
+  struct Shape {
+    const char* label;
+    int64_t n, c, m, hw;
+    int k;
+    bool channels_last, residual, relu;
+    int stride = 1;
+  };
+  // Parts by image (batch 3 over 2 threads: 1 + 2) and, for one channels-last image, by bands of
+  // output rows (each with its own top / bottom pads and input rows), with the sum post-op and Relu.
+  for (const Shape& s : {Shape{"by image, channels-last 3x3", 3, 16, 32, 20, 3, true, true, true},
+                         Shape{"bands, channels-last 3x3 pad 1", 1, 32, 80, 24, 3, true, true, true},
+                         Shape{"bands, channels-last 7x7 pad 3", 1, 8, 32, 25, 7, true, false, true},
+                         Shape{"bands, channels-last 7x7 stride 2", 1, 3, 32, 41, 7, true, false, true, 2},
+                         Shape{"bands, channels-last 3x3 stride 2", 1, 16, 48, 30, 3, true, false, false, 2},
+                         Shape{"bands, channels-last 1x1", 1, 64, 80, 28, 1, true, false, false},
+                         Shape{"one NCHW 1x1 image: one primitive", 1, 64, 96, 28, 1, false, true, true},
+                         Shape{"by image, NCHW 1x1", 2, 64, 64, 20, 1, false, false, true}}) {
+    INFO(s.label);
+    Workspace ws;
+    Feed<float>(ws, "X", {s.n, s.c, s.hw, s.hw}, RandomVec(s.n * s.c * s.hw * s.hw, 1));
+    Feed<float>(ws, "F", {s.m, s.c, s.k, s.k}, RandomVec(s.m * s.c * s.k * s.k, 2, -0.2f, 0.2f));
+    Feed<float>(ws, "b", {s.m}, RandomVec(s.m, 3));
+    const int64_t ohw = (s.hw + 2 * (s.k / 2) - s.k) / s.stride + 1;
+    Feed<float>(ws, "R", {s.n, s.m, ohw, ohw}, RandomVec(s.n * s.m * ohw * ohw, 4));
+    std::vector<caffe2::Argument> args{ArgI("kernel", s.k), ArgI("pad", s.k / 2), ArgI("stride", s.stride)};
+    auto ref = MakeOp("Conv", {"X", "F", "b"}, {"Want"}, args);
+    ref.set_engine("EIGEN");
+    RunOp(ws, ref);
+    if (s.residual) RunOp(ws, MakeOp("Add", {"Want", "R"}, {"Want"}));
+    if (s.relu) RunOp(ws, MakeOp("Relu", {"Want"}, {"Want"}));
+    std::vector<std::string> in{"X", "F", "b"};
+    if (s.residual) in.push_back("R"), args.push_back(ArgI("fused_residual", 1));
+    if (s.relu) args.push_back(ArgS("fused_activation", "Relu"));
+    if (s.channels_last) {
+      args.push_back(ArgS("activation_order", "NHWC"));
+      RunOp(ws, MakeOp("NCHW2NHWC", {"X"}, {"Xl"}));
+      RunOp(ws, MakeOp("NCHW2NHWC", {"R"}, {"Rl"}));
+      in[0] = "Xl";
+      if (s.residual) in[3] = "Rl";
+    }
+    auto op = CreateOperator(MakeOp("Conv", in, {"Y"}, args), &ws);
+    for (int threads : {2, 1, 2}) {  // parts, one primitive, parts again (cached plans)
+      ScopedIntraOpThreads team(threads);
+      op->Run();
+      if (s.channels_last) RunOp(ws, MakeOp("NHWC2NCHW", {"Y"}, {"Yb"}));
+      const auto got = FetchVec<float>(ws, s.channels_last ? "Yb" : "Y"), want = FetchVec<float>(ws, "Want");
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4f * std::max(1.f, std::fabs(want[i])));
+    }
   }
 }
