@@ -1,7 +1,7 @@
 // Converters of ONNX ops with CPU-only hetnet operators of the same name and arguments (operators/
 // cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, CumProd, OneHot, EyeLike, NonZero, Compress,
 // ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10),
-// Einsum (operators/einsum_op), NonMaxSuppression (operators/nms_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
+// Einsum (operators/einsum_op), NonMaxSuppression (operators/nms_op), Unique (operators/unique_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
 #include "onnx/onnx_context.h"
 
@@ -115,6 +115,16 @@ void RegisterIndexConverters(ConverterRegistry& r) {
     }
     AddArg(c.Emit("NonMaxSuppression", ins, {c.out(0)}), "center_point_box", c.Int("center_point_box", 0));
     c.SetRank(c.out(0), 2);
+  });
+  r.Add("Unique", [](ConvertContext& c) {
+    std::vector<std::string> outs;
+    int last = 0;
+    for (int i = 0; i < c.num_outputs(); ++i)
+      if (c.has_out(i)) last = i;
+    for (int i = 0; i <= last; ++i) outs.push_back(c.has_out(i) ? c.out(i) : c.Fresh(c.out(0) + "_unused"));
+    auto& op = c.Emit("Unique", {c.in(0)}, outs);
+    if (c.Has("axis")) AddArg(op, "axis", c.Int("axis", 0));
+    AddArg(op, "sorted", c.Int("sorted", 1));
   });
   r.Add("Einsum", [](ConvertContext& c) {
     std::vector<std::string> ins;

@@ -1,7 +1,8 @@
-// Harness cases for the index / generator ops added for ONNX import: CumSum (operators/cumsum_op.*),
-// Range, OneHot, EyeLike (range_onehot_ops.*), Hann/Hamming/BlackmanWindow (window_ops.*), NonZero, Compress, ReverseSequence (select_ops.*),
-// GatherND, ScatterND, ScatterElements (scatter_ops.*). References are naive loops over output (or
-// update) coordinates written from the ONNX definitions; the [onnx_index] TEST_CASEs check refusals:
+// Harness cases for the index / generator ops added for ONNX import: CumSum / CumProd (cumsum_op.*),
+// Range, OneHot, EyeLike (range_onehot_ops.*), Hann/Hamming/BlackmanWindow (window_ops.*),
+// GatherND, ScatterND, ScatterElements (scatter_ops.*), all under operators/ (NonZero, Compress,
+// ReverseSequence, Unique: harness_cases_onnx_select.cc). References are naive loops over output (or update)
+// coordinates written from the ONNX definitions; the [onnx_index] TEST_CASE checks refusals:
 // out-of-range and negative indices, wrong dtypes, absurd sizes.
 #include <catch2/catch.hpp>
 
@@ -11,38 +12,15 @@
 
 #include "core/operator.h"
 #include "core/workspace.h"
+#include "tests/cpp/onnx_index_ref_util.h"
 #include "tests/cpp/op_harness.h"
 
 namespace hetnet {
 namespace harness {
 namespace {
 
+using namespace onnx_ref;  // NOLINT
 const DataType f32 = DataType::Float, f64 = DataType::Double, i32 = DataType::Int32, i64 = DataType::Int64;
-
-int64_t IntArg(const caffe2::OperatorDef& def, const std::string& name, int64_t dflt) {
-  for (const auto& a : def.arg())
-    if (a.name() == name) return a.i();
-  return dflt;
-}
-std::string StrArg(const caffe2::OperatorDef& def, const std::string& name) {
-  for (const auto& a : def.arg())
-    if (a.name() == name) return a.s();
-  return "none";
-}
-std::vector<int64_t> Coords(int64_t k, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> c(shape.size());
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    c[d] = k % shape[d];
-    k /= shape[d];
-  }
-  return c;
-}
-int64_t Flat(const std::vector<int64_t>& c, const std::vector<int64_t>& shape) {
-  int64_t k = 0;
-  for (size_t d = 0; d < shape.size(); ++d) k = k * shape[d] + c[d];
-  return k;
-}
-int64_t Wrap(double v, int64_t n) { return v < 0 ? static_cast<int64_t>(v) + n : static_cast<int64_t>(v); }
 
 RefTensors CumSumRef(const caffe2::OperatorDef& def, const RefTensors& in) {
   const RefTensor& X = in[0];
@@ -87,55 +65,6 @@ RefTensors OneHotRef(const caffe2::OperatorDef& def, const RefTensors& in) {
     const double v = std::trunc(I[Flat(c, I.shape)]);
     const bool hot = v >= -depth && v < depth && Wrap(v, depth) == at;
     Y[k] = in[2][hot ? 1 : 0];
-  }
-  return {Y};
-}
-
-RefTensors NonZeroRef(const caffe2::OperatorDef&, const RefTensors& in) {
-  std::vector<int64_t> hits;
-  for (int64_t k = 0; k < in[0].numel(); ++k)
-    if (in[0][k] != 0) hits.push_back(k);
-  const int64_t r = static_cast<int64_t>(in[0].shape.size()), n = static_cast<int64_t>(hits.size());
-  RefTensor Y({r, n}, i64);
-  for (int64_t j = 0; j < n; ++j) {
-    const auto c = Coords(hits[j], in[0].shape);
-    for (int64_t d = 0; d < r; ++d) Y[d * n + j] = static_cast<double>(c[d]);
-  }
-  return {Y};
-}
-
-RefTensors CompressRef(const caffe2::OperatorDef& def, const RefTensors& in) {
-  const RefTensor &X = in[0], &C = in[1];
-  const bool flat = IntArg(def, "axis", -99) == -99;
-  std::vector<int64_t> keep;
-  for (int64_t k = 0; k < C.numel(); ++k)
-    if (C[k] != 0) keep.push_back(k);
-  if (flat) {
-    RefTensor Y({static_cast<int64_t>(keep.size())}, X.dtype);
-    for (size_t j = 0; j < keep.size(); ++j) Y[j] = X[keep[j]];
-    return {Y};
-  }
-  const int axis = static_cast<int>(Wrap(static_cast<double>(IntArg(def, "axis", 0)), X.shape.size()));
-  std::vector<int64_t> shape = X.shape;
-  shape[axis] = static_cast<int64_t>(keep.size());
-  RefTensor Y(shape, X.dtype);
-  for (int64_t k = 0; k < Y.numel(); ++k) {
-    auto c = Coords(k, shape);
-    c[axis] = keep[c[axis]];
-    Y[k] = X[Flat(c, X.shape)];
-  }
-  return {Y};
-}
-
-RefTensors ReverseSequenceRef(const caffe2::OperatorDef& def, const RefTensors& in) {
-  const RefTensor &X = in[0], &L = in[1];
-  const int b = static_cast<int>(IntArg(def, "batch_axis", 1)), t = static_cast<int>(IntArg(def, "time_axis", 0));
-  RefTensor Y(X.shape, X.dtype);
-  for (int64_t k = 0; k < Y.numel(); ++k) {
-    auto c = Coords(k, X.shape);
-    const int64_t len = static_cast<int64_t>(L[c[b]]);
-    if (c[t] < len) c[t] = len - 1 - c[t];
-    Y[k] = X[Flat(c, X.shape)];
   }
   return {Y};
 }
@@ -265,27 +194,6 @@ HN_OP_CASES(OnnxIndexGenerators) {
                   .Ref([](const caffe2::OperatorDef&, const RefTensors&) {
                     return RefTensors{RefTensor({2, 2}, {1, 0, 0, 1}, i64)};
                   }));
-  for (auto& k : c) k.NoGrad().CpuOnly();
-  return c;
-}
-
-HN_OP_CASES(OnnxSelect) {
-  std::vector<Case> c = {
-      Case("float 3-D").Def(Op("NonZero", {"X"}, {"Y"})).Inputs({In({2, 3, 2}).Values({0, 1, 0, 0, 2, 3, 0, 0, 0, 4, 0, 5})})
-          .Ref(NonZeroRef),
-      Case("bool").Def(Op("NonZero", {"X"}, {"Y"})).Inputs({In({5}, DataType::Bool).Values({1, 0, 1, 1, 0})}).Ref(NonZeroRef),
-      Case("all zero").Def(Op("NonZero", {"X"}, {"Y"})).Inputs({In({2, 2}, i32).Values({0, 0, 0, 0})}).Ref(NonZeroRef),
-      Case("axis 1").Def(Op("Compress", {"X", "C"}, {"Y"}, {Arg("axis", 1)}))
-          .Inputs({In({2, 4, 3}), In({4}, DataType::Bool).Values({1, 0, 1, 1})}).Ref(CompressRef),
-      Case("axis -1, short condition").Def(Op("Compress", {"X", "C"}, {"Y"}, {Arg("axis", -1)}))
-          .Inputs({In({3, 5}, i64).Range(-9, 9), In({3}, DataType::Bool).Values({0, 1, 1})}).Ref(CompressRef),
-      Case("flattened").Def(Op("Compress", {"X", "C"}, {"Y"}))
-          .Inputs({In({2, 3}, f64), In({5}, DataType::Bool).Values({1, 1, 0, 0, 1})}).Ref(CompressRef),
-      Case("time 0, batch 1").Def(Op("ReverseSequence", {"X", "L"}, {"Y"}))
-          .Inputs({In({4, 3, 2}), In({3}, i64).Values({4, 1, 3})}).Ref(ReverseSequenceRef),
-      Case("batch 0, time 1").Def(Op("ReverseSequence", {"X", "L"}, {"Y"}, {Arg("batch_axis", 0), Arg("time_axis", 1)}))
-          .Inputs({In({3, 5}, i32).Range(-99, 99), In({3}, i32).Values({0, 5, 2})}).Ref(ReverseSequenceRef),
-  };
   for (auto& k : c) k.NoGrad().CpuOnly();
   return c;
 }
