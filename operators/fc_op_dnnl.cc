@@ -16,7 +16,7 @@
 
 #include "core/inference_fusion.h"
 #include "device/dnnl_util.h"
-#include "operators/fc_engine_dims.h"
+#include "operators/fc_engine_op.h"
 
 namespace hetnet {
 namespace {
@@ -25,23 +25,22 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 
 template <bool kTransposed>
-class DnnlFCOp final : public Operator<CPUContext> {
- public:
+class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
+  using Base = CpuFCEngineOp<kTransposed>;
+  using Base::Input;
+  using Base::Output;
+  using Base::relu_;
   using Fallback = std::conditional_t<kTransposed, FCTransposedOp<CPUContext>, FCOp<CPUContext>>;
-  DnnlFCOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<CPUContext>(def, ws),
-        axis_(GetSingleArgument<int>("axis", 1)),
-        axis_w_(GetSingleArgument<int>("axis_w", 1)),
-        relu_(FusedReluArgument(def)),
-        ws_(ws) {}
+
+ public:
+  using Base::Base;
 
   void RunOnDevice() override {
-    for (int i = 0; i < 3; ++i)
-      if (Input(i).dtype() != DataType::Float) return RunFallback();
+    if (!this->FloatInputs()) return RunFallback();
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& b = Input(2);
-    const FCDims d = ComputeFCEngineDims<kTransposed>(def(), X, W, b, axis_, axis_w_);
+    const FCDims d = this->Dims();
     const int64_t M = d.M, K = d.K, N = d.N;
     if (M <= 1 || K == 0 || N == 0) return RunFallback();
     Plan* pp = PlanFor(M, K, N);
@@ -93,15 +92,10 @@ class DnnlFCOp final : public Operator<CPUContext> {
   }
 
   void RunFallback() {
-    if (!fallback_) fallback_ = std::make_unique<Fallback>(def(), ws_);
-    fallback_->Run();  // it reads fused_activation itself
+    Base::RunFallback([this] { return std::make_unique<Fallback>(this->def(), this->ws_); });
   }
 
-  int axis_, axis_w_;
-  bool relu_;  // fused_activation "Relu": a post-op of the inner product
-  Workspace* ws_;
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
-  std::unique_ptr<OperatorBase> fallback_;
 };
 
 }  // namespace

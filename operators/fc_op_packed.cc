@@ -11,31 +11,27 @@
 // other dtypes, CPUs without AVX-512, and weights rewritten before every run (training).
 #include <memory>
 
-#include "core/inference_fusion.h"
 #include "device/cpu_packed_gemm.h"
-#include "operators/fc_engine_dims.h"
+#include "operators/fc_engine_op.h"
 
 namespace hetnet {
 namespace {
 
 template <bool kTransposed>
-class PackedFCOp final : public Operator<CPUContext> {
+class PackedFCOp final : public CpuFCEngineOp<kTransposed> {
+  using Base = CpuFCEngineOp<kTransposed>;
+  using Base::Input;
+  using Base::Output;
+
  public:
-  PackedFCOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<CPUContext>(def, ws),
-        axis_(GetSingleArgument<int>("axis", 1)),
-        axis_w_(GetSingleArgument<int>("axis_w", 1)),
-        relu_(FusedReluArgument(def)),
-        ws_(ws) {}
+  using Base::Base;
 
   void RunOnDevice() override {
-    if (!cpu_gemm::Supported()) return RunFallback();
-    for (int i = 0; i < 3; ++i)
-      if (Input(i).dtype() != DataType::Float) return RunFallback();
+    if (!cpu_gemm::Supported() || !this->FloatInputs()) return RunFallback();
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& b = Input(2);
-    const FCDims d = ComputeFCEngineDims<kTransposed>(def(), X, W, b, axis_, axis_w_);
+    const FCDims d = this->Dims();
     if (d.M <= 1 || d.N == 0 || WrittenBetweenRuns(W)) return RunFallback();
     const float* w = W.data<float>();
     const cpu_gemm::PackSource source{kTransposed, d.K, d.N};
@@ -44,7 +40,7 @@ class PackedFCOp final : public Operator<CPUContext> {
                          : cpu_gemm::PackedMatrix::FromTransposed(w, d.N, d.K);
     });
     Tensor* Y = Output(0, d.y_shape, DataType::Float);
-    cpu_gemm::GemmPacked(d.M, X.data<float>(), d.K, packed, b.data<float>(), relu_, Y->mutable_data<float>(), d.N,
+    cpu_gemm::GemmPacked(d.M, X.data<float>(), d.K, packed, b.data<float>(), this->relu_, Y->mutable_data<float>(), d.N,
                          math::CpuWorkers());
   }
 
@@ -63,21 +59,16 @@ class PackedFCOp final : public Operator<CPUContext> {
   }
 
   void RunFallback() {
-    if (!fallback_) {
+    Base::RunFallback([this] {
       caffe2::OperatorDef def = this->def();
       def.set_engine("DNNL");  // absent from the build: the default kernels (ResolveEngine)
-      fallback_ = CreateOperator(def, ws_);
-    }
-    fallback_->Run();  // it reads fused_activation itself
+      return CreateOperator(def, this->ws_);
+    });
   }
 
-  int axis_, axis_w_;
-  bool relu_;  // fused_activation "Relu"
-  Workspace* ws_;
   PreparedWeight<cpu_gemm::PackSource, cpu_gemm::PackedMatrix> weight_;
   uint64_t last_id_ = 0, last_generation_ = 0;
   int written_runs_ = 0;
-  std::unique_ptr<OperatorBase> fallback_;
 };
 
 }  // namespace
