@@ -1,7 +1,8 @@
 // Converters of ONNX ops with CPU-only hetnet operators of the same name and arguments (operators/
 // cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, CumProd, OneHot, EyeLike, NonZero, Compress,
 // ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10),
-// Einsum (operators/einsum_op), NonMaxSuppression (operators/nms_op), Unique (operators/unique_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
+// Einsum (operators/einsum_op), NonMaxSuppression (operators/nms_op), Unique (operators/unique_op),
+// DFT (operators/dft_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
 #include "onnx/onnx_context.h"
 
@@ -125,6 +126,21 @@ void RegisterIndexConverters(ConverterRegistry& r) {
     auto& op = c.Emit("Unique", {c.in(0)}, outs);
     if (c.Has("axis")) AddArg(op, "axis", c.Int("axis", 0));
     AddArg(op, "sorted", c.Int("sorted", 1));
+  });
+  r.Add("DFT", [](ConvertContext& c) {  // axis: an attribute before opset 20, an input since
+    std::vector<std::string> ins{c.in(0)};
+    auto& op = c.Emit("DFT", {}, {c.out(0)});
+    AddArg(op, "length_input", static_cast<int64_t>(c.has_in(1) ? 1 : -1));
+    if (c.has_in(1)) ins.push_back(c.in(1));
+    if (c.opset() >= 20 && c.has_in(2)) {
+      AddArg(op, "axis_input", static_cast<int64_t>(ins.size()));
+      ins.push_back(c.in(2));
+    }
+    for (const auto& i : ins) op.add_input(i);
+    AddArg(op, "axis", c.opset() < 20 ? c.Int("axis", 1) : int64_t{-2});
+    AddArg(op, "inverse", c.Int("inverse", 0));
+    AddArg(op, "onesided", c.Int("onesided", 0));
+    c.SetRank(c.out(0), c.Rank(c.in(0)));
   });
   r.Add("Einsum", [](ConvertContext& c) {
     std::vector<std::string> ins;
