@@ -136,14 +136,15 @@ class Rewriter {
     notes_ = std::move(notes);
   }
 
-  // FC / FCTransposed that would run on DNNL get hetnet's PACKED engine (operators/fc_op_packed.cc):
+  // FC / FCTransposed that would run on DNNL (unless named) get hetnet's PACKED engine (operators/fc_op_packed.cc):
   // faster, but only for weights that stay put, so only in inference nets. Training and workspace
   // nets keep DNNL, whose results a resumed training run reproduces bit for bit.
   void PreferPackedFC() {
     for (size_t i = 0; i < ops_.size(); ++i) {
       auto& op = ops_[i];
       Device d;
-      if ((op.type() != "FC" && op.type() != "FCTransposed") || !op.engine().empty() || !DeviceOf(op, &d) ||
+      if ((op.type() != "FC" && op.type() != "FCTransposed") || op.engine().find("DNNL") != std::string::npos ||
+          !DeviceOf(op, &d) ||
           !d.is_cpu() || ResolveEngine(op, d) != "DNNL" || !OperatorRegistry::Find(op.type(), DeviceType::CPU, "PACKED"))
         continue;
       op.set_engine("PACKED");

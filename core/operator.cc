@@ -88,7 +88,7 @@ std::vector<std::string> NearestOperatorNames(const std::string& name, size_t li
 // in def.engine) or, unset, "DNNL" (oneDNN, registered only when built with it; measured faster
 // than the Eigen kernels for Conv and FC: benchmarks/RESULTS.md). An engine not registered for an
 // op type falls through to the default kernel, so HETNET_CPU_ENGINE=EIGEN (or empty), like
-// engine "EIGEN" on a def, runs the portable path; an engine given on the def always wins.
+// engine "EIGEN" on a def, runs the portable path; a registered engine given on the def wins.
 const std::vector<std::string>& DefaultCpuEngines() {
   static const std::vector<std::string> engines = [] {
     const char* env = std::getenv("HETNET_CPU_ENGINE");
@@ -99,8 +99,14 @@ const std::vector<std::string>& DefaultCpuEngines() {
 
 std::string ResolveEngine(const caffe2::OperatorDef& def, Device device) {
   std::vector<std::string> engines = SplitEngines(def.engine());
+  // On CPU, engines named for another device or library (brew and Caffe2 scripts write "CUDNN" on
+  // every Conv) mean "whatever runs here": the CPU default order after them. "EIGEN" (or
+  // "DEFAULT") asks for the portable kernels, and stops there.
+  const bool portable = std::find(engines.begin(), engines.end(), "EIGEN") != engines.end() ||
+                        std::find(engines.begin(), engines.end(), "DEFAULT") != engines.end();
   if (engines.empty() && device.type == DeviceType::CUDA) engines.push_back("CUDNN");  // as Caffe2 did
-  if (engines.empty() && device.type == DeviceType::CPU) engines = DefaultCpuEngines();
+  if (device.type == DeviceType::CPU && !portable)
+    for (const auto& e : DefaultCpuEngines()) engines.push_back(e);
   for (const auto& e : engines)
     if (OperatorRegistry::Find(def.type(), device.type, e)) return e;
   return "";

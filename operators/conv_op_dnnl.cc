@@ -1,8 +1,9 @@
 // Conv, DNNL engine (oneDNN; the CPU default when built with it, see ResolveEngine in
 // core/operator.cc). Same arguments, checks and messages as ConvOp (conv_op.h): the geometry comes
 // from ComputeConvPoolGeom. float32, 2-D NCHW, any group, dilation, stride and (asymmetric) pads;
-// also channels-last activations (activation_order NHWC, set by core/channels_last_pass.h) with the
-// filter in NCHW order, which only this engine runs.
+// also channels-last activations: Caffe2's order NHWC (filter [M, kH, kW, C/group]) and hetnet's
+// activation_order NHWC (set by core/channels_last_pass.h, filter in NCHW order), which only this
+// engine runs.
 // Per input shape one convolution primitive is built and cached, with src/dst reorders when the
 // primitive prefers a blocked activation layout; the filter is reordered into the primitive's
 // layout once and again only when it changes (dnnl_util::ReorderedWeight). What oneDNN cannot run
@@ -226,8 +227,12 @@ class DnnlConvOp final : public Operator<CPUContext> {
       p->user_src = dnnl_util::PlainDesc({g.N, g.C, g.H, g.W});
       p->user_dst = dnnl_util::PlainDesc({g.N, g.M, g.OH, g.OW});
     }
-    p->user_w = g.group == 1 ? dnnl_util::PlainDesc({g.M, g.C, g.kh, g.kw})
-                             : dnnl_util::PlainDesc({g.group, g.M / g.group, g.C / g.group, g.kh, g.kw});
+    if (g.filter_hwc)  // Caffe2's order NHWC: [M, kH, kW, C/group], oneDNN's ohwi / gohwi
+      p->user_w = g.group == 1 ? memory::desc({g.M, g.C, g.kh, g.kw}, f32, Tag::ohwi)
+                               : memory::desc({g.group, g.M / g.group, g.C / g.group, g.kh, g.kw}, f32, Tag::gohwi);
+    else
+      p->user_w = g.group == 1 ? dnnl_util::PlainDesc({g.M, g.C, g.kh, g.kw})
+                               : dnnl_util::PlainDesc({g.group, g.M / g.group, g.C / g.group, g.kh, g.kw});
     // Activation layout, by measurement (benchmarks/bench_cpu_engines.cc): 1x1 stride-1 unpadded
     // convolutions run fastest on plain NCHW (oneDNN's GEMM path, no reorders); the others on the
     // blocked layout oneDNN picks, worth the per-run reorders of X and Y. Channels-last activations

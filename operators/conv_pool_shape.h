@@ -41,8 +41,10 @@ struct ConvPoolArgs {
   bool global_pooling = false;
   bool kernel_given = false;
   LegacyPadding legacy_pad = LegacyPadding::NOTSET;
-  // Activations [N, H, W, C] (see ParseConvPoolArgs); a Conv's filter stays [M, C/group, kH, kW].
+  // Activations [N, H, W, C] (see ParseConvPoolArgs); a Conv's filter is [M, C/group, kH, kW],
+  // or with Caffe2's order NHWC (filter_hwc) [M, kH, kW, C/group].
   bool channels_last = false;
+  bool filter_hwc = false;
 };
 
 // The geometry of one run: NCHW input, output, kernel, effective pads (after legacy padding).
@@ -53,12 +55,13 @@ struct ConvPoolGeom {
   int pt = 0, pl = 0, pb = 0, pr = 0;
   int group = 1;
   bool channels_last = false;  // X is [N, H, W, C] and Y [N, OH, OW, M]
+  bool filter_hwc = false;     // Conv's filter [M, kH, kW, C/group] (Caffe2's order NHWC)
   std::vector<int64_t> y_shape() const {
     return channels_last ? std::vector<int64_t>{N, OH, OW, M} : std::vector<int64_t>{N, M, OH, OW};
   }
   std::vector<int64_t> filter_shape(ConvPoolKind k) const {
-    return k == ConvPoolKind::ConvTranspose ? std::vector<int64_t>{C, M / group, kh, kw}
-                                            : std::vector<int64_t>{M, C / group, kh, kw};
+    if (k == ConvPoolKind::ConvTranspose) return {C, M / group, kh, kw};
+    return filter_hwc ? std::vector<int64_t>{M, kh, kw, C / group} : std::vector<int64_t>{M, C / group, kh, kw};
   }
 };
 
@@ -102,10 +105,9 @@ inline bool ReadPair(const caffe2::OperatorDef& def, const ArgumentHelper& a, co
 }  // namespace conv_shape_detail
 
 // Channels-last activations, only where the caller's kernels run them (allow_channels_last: the CPU
-// pooling kernels and the DNNL Conv): pooling with Caffe2's `order: "NHWC"`, and Conv with hetnet's
-// `activation_order: "NHWC"` (set by the inference layout pass, core/channels_last_pass.h), which
-// keeps the filter in Caffe2's NCHW layout [M, C/group, kH, kW] (Caffe2's own NHWC Conv wanted
-// [M, kH, kW, C/group]: refused, as before).
+// pooling kernels and the DNNL Conv's forward): Caffe2's `order: "NHWC"` (for Conv, the filter is
+// then [M, kH, kW, C/group]), and Conv with hetnet's `activation_order: "NHWC"` (set by the
+// inference layout pass, core/channels_last_pass.h), which keeps the NCHW filter [M, C/group, kH, kW].
 inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKind kind,
                                       bool allow_channels_last = false) {
   using namespace conv_shape_detail;
@@ -114,14 +116,17 @@ inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKi
   const std::string op = OpName(def);
   const std::string order = a.GetSingleArgument<std::string>("order", "NCHW");
   const std::string activations = a.GetSingleArgument<std::string>("activation_order", "NCHW");
-  if (kind == ConvPoolKind::Pool && order == "NHWC") {
-    HN_CHECK_KIND(kUnsupported, allow_channels_last, op, ": order 'NHWC' is not supported on this device (NCHW only)");
+  if (kind != ConvPoolKind::ConvTranspose && order == "NHWC") {
+    HN_CHECK_KIND(kUnsupported, allow_channels_last, op, ": order 'NHWC' is not supported by this kernel (NCHW only",
+                  kind == ConvPoolKind::Conv ? "; the DNNL engine's CPU Conv runs NHWC)" : ")");
     r.channels_last = true;
+    r.filter_hwc = kind == ConvPoolKind::Conv;
   } else {
     HN_CHECK_KIND(kUnsupported, order == "NCHW", op, ": order '", order, "' is not supported (NCHW only)");
   }
   if (activations != "NCHW") {
-    HN_CHECK_KIND(kUnsupported, kind == ConvPoolKind::Conv && activations == "NHWC" && allow_channels_last, op,
+    HN_CHECK_KIND(kUnsupported, kind == ConvPoolKind::Conv && activations == "NHWC" && allow_channels_last &&
+                                    !r.filter_hwc, op,
                   ": activation_order '", activations,
                   "' is only run by the DNNL engine's CPU Conv (activation_order NHWC)");
     r.channels_last = true;
@@ -233,6 +238,7 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
   const std::string xs = ShapeToString(x) + (a.channels_last ? " (NHWC)" : "");
   ConvPoolGeom g;
   g.channels_last = a.channels_last;
+  g.filter_hwc = a.filter_hwc;
   if (a.channels_last) {
     g.N = x[0]; g.H = x[1]; g.W = x[2]; g.C = x[3];
   } else {
@@ -252,7 +258,10 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
     HN_ENFORCE(w && w->size() == 4, op, ": input 1 ('", def.input(1), "') has shape ",
                w ? ShapeToString(*w) : "?", " but a 4-D filter is required");
     const auto& f = *w;
-    if (!a.kernel_given) { g.kh = static_cast<int>(f[2]); g.kw = static_cast<int>(f[3]); }
+    if (!a.kernel_given) {
+      g.kh = static_cast<int>(f[a.filter_hwc ? 1 : 2]);
+      g.kw = static_cast<int>(f[a.filter_hwc ? 2 : 3]);
+    }
     HN_ENFORCE(g.C % g.group == 0, op, ": input channels ", g.C, " of '", def.input(0), "' ", xs,
                " are not divisible by group ", g.group);
     if (kind == ConvPoolKind::Conv) {
@@ -266,7 +275,9 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
     HN_ENFORCE(f == want, op, ": filter '", def.input(1), "' has shape ", ShapeToString(f), " but input '",
                def.input(0), "' ", xs, " with kernel ", g.kh, "x", g.kw, " and group ", g.group,
                " needs ", ShapeToString(want),
-               kind == ConvPoolKind::Conv ? " (M, C/group, kH, kW)" : " (C, M/group, kH, kW)");
+               kind == ConvPoolKind::ConvTranspose ? " (C, M/group, kH, kW)"
+               : a.filter_hwc                      ? " (M, kH, kW, C/group: order NHWC)"
+                                                   : " (M, C/group, kH, kW)");
     if (b) {
       HN_ENFORCE(b->size() == 1 && (*b)[0] == g.M, op, ": bias '", def.input(2), "' has shape ", ShapeToString(*b),
                  " but ", g.M, " output channels need [", g.M, "]");

@@ -244,3 +244,36 @@ TEST_CASE("Channels-last layouts are refused where they do not run, naming the o
   auto grad = optest::MakeOp("MaxPoolGradient", {"X", "X", "X"}, {"dX"}, {ArgI("kernel", 2), ArgS("order", "NHWC")});
   REQUIRE_THROWS_WITH(CreateOperator(grad, &ws), Catch::Contains("order 'NHWC'"));
 }
+
+TEST_CASE("Caffe2's order NHWC Conv (filter [M, kH, kW, C]) equals the NCHW convolution", "[dnnl][channels_last]") {
+  if (ResolveEngine(optest::MakeOp("Conv", {"x", "w"}, {"y"}), Device::CPU()) != "DNNL") return;
+  for (int group : {1, 2}) {
+    const int64_t N = 2, C = 4, M = 6, H = 9, W = 7, kh = 4, kw = 3;
+    Workspace ws;
+    optest::Feed<float>(ws, "X", {N, C, H, W}, RandomVec(N * C * H * W, 1));
+    optest::Feed<float>(ws, "F", {M, C / group, kh, kw}, RandomVec(M * C / group * kh * kw, 2));
+    optest::Feed<float>(ws, "b", {M}, RandomVec(M, 3));
+    const std::vector<caffe2::Argument> args{ArgI("kernel_h", kh), ArgI("kernel_w", kw), ArgI("stride", 2),
+                                             ArgI("pad", 2), ArgI("group", group)};
+    optest::RunOp(ws, optest::MakeOp("Conv", {"X", "F", "b"}, {"Y"}, args));
+    // NHWC input and filter [M, kH, kW, C/group]: the same transposes NCHW2NHWC makes.
+    optest::RunOp(ws, optest::MakeOp("NCHW2NHWC", {"X"}, {"Xl"}));
+    optest::RunOp(ws, optest::MakeOp("NCHW2NHWC", {"F"}, {"Fl"}));
+    auto nhwc = args;
+    nhwc.push_back(ArgS("order", "NHWC"));
+    optest::RunOp(ws, optest::MakeOp("Conv", {"Xl", "Fl", "b"}, {"Yl"}, nhwc));
+    optest::RunOp(ws, optest::MakeOp("NHWC2NCHW", {"Yl"}, {"Yb"}));
+    const auto y = Values(optest::Fetch(ws, "Y")), yb = Values(optest::Fetch(ws, "Yb"));
+    REQUIRE(y.size() == yb.size());
+    for (size_t i = 0; i < y.size(); ++i) REQUIRE(std::fabs(y[i] - yb[i]) <= 1e-4f * std::max(1.f, std::fabs(y[i])));
+    // The filter in NCHW order is refused with both layouts named.
+    REQUIRE_THROWS_WITH(optest::RunOp(ws, optest::MakeOp("Conv", {"Xl", "F", "b"}, {"Yl"}, nhwc)),
+                        Catch::Contains("'F'") && Catch::Contains("order NHWC"));
+  }
+  Workspace ws;
+  optest::Feed<float>(ws, "X", {1, 5, 5, 2}, RandomVec(50, 1));
+  optest::Feed<float>(ws, "F", {2, 3, 3, 2}, RandomVec(36, 2));
+  auto eigen = optest::MakeOp("Conv", {"X", "F"}, {"Y"}, {ArgI("kernel", 3), ArgS("order", "NHWC")});
+  eigen.set_engine("EIGEN");
+  REQUIRE_THROWS_WITH(CreateOperator(eigen, &ws), Catch::Contains("order 'NHWC'") && Catch::Contains("DNNL"));
+}
