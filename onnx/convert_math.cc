@@ -195,6 +195,12 @@ void RegisterMathConverters(ConverterRegistry& r) {
   });
   r.Add("PRelu", Prelu);
   r.Add("Pow", [](ConvertContext& c) {
+    const auto base = c.Dtype(c.in(0));
+    if (base != caffe2::TensorProto::FLOAT && base != caffe2::TensorProto::UNDEFINED) {  // our CPU OnnxPow
+      c.Emit("OnnxPow", {c.in(0), c.in(1)}, {c.out(0)});
+      BroadcastDims(c, c.out(0), c.in(0), c.in(1));
+      return;
+    }
     const ConstTensor* e = c.Const(c.in(1));
     if (e && e->numel() == 1 && (e->dims.empty() || static_cast<int>(e->dims.size()) <= c.Rank(c.in(0)))) {
       AddArgF(c.Emit("Pow", {c.in(0)}, {c.out(0)}), "exponent", static_cast<float>(e->Reals()[0]));

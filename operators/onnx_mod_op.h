@@ -4,6 +4,11 @@
 // a zero of the divisor's sign, NaN / Inf dividends and zero divisors give NaN); 1 is C's fmod /
 // truncated remainder (the dividend's sign). An integer zero divisor gives 0 (numpy's answer, no
 // trap); lowest mod -1 gives 0. float16 is computed in float32 (exact). CPU only; no gradient.
+//
+// OnnxPow(X, E) -> Y: ONNX's Pow, numpy broadcasting, Y of X's dtype (float16/32/64, int8/16/32/64,
+// uint8/16); E any of those. Integer X with integer E: repeated squaring, wrapping (a negative E gives
+// 1 / X^|E| truncated: 1 for X = 1, +-1 for X = -1, else 0); otherwise C's pow in float64, converted
+// to X's dtype (an integer X takes the truncated result, 0 where it is NaN or out of range).
 #pragma once
 
 #include "core/operator.h"
@@ -17,6 +22,12 @@ class OnnxModOp final : public Operator<CPUContext> {
 
  private:
   bool fmod_;
+};
+
+class OnnxPowOp final : public Operator<CPUContext> {
+ public:
+  using Operator<CPUContext>::Operator;
+  void RunOnDevice() override;
 };
 
 }  // namespace hetnet

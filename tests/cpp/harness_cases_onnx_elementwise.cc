@@ -1,8 +1,8 @@
 // Harness cases for ONNX's elementwise ops added for the importer: Ceil, Floor, Round, the
 // trigonometric / hyperbolic functions, IsNaN, IsInf (operators/float_unary_ops.*), BitwiseAnd /
-// Or / Xor / Not (operators/bitwise_ops.*) and OnnxMod (operators/onnx_mod_op.*). References are float64 <cmath> calls and, for the bitwise
-// ops, the bits computed digit by digit (x mod 2, halved) on the two's complement value, so not the
-// kernels' C++ operators. The [onnx_elementwise] TEST_CASEs check refusals (wrong dtypes, shapes).
+// Or / Xor / Not (operators/bitwise_ops.*), OnnxMod and OnnxPow (operators/onnx_mod_op.*).
+// References are float64 <cmath> calls and, for the bitwise ops, the bits computed digit by digit
+// (x mod 2, halved) on the two's complement value, so not the kernels' C++ operators. The [onnx_elementwise] TEST_CASEs check refusals (wrong dtypes, shapes).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -221,6 +221,49 @@ HN_OP_CASES(OnnxMod) {
                     return ok ? "" : "numpy's edge answers differ";
                   })
                   .NoShapeCheck());
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
+// Pow: integer powers by repeated multiplication wrapped to the width (values stay below 2^53 here),
+// others by std::pow, truncated for integer outputs.
+RefTensors PowRef(const caffe2::OperatorDef&, const RefTensors& in) {
+  RefTensor y(in[0].shape, in[0].dtype);
+  const bool int_out = in[0].dtype != DataType::Float && in[0].dtype != f64;
+  const bool ints = int_out && in[1].dtype != DataType::Float && in[1].dtype != f64;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const double x = in[0][i], e = in[1][i];
+    if (ints) {
+      double p = 1;
+      for (int k = 0; k < e; ++k) p *= x;
+      const double mod = std::ldexp(1.0, Bits(in[0].dtype));
+      p = std::fmod(p, mod);
+      if (p < 0) p += mod;
+      y[i] = Signed(in[0].dtype) && p >= mod / 2 ? p - mod : p;
+    } else {
+      y[i] = int_out ? std::trunc(std::pow(x, e)) : std::pow(x, e);
+    }
+  }
+  return {y};
+}
+
+HN_OP_CASES(OnnxPow) {
+  std::vector<Case> c = {
+      Case("int32 ^ int32").Def(Op("OnnxPow", {"X", "E"}, {"Y"}))
+          .Inputs({In({10}, DataType::Int32).Range(-9, 9), In({10}, DataType::Int32).Range(0, 6)}).Ref(PowRef),
+      Case("int8 wraps").Def(Op("OnnxPow", {"X", "E"}, {"Y"}))
+          .Inputs({In({6}, DataType::Int8).Values({3, -3, 2, 7, -1, 0}), In({6}, DataType::Int8).Values({5, 5, 7, 3, 3, 0})})
+          .Ref(PowRef),
+      Case("int64 ^ float").Def(Op("OnnxPow", {"X", "E"}, {"Y"}))
+          .Inputs({In({6}, DataType::Int64).Range(1, 20), In({6}).Values({0.5, 1.5, 2, -1, 3, 0.25})}).Ref(PowRef),
+      Case("double ^ int64, broadcast").Def(Op("OnnxPow", {"X", "E"}, {"Y"}))
+          .Inputs({In({2, 3}, f64).Range(0.5, 2), In({3}, DataType::Int64).Values({-2, 0, 3})})
+          .Ref([](const caffe2::OperatorDef& d, const RefTensors& in) {
+            RefTensors b = in;
+            b[1] = RefTensor({2, 3}, {in[1][0], in[1][1], in[1][2], in[1][0], in[1][1], in[1][2]}, DataType::Int64);
+            return PowRef(d, b);
+          }),
+  };
   for (auto& k : c) k.NoGrad().CpuOnly();
   return c;
 }

@@ -193,19 +193,20 @@ def test_cli_run_and_inspect_onnx(tmp_path):
 
 def test_refusals_name_the_reason():
     model = make_model([
-        helper.make_node("Pow", ["i", "x"], ["p"]),
-        helper.make_node("Det", ["x"], ["sl"]),  # no converter (Slice with run-time starts now imports)
+        helper.make_node("TopK", ["i", "k"], ["p", "pi"]),  # an int64 input
+        helper.make_node("Det", ["x"], ["sl"]),  # no converter
         helper.make_node("ArgMax", ["u"], ["am"], select_last_index=1),  # u's shape is not declared
         helper.make_node("MatMul", ["b1", "b2"], ["mm"]),
     ], [("x", [2, 3]), ("s", [1]), ("b1", [3, 1, 2, 2]), ("b2", [1, 4, 2, 2])], [out("p"), out("sl"), out("am"),
                                                                               out("mm")],
-        {"e": np.array([5], np.int64), "a": np.array([0], np.int64), "st": np.array([2], np.int64)})
-    model.graph.input.append(helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3]))  # an int base
+        {"e": np.array([5], np.int64), "a": np.array([0], np.int64), "st": np.array([2], np.int64),
+         "k": np.array([1], np.int64)})
+    model.graph.input.append(helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3]))
     model.graph.input.append(helper.make_tensor_value_info("u", TensorProto.FLOAT, None))
     with pytest.raises(hetnet.UnsupportedError) as e:
         _C.onnx_import(model.SerializeToString())
     text = str(e.value)
-    assert "Pow (opset 13): an exponent that is not a one-element constant needs a float32 base" in text
+    assert "TopK (opset 13): only float32 inputs are supported" in text
     assert "Det (opset 13)" in text
     assert "ArgMax (opset 13): select_last_index=1 needs the length of the axis" in text
     assert "MatMul (opset 13): batch dims that broadcast by stretching" in text
