@@ -25,14 +25,16 @@ void HttpTransport::Start() {
   if (ec) fail("listen");
   port_ = acceptor_.local_endpoint(ec).port();
 
-  DoAccept();
   int n = options_.threads > 0 ? options_.threads : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(n, 1);
+  for (int i = 1; i < n; ++i) loops_.push_back(std::make_unique<Loop>());
+  DoAccept();
   for (int i = 0; i < n; ++i) {
-    threads_.emplace_back([this] {
+    net::io_context& ioc = i == 0 ? ioc_ : loops_[i - 1]->ioc;
+    threads_.emplace_back([this, &ioc] {
       while (true) {
         try {
-          ioc_.run();
+          ioc.run();
           return;
         } catch (const std::exception& e) {
           std::cerr << "hetnet serve: " << options_.what << " I/O thread: " << e.what() << std::endl;
@@ -43,7 +45,9 @@ void HttpTransport::Start() {
 }
 
 void HttpTransport::DoAccept() {
-  acceptor_.async_accept(net::make_strand(ioc_),
+  const size_t i = next_loop_++ % (loops_.size() + 1);
+  net::io_context& ioc = i == 0 ? ioc_ : loops_[i - 1]->ioc;
+  acceptor_.async_accept(net::make_strand(ioc),
                          [this](beast::error_code ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
 }
 
@@ -117,6 +121,7 @@ void HttpTransport::Shutdown() {
   for (auto& c : conns) net::post(c->executor(), [c] { c->Abort(); });
   conns.clear();
   work_.reset();
+  for (auto& loop : loops_) loop->work.reset();
   {
     // Connections still waiting for the server hold a reference through their exchange; do not
     // wait for those beyond a moment.
@@ -125,6 +130,7 @@ void HttpTransport::Shutdown() {
     stopped_ = true;
   }
   ioc_.stop();
+  for (auto& loop : loops_) loop->ioc.stop();
   for (auto& th : threads_) {
     if (th.get_id() == std::this_thread::get_id()) {
       th.detach();  // Shutdown from a handler: cannot join ourselves

@@ -119,6 +119,16 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   net::executor_work_guard<net::io_context::executor_type> work_;
   tcp::acceptor acceptor_;
   net::steady_timer retry_timer_;
+  // I/O threads 1..n-1 each run an io_context of their own (thread 0 runs ioc_, which also
+  // accepts), and a connection stays on the one it was given: its reads, handlers and writes never
+  // hop between threads. (With one io_context shared by all threads, asio passed each request's
+  // steps from thread to thread: five context switches a request at concurrency 1, one now.)
+  struct Loop {
+    net::io_context ioc;
+    net::executor_work_guard<net::io_context::executor_type> work{net::make_work_guard(ioc)};
+  };
+  std::vector<std::unique_ptr<Loop>> loops_;
+  size_t next_loop_ = 0;  // round-robin over ioc_ and loops_, on the accepting thread only
 };
 
 
