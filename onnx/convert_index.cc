@@ -1,7 +1,7 @@
 // Converters of ONNX ops with CPU-only hetnet operators of the same name and arguments (operators/
 // cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, CumProd, OneHot, EyeLike, NonZero, Compress,
 // ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10),
-// Einsum (operators/einsum_op), NonMaxSuppression (operators/nms_op), Unique (operators/unique_op),
+// Einsum and Det (operators/einsum_op), NonMaxSuppression (operators/nms_op), Unique (operators/unique_op),
 // DFT (operators/dft_op), Col2Im (operators/col2im_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
 #include "onnx/onnx_context.h"
@@ -146,6 +146,10 @@ void RegisterIndexConverters(ConverterRegistry& r) {
     auto& op = c.Emit("Col2Im", {c.in(0), c.in(1), c.in(2)}, {c.out(0)});
     for (const char* a : {"dilations", "pads", "strides"})
       if (c.Has(a)) AddArg(op, a, c.Ints(a));
+  });
+  r.Add("Det", [](ConvertContext& c) {
+    c.Emit("Det", {c.in(0)}, {c.out(0)});
+    if (c.Rank(c.in(0)) >= 2) c.SetRank(c.out(0), c.Rank(c.in(0)) - 2);
   });
   r.Add("Einsum", [](ConvertContext& c) {
     std::vector<std::string> ins;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "core/checked_size.h"
@@ -150,6 +151,47 @@ void EinsumOp::RunOnDevice() {
     for (int64_t k = 0; k < out_n; ++k) y[k] = static_cast<T>(acc[k]);
   });
 }
+
+void DetOp::RunOnDevice() {
+  const Tensor& X = Input(0);
+  HN_ENFORCE(X.dtype() == DataType::Float || X.dtype() == DataType::Double, type(), ": input 0 ('", def().input(0),
+             "') is ", DataTypeName(X.dtype()), "; float32 or float64 is required");
+  HN_ENFORCE(X.ndim() >= 2 && X.dim(-1) == X.dim(-2), type(), ": input 0 ('", def().input(0), "') has shape ",
+             X.ShapeString(), "; [..., M, M] is required");
+  const int64_t m = X.dim(-1);
+  std::vector<int64_t> shape(X.shape().begin(), X.shape().end() - 2);
+  Tensor* Y = Output(0, shape, X.dtype());
+  std::vector<double> a(m * m);
+  for (int64_t b = 0; b < Y->numel(); ++b) {
+    for (int64_t k = 0; k < m * m; ++k) a[k] = ElementAsDouble(*this, X, 0, b * m * m + k);
+    double det = 1.0;
+    for (int64_t col = 0; col < m && det != 0; ++col) {
+      int64_t pivot = col;
+      for (int64_t r = col + 1; r < m; ++r)
+        if (std::fabs(a[r * m + col]) > std::fabs(a[pivot * m + col])) pivot = r;
+      if (a[pivot * m + col] == 0) {
+        det = 0;
+        break;
+      }
+      if (pivot != col) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[pivot * m + j], a[col * m + j]);
+        det = -det;
+      }
+      det *= a[col * m + col];
+      for (int64_t r = col + 1; r < m; ++r) {
+        const double f = a[r * m + col] / a[col * m + col];
+        for (int64_t j = col; j < m; ++j) a[r * m + j] -= f * a[col * m + j];
+      }
+    }
+    if (X.dtype() == DataType::Float) Y->mutable_data<float>()[b] = static_cast<float>(det);
+    else Y->mutable_data<double>()[b] = det;
+  }
+}
+
+OPERATOR_SCHEMA(Det).NumInputs(1).NumOutputs(1)
+    .SetDoc("ONNX's Det(X) -> Y: determinants of the trailing square matrices, float32/64, by partial-pivoting "
+            "elimination in float64. CPU only; no gradient.");
+REGISTER_CPU_OPERATOR(Det, DetOp);
 
 OPERATOR_SCHEMA(Einsum).NumInputs(1, 16).NumOutputs(1)
     .SetDoc("ONNX's Einsum with arg equation (explicit or implicit output, '...', diagonals); inputs of one dtype "

@@ -5,6 +5,9 @@
 // float64 (int64 sums exact to 2^53) by a plain loop over every label combination: meant for the
 // small contractions models use outside their matmuls. The loop is capped at 2^32 steps. CPU only;
 // no gradient.
+//
+// Det(X) -> Y: ONNX's Det, the determinants of X's trailing [M, M] matrices (Y has X's leading dims),
+// by Gaussian elimination with partial pivoting in float64. float32/64. CPU only; no gradient.
 #pragma once
 
 #include <string>
@@ -20,6 +23,12 @@ class EinsumOp final : public Operator<CPUContext> {
 
  private:
   std::string equation_;
+};
+
+class DetOp final : public Operator<CPUContext> {
+ public:
+  using Operator<CPUContext>::Operator;
+  void RunOnDevice() override;
 };
 
 }  // namespace hetnet

@@ -1,6 +1,6 @@
-// Harness cases for Einsum (operators/einsum_op.*): each equation's reference is its own hand-written
-// loop (matmul, batched matmul, diagonal, trace, transpose, row sums, inner product, a broadcast
-// "..."), not a general einsum. The [einsum] TEST_CASE checks refusals of bad equations and shapes.
+// Harness cases for Det (operators/einsum_op.*; reference: cofactor expansion) and Einsum: each
+// equation's reference is its own hand-written loop (matmul, batched matmul, diagonal, trace,
+// transpose, row sums, inner product, a broadcast "..."), not a general einsum. The [einsum] TEST_CASE checks refusals of bad equations and shapes.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -31,7 +31,40 @@ RefTensors MatMulRef(const caffe2::OperatorDef&, const RefTensors& in) {  // "bi
   return {Y};
 }
 
+// Determinant by cofactor expansion along the first row (not elimination).
+double Cofactor(const std::vector<double>& a, int64_t m) {
+  if (m == 1) return a[0];
+  double det = 0;
+  for (int64_t j = 0; j < m; ++j) {
+    std::vector<double> minor;
+    for (int64_t r = 1; r < m; ++r)
+      for (int64_t c = 0; c < m; ++c)
+        if (c != j) minor.push_back(a[r * m + c]);
+    det += (j % 2 ? -1 : 1) * a[j] * Cofactor(minor, m - 1);
+  }
+  return det;
+}
+
+RefTensors DetRef(const caffe2::OperatorDef&, const RefTensors& in) {
+  const int64_t m = in[0].shape.back();
+  RefTensor Y(std::vector<int64_t>(in[0].shape.begin(), in[0].shape.end() - 2), in[0].dtype);
+  for (int64_t b = 0; b < Y.numel(); ++b)
+    Y[b] = Cofactor(std::vector<double>(in[0].data.begin() + b * m * m, in[0].data.begin() + (b + 1) * m * m), m);
+  return {Y};
+}
+
 }  // namespace
+
+HN_OP_CASES(Det) {
+  std::vector<Case> c = {
+      Case("batch of 4x4").Def(Op("Det", {"X"}, {"Y"})).Inputs({In({2, 3, 4, 4})}).Ref(DetRef),
+      Case("3x3 double").Def(Op("Det", {"X"}, {"Y"})).Inputs({In({3, 3}, DataType::Double)}).Ref(DetRef),
+      Case("singular (repeated row)").Def(Op("Det", {"X"}, {"Y"})).Inputs({In({3, 3}).Values({1, 2, 3, 4, 5, 6, 1, 2, 3})})
+          .Ref(DetRef),
+  };
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
 
 HN_OP_CASES(Einsum) {
   std::vector<Case> c = {
