@@ -1,6 +1,7 @@
 // Converters of ONNX ops with CPU-only hetnet operators of the same name and arguments (operators/
 // cumsum_op, range_onehot_ops, select_ops, scatter_ops): CumSum, CumProd, OneHot, EyeLike, NonZero, Compress,
 // ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10),
+// TensorScatter,
 // Einsum and Det (operators/einsum_op), NonMaxSuppression (operators/nms_op), Unique (operators/unique_op),
 // DFT (operators/dft_op), Col2Im (operators/col2im_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
@@ -150,6 +151,10 @@ void RegisterIndexConverters(ConverterRegistry& r) {
   r.Add("Det", [](ConvertContext& c) {
     c.Emit("Det", {c.in(0)}, {c.out(0)});
     if (c.Rank(c.in(0)) >= 2) c.SetRank(c.out(0), c.Rank(c.in(0)) - 2);
+  });
+  r.Add("TensorScatter", [](ConvertContext& c) {
+    PassThrough(c, "TensorScatter", c.has_in(2) ? 3 : 2, {"axis"}, {"mode"});
+    c.SameDims(c.out(0), c.in(0));
   });
   r.Add("Einsum", [](ConvertContext& c) {
     std::vector<std::string> ins;

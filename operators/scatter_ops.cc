@@ -170,6 +170,47 @@ void ScatterElementsOp::RunOnDevice() {
   }
 }
 
+void TensorScatterOp::RunOnDevice() {
+  const Tensor &X = Input(0), &U = Input(1);
+  HN_ENFORCE(X.dtype() != DataType::String && U.dtype() == X.dtype(), type(), ": cache (input 0, '", def().input(0),
+             "') and update (input 1, '", def().input(1), "') must have one non-string dtype; they are ",
+             DataTypeName(X.dtype()), " and ", DataTypeName(U.dtype()));
+  const int r = X.ndim();
+  HN_ENFORCE(r >= 2, type(), ": cache (input 0, '", def().input(0), "') needs a batch dim and an axis");
+  const int axis = CanonicalAxisFor(def(), GetSingleArgument<int>("axis", -2), r, 0);
+  HN_ENFORCE(axis >= 1, type(), ": arg axis must not be the batch dim 0");
+  bool fits = U.ndim() == r;
+  for (int d = 0; fits && d < r; ++d) fits = d == axis ? U.dim(d) <= X.dim(d) : U.dim(d) == X.dim(d);
+  HN_ENFORCE(fits, type(), ": update (input 1, '", def().input(1), "') has shape ", U.ShapeString(), "; cache ('",
+             def().input(0), "') is ", X.ShapeString(), " (equal dims, a shorter or equal axis ", axis, ")");
+  const std::string mode = GetSingleArgument<std::string>("mode", "linear");
+  HN_ENFORCE(mode == "linear" || mode == "circular", type(), ": arg mode is '", mode, "'; linear or circular");
+  const bool has_idx = InputSize() > 2 && !def().input(2).empty();
+  if (has_idx) {
+    EnforceIndexInput(*this, 2);
+    HN_ENFORCE(Input(2).numel() == X.dim(0), type(), ": write_indices (input 2, '", def().input(2), "') has ",
+               Input(2).numel(), " values for ", X.dim(0), " batch entries");
+  }
+  Tensor* Y = Output(0, X.shape(), X.dtype());
+  const size_t item = X.itemsize();
+  char* y = static_cast<char*>(Y->raw_mutable_data(X.dtype()));
+  if (X.numel() > 0 && Y != &X) std::memcpy(y, X.raw_data(), X.numel() * item);
+  const int64_t batch = X.dim(0), mid = ProdDims(X.shape(), 1, axis), s_max = X.dim(axis), s = U.dim(axis),
+                inner = ProdDims(X.shape(), axis + 1, r) * static_cast<int64_t>(item);
+  const char* u = static_cast<const char*>(U.raw_data());
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t start = has_idx ? IndexAt(Input(2), b) : 0;
+    for (int64_t q = 0; q < s; ++q) {
+      int64_t at = start + q;
+      if (mode == "circular") at = s_max == 0 ? 0 : ((at % s_max) + s_max) % s_max;
+      HN_ENFORCE(at >= 0 && at < s_max, type(), ": write_indices (input 2, '", has_idx ? def().input(2) : "",
+                 "') start ", start, " for batch entry ", b, " writes past the ", s_max, " positions of axis ", axis);
+      for (int64_t m = 0; m < mid; ++m)
+        std::memcpy(y + ((b * mid + m) * s_max + at) * inner, u + ((b * mid + m) * s + q) * inner, inner);
+    }
+  }
+}
+
 namespace {
 std::vector<TensorInfo> LikeInput0(const caffe2::OperatorDef&, const std::vector<TensorInfo>& in) {
   return {in[0].known ? TensorInfo::Of(in[0].dims, in[0].dtype) : TensorInfo::Unknown()};
@@ -188,5 +229,9 @@ OPERATOR_SCHEMA(ScatterElements).NumInputs(3).NumOutputs(1).AllowInplace({{0, 0}
 REGISTER_CPU_OPERATOR(GatherND, GatherNDOp);
 REGISTER_CPU_OPERATOR(ScatterND, ScatterNDOp);
 REGISTER_CPU_OPERATOR(ScatterElements, ScatterElementsOp);
+OPERATOR_SCHEMA(TensorScatter).NumInputs(2, 3).NumOutputs(1).AllowInplace({{0, 0}}).TensorInference(LikeInput0)
+    .SetDoc("ONNX's TensorScatter(cache, update[, write_indices]) -> Y: update written into cache along arg axis "
+            "(default -2) from each batch entry's write index; arg mode linear or circular. CPU only; no gradient.");
+REGISTER_CPU_OPERATOR(TensorScatter, TensorScatterOp);
 
 }  // namespace hetnet

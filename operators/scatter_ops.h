@@ -10,6 +10,10 @@
 //     Y = data; Y[... indices[p] (at axis) ...] = updates[p] for every position p of indices (same
 //     shape as updates, no larger than data in dims other than axis). Caffe2's name Scatter is not
 //     used (ONNX's deprecated Scatter imports as ScatterElements).
+//   TensorScatter(cache, update[, write_indices]) -> Y (opset 24, KV caches): Y = cache with update's
+//     slices along arg axis (default -2, not 0) written from write_indices[b] (int64 [batch], default
+//     0) for each batch entry b (dim 0); arg mode "linear" (positions must stay inside the axis) or
+//     "circular" (wrapping). update has cache's shape except a shorter or equal axis.
 // Without a reduction any dtype but string moves as bytes; a reduction needs a numeric dtype.
 #pragma once
 
@@ -41,6 +45,12 @@ class ScatterElementsOp final : public Operator<CPUContext> {
 
  private:
   ScatterReduction reduction_;
+};
+
+class TensorScatterOp final : public Operator<CPUContext> {
+ public:
+  using Operator<CPUContext>::Operator;
+  void RunOnDevice() override;
 };
 
 }  // namespace hetnet

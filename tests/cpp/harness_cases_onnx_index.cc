@@ -1,6 +1,6 @@
 // Harness cases for the index / generator ops added for ONNX import: CumSum / CumProd (cumsum_op.*),
 // Range, OneHot, EyeLike (range_onehot_ops.*), Hann/Hamming/BlackmanWindow (window_ops.*),
-// GatherND, ScatterND, ScatterElements (scatter_ops.*), all under operators/ (NonZero, Compress,
+// GatherND, ScatterND, ScatterElements, TensorScatter (scatter_ops.*), all under operators/ (NonZero, Compress,
 // ReverseSequence, Unique: harness_cases_onnx_select.cc). References are naive loops over output (or update)
 // coordinates written from the ONNX definitions; the [onnx_index] TEST_CASE checks refusals:
 // out-of-range and negative indices, wrong dtypes, absurd sizes.
@@ -130,6 +130,24 @@ RefTensors ScatterElementsRef(const caffe2::OperatorDef& def, const RefTensors& 
 
 InputSpec Scalar(double v, DataType t) { return In({}, t).Values({v}); }
 
+// TensorScatter: for every update element, its cache coordinate (axis position shifted by the batch
+// entry's write index, wrapped in circular mode).
+RefTensors TensorScatterRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  const RefTensor &X = in[0], &U = in[1];
+  const int r = static_cast<int>(X.shape.size());
+  const int axis = static_cast<int>(Wrap(static_cast<double>(IntArg(def, "axis", -2)), r));
+  const bool circular = StrArg(def, "mode") == "circular";
+  RefTensor Y = X;
+  for (int64_t e = 0; e < U.numel(); ++e) {
+    auto c = Coords(e, U.shape);
+    int64_t at = c[axis] + (in.size() > 2 ? static_cast<int64_t>(in[2][c[0]]) : 0);
+    if (circular) at %= X.shape[axis];
+    c[axis] = at;
+    Y[Flat(c, X.shape)] = U[e];
+  }
+  return {Y};
+}
+
 }  // namespace
 
 HN_OP_CASES(OnnxIndexGenerators) {
@@ -220,6 +238,14 @@ HN_OP_CASES(OnnxScatterGather) {
                   .Ref(ScatterNDRef));
   c.push_back(Case("axis -1 add, double").Def(Op("ScatterElements", {"X", "I", "U"}, {"Y"}, {Arg("axis", -1), Arg("reduction", "add")}))
                   .Inputs({In({2, 5}, f64), In({2, 6}, i32).Range(0, 4), In({2, 6}, f64)}).Ref(ScatterElementsRef));
+  c.push_back(Case("TensorScatter linear, axis -2").Def(Op("TensorScatter", {"X", "U", "W"}, {"Y"}))
+                  .Inputs({In({2, 3, 6, 2}), In({2, 3, 2, 2}), In({2}, i64).Values({4, 1})}).Ref(TensorScatterRef));
+  c.push_back(Case("TensorScatter circular, axis 1, int32").Def(Op("TensorScatter", {"X", "U", "W"}, {"Y"},
+                                                                  {Arg("axis", 1), Arg("mode", "circular")}))
+                  .Inputs({In({3, 5}, i32).Range(-9, 9), In({3, 3}, i32).Range(50, 90), In({3}, i64).Values({4, 0, 3})})
+                  .Ref(TensorScatterRef));
+  c.push_back(Case("TensorScatter no write indices").Def(Op("TensorScatter", {"X", "U"}, {"Y"}, {Arg("axis", 2)}))
+                  .Inputs({In({2, 2, 4}), In({2, 2, 3})}).Ref(TensorScatterRef));
   for (auto& k : c) k.NoGrad().CpuOnly();
   return c;
 }
@@ -283,6 +309,11 @@ TEST_CASE("ONNX index ops refuse bad indices, dtypes and sizes, naming op and bl
              Catch::Contains("'idx'") && Catch::Contains("holds 7"));
   CHECK_THAT(RunError(Op("ScatterElements", {"x", "idx", "u"}, {"y"}), {x, Make<float>({1, 1}, {0}), Make<float>({1, 1}, {})}),
              Catch::Contains("'idx'") && Catch::Contains("int32 or int64"));
+  CHECK_THAT(RunError(Op("TensorScatter", {"x", "u", "w"}, {"y"}, {Arg("axis", 1)}),
+                      {x, Make<float>({3, 1}, {}), Make<int64_t>({3}, {0, 1, 2})}),
+             Catch::Contains("TensorScatter") && Catch::Contains("'w'") && Catch::Contains("writes past"));
+  CHECK_THAT(RunError(Op("TensorScatter", {"x", "u"}, {"y"}, {Arg("axis", 1)}), {x, Make<float>({3, 3}, {})}),
+             Catch::Contains("'u'") && Catch::Contains("shorter or equal"));
   CHECK_THAT(RunError(Op("ScatterElements", {"b", "idx", "u"}, {"y"}, {Arg("reduction", "add")}),
                       {Make<bool>({2}, {true, false}), Make<int64_t>({1}, {0}), Make<bool>({1}, {true})}),
              Catch::Contains("'b'") && Catch::Contains("bool"));
