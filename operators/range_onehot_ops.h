@@ -1,6 +1,6 @@
 // Tensors generated from a few values, as ONNX defines them (CPU only, no gradients):
 //   Range(start, limit, delta) -> Y: start + i * delta for i in [0, max(0, ceil((limit - start) / delta)));
-//     three one-element inputs of one dtype (float32/64, int16/32/64); delta 0 or non-finite values
+//     three one-element inputs of one dtype (float16/32/64, int16/32/64); delta 0 or non-finite values
 //     are refused, as is a count past the element cap.
 //   OneHot(indices, depth, values) -> Y: Y has indices' shape with a new dim of `depth` at arg `axis`
 //     (default -1, in [-rank-1, rank]); values = [off, on] (any dtype but string; Y has it). Indices

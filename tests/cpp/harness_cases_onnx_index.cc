@@ -167,6 +167,9 @@ HN_OP_CASES(OnnxIndexGenerators) {
           .Inputs({Scalar(1.5, f32), Scalar(7.25, f32), Scalar(0.5, f32)}).Ref(RangeRef),
       Case("int32 negative delta").Def(Op("Range", {"S", "L", "D"}, {"Y"}))
           .Inputs({Scalar(10, i32), Scalar(-4, i32), Scalar(-3, i32)}).Ref(RangeRef),
+      Case("float16").Def(Op("Range", {"S", "L", "D"}, {"Y"}))
+          .Inputs({Scalar(-2, DataType::Float16), Scalar(3, DataType::Float16), Scalar(0.75, DataType::Float16)})
+          .Ref(RangeRef),
       Case("int64 empty").Def(Op("Range", {"S", "L", "D"}, {"Y"}))
           .Inputs({Scalar(5, i64), Scalar(2, i64), Scalar(1, i64)}).Ref(RangeRef),
       Case("default axis, float values").Def(Op("OneHot", {"I", "D", "V"}, {"Y"}))
