@@ -67,8 +67,10 @@ void OnnxSliceOp::RunOnDevice() {
     };
     const int64_t b = clamp(starts[j]), e = clamp(ends[j]);
     // Element count of start, start + s, ... short of e (0 when the range is empty); |s| may be huge.
-    const int64_t span = s > 0 ? e - b : b - e, mag = s > 0 ? s : -(s + 1) + 1;
-    shape[a] = span <= 0 ? 0 : 1 + (span - 1) / mag;
+    // |s| as unsigned: -INT64_MIN does not fit in int64.
+    const int64_t span = s > 0 ? e - b : b - e;
+    const uint64_t mag = s > 0 ? static_cast<uint64_t>(s) : static_cast<uint64_t>(-(s + 1)) + 1;
+    shape[a] = span <= 0 ? 0 : 1 + static_cast<int64_t>(static_cast<uint64_t>(span - 1) / mag);
     first[a] = b;
     step[a] = s;
   }
