@@ -1,6 +1,7 @@
 #include "operators/bitshift_op.h"
 
 #include "device/broadcast.h"
+#include "operators/onnx_op_util.h"
 
 namespace hetnet {
 
@@ -48,12 +49,7 @@ void BitShiftOp::RunOnDevice() {
 OPERATOR_SCHEMA(BitShift)
     .NumInputs(2)
     .NumOutputs(1)
-    .TensorInference([](const caffe2::OperatorDef&, const std::vector<TensorInfo>& in) {
-      std::vector<int64_t> out;
-      if (!in[0].known || !in[1].known || !math::NumpyBroadcastShape({in[0].dims, in[1].dims}, &out))
-        return std::vector<TensorInfo>{TensorInfo::Unknown()};
-      return std::vector<TensorInfo>{TensorInfo::Of(out, in[0].dtype)};
-    })
+    .TensorInference(NumpyBroadcastInference)
     .SetDoc("BitShift(X, Y) -> Z: X << Y (direction LEFT) or X >> Y (RIGHT), integer dtypes, numpy broadcasting; "
             "shifts < 0 or >= the bit width give 0 (-1 for a right shift of a negative X).");
 REGISTER_CPU_OPERATOR(BitShift, BitShiftOp);

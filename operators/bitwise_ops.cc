@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "device/broadcast.h"
+#include "operators/onnx_op_util.h"
 
 namespace hetnet {
 
@@ -69,17 +70,8 @@ void BitwiseOp<F>::RunOnDevice() {
   }
 }
 
-namespace {
-std::vector<TensorInfo> BroadcastInference(const caffe2::OperatorDef&, const std::vector<TensorInfo>& in) {
-  std::vector<int64_t> out;
-  if (!in[0].known || !in[1].known || !math::NumpyBroadcastShape({in[0].dims, in[1].dims}, &out))
-    return {TensorInfo::Unknown()};
-  return {TensorInfo::Of(out, in[0].dtype)};
-}
-}  // namespace
-
 #define HN_BITWISE_BINARY(Name, Fn, Sym)                                                                        \
-  OPERATOR_SCHEMA(Name).NumInputs(2).NumOutputs(1).TensorInference(BroadcastInference).SetDoc(                 \
+  OPERATOR_SCHEMA(Name).NumInputs(2).NumOutputs(1).TensorInference(NumpyBroadcastInference).SetDoc(                 \
       "C = A " Sym " B, elementwise (ONNX's " #Name "), A and B of one integer dtype (int8/16/32/64, "         \
       "uint8/16), shapes broadcast numpy-style. CPU only; no gradient.");                                     \
   REGISTER_CPU_OPERATOR(Name, BitwiseOp<BitwiseFn::Fn>);

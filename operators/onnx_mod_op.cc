@@ -125,12 +125,7 @@ void OnnxModOp::RunOnDevice() {
 OPERATOR_SCHEMA(OnnxMod)
     .NumInputs(2)
     .NumOutputs(1)
-    .TensorInference([](const caffe2::OperatorDef&, const std::vector<TensorInfo>& in) {
-      std::vector<int64_t> out;
-      if (!in[0].known || !in[1].known || !math::NumpyBroadcastShape({in[0].dims, in[1].dims}, &out))
-        return std::vector<TensorInfo>{TensorInfo::Unknown()};
-      return std::vector<TensorInfo>{TensorInfo::Of(out, in[0].dtype)};
-    })
+    .TensorInference(NumpyBroadcastInference)
     .SetDoc("ONNX's Mod(A, B) -> C with numpy broadcasting; arg fmod 0 (default): numpy's mod, the divisor's sign; "
             "1: C's fmod, the dividend's sign. float16/32/64, int8/16/32/64, uint8/16; an integer zero divisor "
             "gives 0. CPU only; no gradient.");

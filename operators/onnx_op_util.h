@@ -1,6 +1,6 @@
 // Small helpers of the CPU operators added for ONNX import (cumsum_op, range_onehot_ops, select_ops,
 // scatter_ops): scalar and index reads whose errors name the operator and the blob, and a dispatch
-// over the numeric dtypes.
+// over the numeric dtypes, and the shape inference of a binary op with numpy broadcasting.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +9,20 @@
 #include <type_traits>
 
 #include "core/half.h"
+#include "core/op_schema.h"
 #include "core/operator.h"
+#include "device/broadcast.h"
 
 namespace hetnet {
+
+// Output 0 of a binary op whose inputs 0 and 1 broadcast numpy-style: their broadcast shape, input
+// 0's dtype (unknown when either shape is, or they do not broadcast: the kernel says why).
+inline std::vector<TensorInfo> NumpyBroadcastInference(const caffe2::OperatorDef&, const std::vector<TensorInfo>& in) {
+  std::vector<int64_t> out;
+  if (!in[0].known || !in[1].known || !math::NumpyBroadcastShape({in[0].dims, in[1].dims}, &out))
+    return {TensorInfo::Unknown()};
+  return {TensorInfo::Of(out, in[0].dtype)};
+}
 
 // Calls f(T{}) for the numeric dtypes (float16 excluded: no arithmetic on Half); refuses the rest
 // naming input i of op.
