@@ -26,7 +26,9 @@ std::vector<int64_t> Picks(int64_t start, int64_t end, int64_t step, int64_t d) 
   std::vector<int64_t> p;
   for (int64_t i = fix(start), e = fix(end); step > 0 ? i < e : i > e; i += step) {
     p.push_back(i);
-    if ((step > 0 ? e - i : i - e) <= (step > 0 ? step : -(step + 1) + 1)) break;  // the next step passes e
+    // The next step passes e (|step| as unsigned: -INT64_MIN does not fit in int64).
+    const uint64_t mag = step > 0 ? static_cast<uint64_t>(step) : static_cast<uint64_t>(-(step + 1)) + 1;
+    if (static_cast<uint64_t>(step > 0 ? e - i : i - e) <= mag) break;
   }
   return p;
 }
