@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -66,12 +67,23 @@ inline void ForEachBroadcastRow(const BroadcastIndex& ix, int64_t total, F&& f) 
   }
 }
 
+// Integers wrap as NumPy's do: +, - and * run in an unsigned type at least as wide as unsigned int
+// (signed overflow, and unsigned short promoted to int, are undefined behaviour in C++).
 template <BinaryOp Op, typename T>
 HN_BROADCAST_HD inline T ApplyBinary(T x, T y) {
-  if constexpr (Op == BinaryOp::Add) return x + y;
-  else if constexpr (Op == BinaryOp::Sub) return x - y;
-  else if constexpr (Op == BinaryOp::Mul) return x * y;
-  else return Divide(x, y);
+  if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value && Op != BinaryOp::Div) {
+    using U = std::make_unsigned_t<T>;
+    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+    const W a = static_cast<W>(static_cast<U>(x)), b = static_cast<W>(static_cast<U>(y));
+    if constexpr (Op == BinaryOp::Add) return static_cast<T>(static_cast<U>(a + b));
+    else if constexpr (Op == BinaryOp::Sub) return static_cast<T>(static_cast<U>(a - b));
+    else return static_cast<T>(static_cast<U>(a * b));
+  } else {
+    if constexpr (Op == BinaryOp::Add) return x + y;
+    else if constexpr (Op == BinaryOp::Sub) return x - y;
+    else if constexpr (Op == BinaryOp::Mul) return x * y;
+    else return Divide(x, y);
+  }
 }
 
 // The reverse of a broadcast, for gradients: y (an input's shape) = x (the output's shape) summed

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -83,6 +84,22 @@ inline void RunOp(Workspace& ws, const caffe2::OperatorDef& def) {
   auto op = CreateOperator(def, &ws);
   op->Run();
   op->Finish();
+}
+
+// The largest |got[i] - want[i]| / max(1, |want[i]|) and its index: one assertion per tensor (an
+// assertion per element made the sanitizer builds' runs of the large kernel tests slow).
+struct WorstError {
+  double error = 0;
+  size_t index = 0;
+};
+template <class Got, class Want>
+WorstError Worst(const Got& got, const Want& want) {
+  WorstError w;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double e = std::abs(double(got[i]) - double(want[i])) / std::max(1.0, std::abs(double(want[i])));
+    if (e > w.error || std::isnan(e)) w.error = std::isnan(e) ? INFINITY : e, w.index = i;
+  }
+  return w;
 }
 
 inline std::vector<float> RandomVec(size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {

@@ -88,7 +88,7 @@ caffe2::NetDef RunBoth(const caffe2::NetDef& init, caffe2::NetDef net, const std
       const Tensor& want = off.GetBlobOrThrow(name).GetTensor();
       REQUIRE(got.shape() == want.shape());
       const auto g = Values(got), w = Values(want);
-      for (size_t i = 0; i < w.size(); ++i) REQUIRE(std::fabs(g[i] - w[i]) <= 1e-4f * std::max(1.f, std::fabs(w[i])));
+      REQUIRE(optest::Worst(g, w).error <= 1e-4);
     }
   }
   return created->def();
@@ -222,7 +222,7 @@ TEST_CASE("DNNL Conv with channels-last activations equals the NCHW convolution"
     optest::RunOp(ws, optest::MakeOp("NHWC2NCHW", {"Yl"}, {"Yb"}));
     const auto y = Values(optest::Fetch(ws, "Y")), yb = Values(optest::Fetch(ws, "Yb"));
     REQUIRE(y.size() == yb.size());
-    for (size_t i = 0; i < y.size(); ++i) REQUIRE(std::fabs(y[i] - yb[i]) <= 1e-4f * std::max(1.f, std::fabs(y[i])));
+    REQUIRE(optest::Worst(yb, y).error <= 1e-4);
   }
   // An empty batch gives an empty NHWC output.
   Workspace ws;
@@ -265,7 +265,7 @@ TEST_CASE("Caffe2's order NHWC Conv (filter [M, kH, kW, C]) equals the NCHW conv
     optest::RunOp(ws, optest::MakeOp("NHWC2NCHW", {"Yl"}, {"Yb"}));
     const auto y = Values(optest::Fetch(ws, "Y")), yb = Values(optest::Fetch(ws, "Yb"));
     REQUIRE(y.size() == yb.size());
-    for (size_t i = 0; i < y.size(); ++i) REQUIRE(std::fabs(y[i] - yb[i]) <= 1e-4f * std::max(1.f, std::fabs(y[i])));
+    REQUIRE(optest::Worst(yb, y).error <= 1e-4);
     // The filter in NCHW order is refused with both layouts named.
     REQUIRE_THROWS_WITH(optest::RunOp(ws, optest::MakeOp("Conv", {"Xl", "F", "b"}, {"Yl"}, nhwc)),
                         Catch::Contains("'F'") && Catch::Contains("order NHWC"));

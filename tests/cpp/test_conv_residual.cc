@@ -62,8 +62,7 @@ void Check(const Form& f) {
     if (f.channels_last) RunOp(ws, MakeOp("NHWC2NCHW", {"Yl"}, {"Y"}));
     const auto got = FetchVec<float>(ws, "Y"), want = FetchVec<float>(ws, "Want");
     REQUIRE(got.size() == want.size());
-    for (size_t i = 0; i < got.size(); ++i)
-      REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4f * std::max(1.f, std::fabs(want[i])));
+    REQUIRE(Worst(got, want).error <= 1e-4);
   }
 }
 
@@ -154,8 +153,7 @@ TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernel
       if (s.channels_last) RunOp(ws, MakeOp("NHWC2NCHW", {"Y"}, {"Yb"}));
       const auto got = FetchVec<float>(ws, s.channels_last ? "Yb" : "Y"), want = FetchVec<float>(ws, "Want");
       REQUIRE(got.size() == want.size());
-      for (size_t i = 0; i < got.size(); ++i)
-        REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4f * std::max(1.f, std::fabs(want[i])));
+      REQUIRE(Worst(got, want).error <= 1e-4);
     }
   }
 }
