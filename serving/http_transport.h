@@ -113,22 +113,24 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   bool stopped_ = false;
   std::vector<std::thread> threads_;
   int port_ = 0;
-  // Declared last so they go first: pending handlers (which own connections) are destroyed while
-  // the members above still exist.
-  net::io_context ioc_;
-  net::executor_work_guard<net::io_context::executor_type> work_;
-  tcp::acceptor acceptor_;
-  net::steady_timer retry_timer_;
   // I/O threads 1..n-1 each run an io_context of their own (thread 0 runs ioc_, which also
   // accepts), and a connection stays on the one it was given: its reads, handlers and writes never
   // hop between threads. (With one io_context shared by all threads, asio passed each request's
   // steps from thread to thread: five context switches a request at concurrency 1, one now.)
+  // Declared before ioc_ so they outlive it: ioc_'s pending accept holds a socket bound to one of
+  // them (TSan: destroying it after its loop used a destroyed strand mutex).
   struct Loop {
     net::io_context ioc;
     net::executor_work_guard<net::io_context::executor_type> work{net::make_work_guard(ioc)};
   };
   std::vector<std::unique_ptr<Loop>> loops_;
   size_t next_loop_ = 0;  // round-robin over ioc_ and loops_, on the accepting thread only
+  // Declared last so they go first: pending handlers (which own connections) are destroyed while
+  // the members above still exist.
+  net::io_context ioc_;
+  net::executor_work_guard<net::io_context::executor_type> work_;
+  tcp::acceptor acceptor_;
+  net::steady_timer retry_timer_;
 };
 
 
