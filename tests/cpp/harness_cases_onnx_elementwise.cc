@@ -12,6 +12,7 @@
 #include "core/operator.h"
 #include "core/workspace.h"
 #include "tests/cpp/op_harness.h"
+#include "tests/cpp/op_test_util.h"
 
 namespace hetnet {
 namespace harness {
@@ -269,17 +270,6 @@ HN_OP_CASES(OnnxPow) {
 }
 
 namespace {
-// Runs one def on CPU with the given tensors as inputs; returns the error text ("" when it ran).
-std::string RunError(const caffe2::OperatorDef& def, const std::vector<Tensor>& inputs) {
-  Workspace ws;
-  for (size_t i = 0; i < inputs.size(); ++i) *ws.CreateBlob(def.input(i))->GetMutable<Tensor>() = inputs[i];
-  try {
-    CreateOperator(def, &ws)->Run();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 Tensor Filled(std::vector<int64_t> shape, DataType t) {
   Tensor x(shape, t);
   x.raw_mutable_data(t);
@@ -288,21 +278,21 @@ Tensor Filled(std::vector<int64_t> shape, DataType t) {
 }  // namespace
 
 TEST_CASE("ONNX elementwise ops refuse wrong dtypes and shapes, naming op and blob", "[onnx_elementwise]") {
-  CHECK_THAT(RunError(Op("Sin", {"ints"}, {"Y"}), {Filled({3}, DataType::Int32)}),
+  CHECK_THAT(optest::RunError(Op("Sin", {"ints"}, {"Y"}), {Filled({3}, DataType::Int32)}),
              Catch::Contains("Sin") && Catch::Contains("'ints'") && Catch::Contains("int32"));
-  CHECK_THAT(RunError(Op("IsInf", {"labels"}, {"Y"}), {Filled({3}, DataType::Int64)}),
+  CHECK_THAT(optest::RunError(Op("IsInf", {"labels"}, {"Y"}), {Filled({3}, DataType::Int64)}),
              Catch::Contains("IsInf") && Catch::Contains("'labels'"));
-  CHECK_THAT(RunError(Op("BitwiseAnd", {"a", "b"}, {"c"}), {Filled({3}, DataType::Float), Filled({3}, DataType::Float)}),
+  CHECK_THAT(optest::RunError(Op("BitwiseAnd", {"a", "b"}, {"c"}), {Filled({3}, DataType::Float), Filled({3}, DataType::Float)}),
              Catch::Contains("BitwiseAnd") && Catch::Contains("'a'") && Catch::Contains("float32"));
-  CHECK_THAT(RunError(Op("BitwiseOr", {"a", "b"}, {"c"}), {Filled({3}, DataType::Int32), Filled({3}, DataType::Int64)}),
+  CHECK_THAT(optest::RunError(Op("BitwiseOr", {"a", "b"}, {"c"}), {Filled({3}, DataType::Int32), Filled({3}, DataType::Int64)}),
              Catch::Contains("'a'") && Catch::Contains("'b'") && Catch::Contains("one dtype"));
-  CHECK_THAT(RunError(Op("BitwiseXor", {"a", "b"}, {"c"}), {Filled({3}, DataType::Int32), Filled({4}, DataType::Int32)}),
+  CHECK_THAT(optest::RunError(Op("BitwiseXor", {"a", "b"}, {"c"}), {Filled({3}, DataType::Int32), Filled({4}, DataType::Int32)}),
              Catch::Contains("BitwiseXor") && Catch::Contains("broadcast"));
-  CHECK_THAT(RunError(Op("BitwiseNot", {"flags"}, {"c"}), {Filled({2}, DataType::Bool)}),
+  CHECK_THAT(optest::RunError(Op("BitwiseNot", {"flags"}, {"c"}), {Filled({2}, DataType::Bool)}),
              Catch::Contains("BitwiseNot") && Catch::Contains("'flags'") && Catch::Contains("bool"));
-  CHECK_THAT(RunError(Op("OnnxMod", {"a", "b"}, {"c"}), {Filled({3}, DataType::Int32), Filled({3}, DataType::Int64)}),
+  CHECK_THAT(optest::RunError(Op("OnnxMod", {"a", "b"}, {"c"}), {Filled({3}, DataType::Int32), Filled({3}, DataType::Int64)}),
              Catch::Contains("OnnxMod") && Catch::Contains("'b'") && Catch::Contains("one dtype"));
-  CHECK_THAT(RunError(Op("OnnxMod", {"a", "b"}, {"c"}), {Filled({3}, DataType::Bool), Filled({3}, DataType::Bool)}),
+  CHECK_THAT(optest::RunError(Op("OnnxMod", {"a", "b"}, {"c"}), {Filled({3}, DataType::Bool), Filled({3}, DataType::Bool)}),
              Catch::Contains("OnnxMod") && Catch::Contains("'a'") && Catch::Contains("bool"));
 }
 

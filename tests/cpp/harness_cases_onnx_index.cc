@@ -14,6 +14,7 @@
 #include "core/workspace.h"
 #include "tests/cpp/onnx_index_ref_util.h"
 #include "tests/cpp/op_harness.h"
+#include "tests/cpp/op_test_util.h"
 
 namespace hetnet {
 namespace harness {
@@ -254,16 +255,6 @@ HN_OP_CASES(OnnxScatterGather) {
 }
 
 namespace {
-std::string RunError(const caffe2::OperatorDef& def, const std::vector<Tensor>& inputs) {
-  Workspace ws;
-  for (size_t i = 0; i < inputs.size(); ++i) *ws.CreateBlob(def.input(i))->GetMutable<Tensor>() = inputs[i];
-  try {
-    CreateOperator(def, &ws)->Run();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 template <typename T>
 Tensor Make(std::vector<int64_t> shape, std::vector<T> v) {
   Tensor t(shape, DataTypeOf<T>::value);
@@ -275,49 +266,49 @@ Tensor Make(std::vector<int64_t> shape, std::vector<T> v) {
 
 TEST_CASE("ONNX index ops refuse bad indices, dtypes and sizes, naming op and blob", "[onnx_index]") {
   const Tensor x = Make<float>({3, 2}, {1, 2, 3, 4, 5, 6});
-  CHECK_THAT(RunError(Op("CumSum", {"x", "ax"}, {"y"}), {x, Make<int64_t>({}, {2})}),
+  CHECK_THAT(optest::RunError(Op("CumSum", {"x", "ax"}, {"y"}), {x, Make<int64_t>({}, {2})}),
              Catch::Contains("CumSum") && Catch::Contains("'ax'") && Catch::Contains("out of range"));
-  CHECK_THAT(RunError(Op("CumSum", {"x", "ax"}, {"y"}), {x, Make<float>({}, {0})}),
+  CHECK_THAT(optest::RunError(Op("CumSum", {"x", "ax"}, {"y"}), {x, Make<float>({}, {0})}),
              Catch::Contains("'ax'") && Catch::Contains("int32 or int64"));
-  CHECK_THAT(RunError(Op("Range", {"s", "l", "d"}, {"y"}), {Make<int64_t>({}, {0}), Make<int64_t>({}, {5}), Make<int64_t>({}, {0})}),
+  CHECK_THAT(optest::RunError(Op("Range", {"s", "l", "d"}, {"y"}), {Make<int64_t>({}, {0}), Make<int64_t>({}, {5}), Make<int64_t>({}, {0})}),
              Catch::Contains("Range") && Catch::Contains("delta"));
-  CHECK_THAT(RunError(Op("Range", {"s", "l", "d"}, {"y"}), {Make<float>({}, {0}), Make<float>({}, {1e30f}), Make<float>({}, {1e-30f})}),
+  CHECK_THAT(optest::RunError(Op("Range", {"s", "l", "d"}, {"y"}), {Make<float>({}, {0}), Make<float>({}, {1e30f}), Make<float>({}, {1e-30f})}),
              Catch::Contains("Range") && Catch::Contains("too many"));
-  CHECK_THAT(RunError(Op("Range", {"s", "l", "d"}, {"y"}), {Make<float>({}, {0}), Make<int64_t>({}, {5}), Make<float>({}, {1})}),
+  CHECK_THAT(optest::RunError(Op("Range", {"s", "l", "d"}, {"y"}), {Make<float>({}, {0}), Make<int64_t>({}, {5}), Make<float>({}, {1})}),
              Catch::Contains("'l'") && Catch::Contains("one dtype"));
-  CHECK_THAT(RunError(Op("OneHot", {"i", "depth", "v"}, {"y"}), {Make<int64_t>({2}, {0, 1}), Make<int64_t>({}, {0}), Make<float>({2}, {0, 1})}),
+  CHECK_THAT(optest::RunError(Op("OneHot", {"i", "depth", "v"}, {"y"}), {Make<int64_t>({2}, {0, 1}), Make<int64_t>({}, {0}), Make<float>({2}, {0, 1})}),
              Catch::Contains("OneHot") && Catch::Contains("'depth'"));
-  CHECK_THAT(RunError(Op("OneHot", {"i", "depth", "v"}, {"y"}), {Make<int64_t>({2}, {0, 1}), Make<int64_t>({}, {int64_t{1} << 61}), Make<float>({2}, {0, 1})}),
+  CHECK_THAT(optest::RunError(Op("OneHot", {"i", "depth", "v"}, {"y"}), {Make<int64_t>({2}, {0, 1}), Make<int64_t>({}, {int64_t{1} << 61}), Make<float>({2}, {0, 1})}),
              !Catch::Equals(""));
-  CHECK_THAT(RunError(Op("EyeLike", {"x3"}, {"y"}), {Make<float>({2, 2, 2}, {})}), Catch::Contains("'x3'") && Catch::Contains("2-D"));
-  CHECK_THAT(RunError(Op("HannWindow", {"n"}, {"y"}), {Make<int64_t>({}, {-3})}),
+  CHECK_THAT(optest::RunError(Op("EyeLike", {"x3"}, {"y"}), {Make<float>({2, 2, 2}, {})}), Catch::Contains("'x3'") && Catch::Contains("2-D"));
+  CHECK_THAT(optest::RunError(Op("HannWindow", {"n"}, {"y"}), {Make<int64_t>({}, {-3})}),
              Catch::Contains("HannWindow") && Catch::Contains("'n'") && Catch::Contains(">= 0"));
-  CHECK_THAT(RunError(Op("BlackmanWindow", {"n"}, {"y"}), {Make<float>({}, {3})}), Catch::Contains("int32 or int64"));
-  CHECK_THAT(RunError(Op("HammingWindow", {"n"}, {"y"}), {Make<int64_t>({}, {int64_t{1} << 62})}), !Catch::Equals(""));
-  CHECK_THAT(RunError(Op("Compress", {"x", "c"}, {"y"}, {Arg("axis", 0)}), {x, Make<bool>({4}, {true, true, true, true})}),
+  CHECK_THAT(optest::RunError(Op("BlackmanWindow", {"n"}, {"y"}), {Make<float>({}, {3})}), Catch::Contains("int32 or int64"));
+  CHECK_THAT(optest::RunError(Op("HammingWindow", {"n"}, {"y"}), {Make<int64_t>({}, {int64_t{1} << 62})}), !Catch::Equals(""));
+  CHECK_THAT(optest::RunError(Op("Compress", {"x", "c"}, {"y"}, {Arg("axis", 0)}), {x, Make<bool>({4}, {true, true, true, true})}),
              Catch::Contains("Compress") && Catch::Contains("'c'"));
-  CHECK_THAT(RunError(Op("ReverseSequence", {"x", "lens"}, {"y"}), {x, Make<int64_t>({2}, {4, 1})}),
+  CHECK_THAT(optest::RunError(Op("ReverseSequence", {"x", "lens"}, {"y"}), {x, Make<int64_t>({2}, {4, 1})}),
              Catch::Contains("ReverseSequence") && Catch::Contains("'lens'") && Catch::Contains("4"));
-  CHECK_THAT(RunError(Op("GatherND", {"x", "idx"}, {"y"}), {x, Make<int64_t>({1, 2}, {3, 0})}),
+  CHECK_THAT(optest::RunError(Op("GatherND", {"x", "idx"}, {"y"}), {x, Make<int64_t>({1, 2}, {3, 0})}),
              Catch::Contains("GatherND") && Catch::Contains("'idx'") && Catch::Contains("holds 3"));
-  CHECK_THAT(RunError(Op("GatherND", {"x", "idx"}, {"y"}), {x, Make<int64_t>({1, 3}, {0, 0, 0})}),
+  CHECK_THAT(optest::RunError(Op("GatherND", {"x", "idx"}, {"y"}), {x, Make<int64_t>({1, 3}, {0, 0, 0})}),
              Catch::Contains("'idx'") && Catch::Contains("last dim"));
-  CHECK_THAT(RunError(Op("ScatterND", {"x", "idx", "u"}, {"y"}), {x, Make<int64_t>({1, 1}, {-4}), Make<float>({1, 2}, {})}),
+  CHECK_THAT(optest::RunError(Op("ScatterND", {"x", "idx", "u"}, {"y"}), {x, Make<int64_t>({1, 1}, {-4}), Make<float>({1, 2}, {})}),
              Catch::Contains("ScatterND") && Catch::Contains("holds -4"));
-  CHECK_THAT(RunError(Op("ScatterND", {"x", "idx", "u"}, {"y"}), {x, Make<int64_t>({1, 1}, {0}), Make<float>({1, 3}, {})}),
+  CHECK_THAT(optest::RunError(Op("ScatterND", {"x", "idx", "u"}, {"y"}), {x, Make<int64_t>({1, 1}, {0}), Make<float>({1, 3}, {})}),
              Catch::Contains("'u'"));
-  CHECK_THAT(RunError(Op("ScatterElements", {"x", "idx", "u"}, {"y"}, {Arg("reduction", "sum")}), {x, Make<int64_t>({1, 1}, {0}), Make<float>({1, 1}, {})}),
+  CHECK_THAT(optest::RunError(Op("ScatterElements", {"x", "idx", "u"}, {"y"}, {Arg("reduction", "sum")}), {x, Make<int64_t>({1, 1}, {0}), Make<float>({1, 1}, {})}),
              Catch::Contains("ScatterElements") && Catch::Contains("reduction"));
-  CHECK_THAT(RunError(Op("ScatterElements", {"x", "idx", "u"}, {"y"}), {x, Make<int64_t>({1, 1}, {7}), Make<float>({1, 1}, {})}),
+  CHECK_THAT(optest::RunError(Op("ScatterElements", {"x", "idx", "u"}, {"y"}), {x, Make<int64_t>({1, 1}, {7}), Make<float>({1, 1}, {})}),
              Catch::Contains("'idx'") && Catch::Contains("holds 7"));
-  CHECK_THAT(RunError(Op("ScatterElements", {"x", "idx", "u"}, {"y"}), {x, Make<float>({1, 1}, {0}), Make<float>({1, 1}, {})}),
+  CHECK_THAT(optest::RunError(Op("ScatterElements", {"x", "idx", "u"}, {"y"}), {x, Make<float>({1, 1}, {0}), Make<float>({1, 1}, {})}),
              Catch::Contains("'idx'") && Catch::Contains("int32 or int64"));
-  CHECK_THAT(RunError(Op("TensorScatter", {"x", "u", "w"}, {"y"}, {Arg("axis", 1)}),
+  CHECK_THAT(optest::RunError(Op("TensorScatter", {"x", "u", "w"}, {"y"}, {Arg("axis", 1)}),
                       {x, Make<float>({3, 1}, {}), Make<int64_t>({3}, {0, 1, 2})}),
              Catch::Contains("TensorScatter") && Catch::Contains("'w'") && Catch::Contains("writes past"));
-  CHECK_THAT(RunError(Op("TensorScatter", {"x", "u"}, {"y"}, {Arg("axis", 1)}), {x, Make<float>({3, 3}, {})}),
+  CHECK_THAT(optest::RunError(Op("TensorScatter", {"x", "u"}, {"y"}, {Arg("axis", 1)}), {x, Make<float>({3, 3}, {})}),
              Catch::Contains("'u'") && Catch::Contains("shorter or equal"));
-  CHECK_THAT(RunError(Op("ScatterElements", {"b", "idx", "u"}, {"y"}, {Arg("reduction", "add")}),
+  CHECK_THAT(optest::RunError(Op("ScatterElements", {"b", "idx", "u"}, {"y"}, {Arg("reduction", "add")}),
                       {Make<bool>({2}, {true, false}), Make<int64_t>({1}, {0}), Make<bool>({1}, {true})}),
              Catch::Contains("'b'") && Catch::Contains("bool"));
 }

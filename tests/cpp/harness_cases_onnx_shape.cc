@@ -10,6 +10,7 @@
 #include "core/operator.h"
 #include "core/workspace.h"
 #include "tests/cpp/op_harness.h"
+#include "tests/cpp/op_test_util.h"
 
 namespace hetnet {
 namespace harness {
@@ -153,16 +154,6 @@ HN_OP_CASES(OnnxShapeOps) {
 }
 
 namespace {
-std::string RunError(const caffe2::OperatorDef& def, const std::vector<Tensor>& inputs) {
-  Workspace ws;
-  for (size_t i = 0; i < inputs.size(); ++i) *ws.CreateBlob(def.input(i))->GetMutable<Tensor>() = inputs[i];
-  try {
-    CreateOperator(def, &ws)->Run();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 Tensor Int64s(std::vector<int64_t> v) {
   Tensor t({static_cast<int64_t>(v.size())}, DataType::Int64);
   std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
@@ -173,33 +164,33 @@ Tensor Int64s(std::vector<int64_t> v) {
 TEST_CASE("ONNX shape ops refuse bad steps, axes and dims, naming op and blob", "[onnx_shape]") {
   Tensor x({2, 3}, DataType::Float);
   x.mutable_data<float>();
-  CHECK_THAT(RunError(Op("OnnxSlice", {"x", "s", "e", "a", "st"}, {"y"}), {x, Int64s({0}), Int64s({2}), Int64s({1}), Int64s({0})}),
+  CHECK_THAT(optest::RunError(Op("OnnxSlice", {"x", "s", "e", "a", "st"}, {"y"}), {x, Int64s({0}), Int64s({2}), Int64s({1}), Int64s({0})}),
              Catch::Contains("OnnxSlice") && Catch::Contains("step 0") && Catch::Contains("'st'"));
-  CHECK_THAT(RunError(Op("OnnxSlice", {"x", "s", "e", "ax"}, {"y"}), {x, Int64s({0}), Int64s({2}), Int64s({2})}),
+  CHECK_THAT(optest::RunError(Op("OnnxSlice", {"x", "s", "e", "ax"}, {"y"}), {x, Int64s({0}), Int64s({2}), Int64s({2})}),
              Catch::Contains("axis 2") && Catch::Contains("'ax'"));
-  CHECK_THAT(RunError(Op("OnnxSlice", {"x", "s", "e", "ax"}, {"y"}), {x, Int64s({0, 0}), Int64s({2, 2}), Int64s({1, -1})}),
+  CHECK_THAT(optest::RunError(Op("OnnxSlice", {"x", "s", "e", "ax"}, {"y"}), {x, Int64s({0, 0}), Int64s({2, 2}), Int64s({1, -1})}),
              Catch::Contains("repeated"));
-  CHECK_THAT(RunError(Op("OnnxSlice", {"x", "s", "e"}, {"y"}), {x, Int64s({0, 0}), Int64s({2})}),
+  CHECK_THAT(optest::RunError(Op("OnnxSlice", {"x", "s", "e"}, {"y"}), {x, Int64s({0, 0}), Int64s({2})}),
              Catch::Contains("one entry per sliced axis"));
-  CHECK_THAT(RunError(Op("OnnxSqueeze", {"x", "ax"}, {"y"}), {x, Int64s({1})}),
+  CHECK_THAT(optest::RunError(Op("OnnxSqueeze", {"x", "ax"}, {"y"}), {x, Int64s({1})}),
              Catch::Contains("OnnxSqueeze") && Catch::Contains("not 1") && Catch::Contains("'x'"));
-  CHECK_THAT(RunError(Op("OnnxUnsqueeze", {"x", "ax"}, {"y"}), {x, Int64s({3})}),
+  CHECK_THAT(optest::RunError(Op("OnnxUnsqueeze", {"x", "ax"}, {"y"}), {x, Int64s({3})}),
              Catch::Contains("OnnxUnsqueeze") && Catch::Contains("out of range") && Catch::Contains("'ax'"));
   Tensor f({1}, DataType::Float);
   f.mutable_data<float>()[0] = 0;
-  CHECK_THAT(RunError(Op("OnnxUnsqueeze", {"x", "fa"}, {"y"}), {x, f}),
+  CHECK_THAT(optest::RunError(Op("OnnxUnsqueeze", {"x", "fa"}, {"y"}), {x, f}),
              Catch::Contains("'fa'") && Catch::Contains("int32 or int64"));
-  CHECK_THAT(RunError(Op("OnnxPad", {"x", "p"}, {"y"}), {x, Int64s({0, 0, 0})}),
+  CHECK_THAT(optest::RunError(Op("OnnxPad", {"x", "p"}, {"y"}), {x, Int64s({0, 0, 0})}),
              Catch::Contains("OnnxPad") && Catch::Contains("'p'") && Catch::Contains("2 per padded dim"));
-  CHECK_THAT(RunError(Op("OnnxPad", {"x", "p"}, {"y"}), {x, Int64s({0, -3, 0, -1})}),
+  CHECK_THAT(optest::RunError(Op("OnnxPad", {"x", "p"}, {"y"}), {x, Int64s({0, -3, 0, -1})}),
              Catch::Contains("OnnxPad") && Catch::Contains("out of range"));
-  CHECK_THAT(RunError(Op("OnnxPad", {"x", "p"}, {"y"}), {x, Int64s({0, int64_t{1} << 39, 0, int64_t{1} << 39})}),
+  CHECK_THAT(optest::RunError(Op("OnnxPad", {"x", "p"}, {"y"}), {x, Int64s({0, int64_t{1} << 39, 0, int64_t{1} << 39})}),
              !Catch::Equals(""));
-  CHECK_THAT(RunError(Op("OnnxPad", {"x", "p", "v", "a"}, {"y"}), {x, Int64s({1, 1, 1, 1}), f, Int64s({1, -1})}),
+  CHECK_THAT(optest::RunError(Op("OnnxPad", {"x", "p", "v", "a"}, {"y"}), {x, Int64s({1, 1, 1, 1}), f, Int64s({1, -1})}),
              Catch::Contains("repeated"));
   Tensor empty({0, 3}, DataType::Float);
   empty.mutable_data<float>();
-  CHECK_THAT(RunError(Op("OnnxPad", {"e", "p"}, {"y"}, {Arg("mode", "reflect")}), {empty, Int64s({1, 0, 0, 0})}),
+  CHECK_THAT(optest::RunError(Op("OnnxPad", {"e", "p"}, {"y"}, {Arg("mode", "reflect")}), {empty, Int64s({1, 0, 0, 0})}),
              Catch::Contains("cannot pad empty dim") && Catch::Contains("'e'"));
 }
 

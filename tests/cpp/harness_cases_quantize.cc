@@ -10,6 +10,7 @@
 #include "core/operator.h"
 #include "core/workspace.h"
 #include "tests/cpp/op_harness.h"
+#include "tests/cpp/op_test_util.h"
 
 namespace hetnet {
 namespace harness {
@@ -99,16 +100,6 @@ HN_OP_CASES(Quantize) {
 }
 
 namespace {
-std::string RunError(const caffe2::OperatorDef& def, const std::vector<Tensor>& inputs) {
-  Workspace ws;
-  for (size_t i = 0; i < inputs.size(); ++i) *ws.CreateBlob(def.input(i))->GetMutable<Tensor>() = inputs[i];
-  try {
-    CreateOperator(def, &ws)->Run();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 Tensor Of(std::vector<int64_t> shape, DataType t) {
   Tensor x(shape, t);
   std::memset(x.raw_mutable_data(t), 0, x.numel() * x.itemsize());
@@ -117,19 +108,19 @@ Tensor Of(std::vector<int64_t> shape, DataType t) {
 }  // namespace
 
 TEST_CASE("Quantize ops refuse bad scales and dtypes, naming op and blob", "[quantize]") {
-  CHECK_THAT(RunError(Op("QuantizeLinear", {"x", "s"}, {"y"}), {Of({2, 3}, DataType::Int32), Of({}, f32)}),
+  CHECK_THAT(optest::RunError(Op("QuantizeLinear", {"x", "s"}, {"y"}), {Of({2, 3}, DataType::Int32), Of({}, f32)}),
              Catch::Contains("QuantizeLinear") && Catch::Contains("'x'"));
-  CHECK_THAT(RunError(Op("QuantizeLinear", {"x", "scales"}, {"y"}), {Of({2, 3}, f32), Of({2}, f32)}),
+  CHECK_THAT(optest::RunError(Op("QuantizeLinear", {"x", "scales"}, {"y"}), {Of({2, 3}, f32), Of({2}, f32)}),
              Catch::Contains("'scales'") && Catch::Contains("per-axis"));
-  CHECK_THAT(RunError(Op("QuantizeLinear", {"x", "s", "z"}, {"y"}), {Of({2, 3}, f32), Of({}, f32), Of({}, DataType::Bool)}),
+  CHECK_THAT(optest::RunError(Op("QuantizeLinear", {"x", "s", "z"}, {"y"}), {Of({2, 3}, f32), Of({}, f32), Of({}, DataType::Bool)}),
              Catch::Contains("bool"));
-  CHECK_THAT(RunError(Op("QuantizeLinear", {"x", "s", "z"}, {"y"}), {Of({2, 3}, f32), Of({3}, f32), Of({2}, u8)}),
+  CHECK_THAT(optest::RunError(Op("QuantizeLinear", {"x", "s", "z"}, {"y"}), {Of({2, 3}, f32), Of({3}, f32), Of({2}, u8)}),
              Catch::Contains("'z'") && Catch::Contains("shape"));
-  CHECK_THAT(RunError(Op("DequantizeLinear", {"q", "s"}, {"y"}, {Arg("block_size", 2)}), {Of({2, 3}, u8), Of({2, 1}, f32)}),
+  CHECK_THAT(optest::RunError(Op("DequantizeLinear", {"q", "s"}, {"y"}, {Arg("block_size", 2)}), {Of({2, 3}, u8), Of({2, 1}, f32)}),
              Catch::Contains("DequantizeLinear") && Catch::Contains("blocks of 2"));
-  CHECK_THAT(RunError(Op("DequantizeLinear", {"q", "s"}, {"y"}), {Of({2, 3}, f32), Of({}, f32)}),
+  CHECK_THAT(optest::RunError(Op("DequantizeLinear", {"q", "s"}, {"y"}), {Of({2, 3}, f32), Of({}, f32)}),
              Catch::Contains("'q'") && Catch::Contains("float32"));
-  CHECK_THAT(RunError(Op("DequantizeLinear", {"q", "s"}, {"y"}, {Arg("axis", 5)}), {Of({2, 3}, u8), Of({3}, f32)}),
+  CHECK_THAT(optest::RunError(Op("DequantizeLinear", {"q", "s"}, {"y"}, {Arg("axis", 5)}), {Of({2, 3}, u8), Of({3}, f32)}),
              Catch::Contains("axis 5"));
 }
 

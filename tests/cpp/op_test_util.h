@@ -86,6 +86,18 @@ inline void RunOp(Workspace& ws, const caffe2::OperatorDef& def) {
   op->Finish();
 }
 
+// Runs def once on CPU with `inputs` fed as its inputs (in order); the error text, "" when it ran.
+inline std::string RunError(const caffe2::OperatorDef& def, const std::vector<Tensor>& inputs) {
+  Workspace ws;
+  for (size_t i = 0; i < inputs.size(); ++i) *ws.CreateBlob(def.input(i))->GetMutable<Tensor>() = inputs[i];
+  try {
+    CreateOperator(def, &ws)->Run();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // The largest |got[i] - want[i]| / max(1, |want[i]|) and its index: one assertion per tensor (an
 // assertion per element made the sanitizer builds' runs of the large kernel tests slow).
 struct WorstError {
