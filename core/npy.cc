@@ -21,7 +21,7 @@ struct DescrEntry {
 constexpr DescrEntry kDescrs[] = {
     {"f4", DataType::Float}, {"f8", DataType::Double}, {"f2", DataType::Float16}, {"i1", DataType::Int8},
     {"u1", DataType::UInt8}, {"i2", DataType::Int16},  {"u2", DataType::UInt16},  {"i4", DataType::Int32},
-    {"i8", DataType::Int64}, {"b1", DataType::Bool},
+    {"i8", DataType::Int64}, {"b1", DataType::Bool},   {"u4", DataType::UInt32},  {"u8", DataType::UInt64},
 };
 
 [[noreturn]] void Fail(const std::string& source, const std::string& what) {

@@ -58,7 +58,7 @@ void ReadSmall(const TensorProto& p, int64_t count, T* out) {
     CheckCount(p, "int32_data", p.int32_data_size(), count);
     for (int64_t i = 0; i < count; ++i) {
       const int32_t v = p.int32_data(static_cast<int>(i));
-      if constexpr (std::is_same_v<T, Half>) {
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
         out[i].bits = static_cast<uint16_t>(v);  // the 16-bit pattern
       } else if constexpr (std::is_same_v<T, bool>) {
         out[i] = v != 0;
@@ -149,6 +149,10 @@ void ReadElements(const TensorProto& p, DataType dtype, int64_t count, void* out
     case DataType::UInt16: return ReadSmall(p, count, static_cast<uint16_t*>(out));
     case DataType::Int16: return ReadSmall(p, count, static_cast<int16_t*>(out));
     case DataType::Float16: return ReadSmall(p, count, static_cast<Half*>(out));
+    // hetnet's own types: written as raw_data; int32_data/byte_data are read too.
+    case DataType::BFloat16: return ReadSmall(p, count, static_cast<BFloat16*>(out));
+    case DataType::UInt32: return ReadSmall(p, count, static_cast<uint32_t*>(out));
+    case DataType::UInt64: return ReadSmall(p, count, static_cast<uint64_t*>(out));
     case DataType::String: {
       CheckCount(p, "string_data", p.string_data_size(), count);
       auto* s = static_cast<std::string*>(out);
@@ -253,6 +257,9 @@ TensorProto TensorToProto(const Tensor& src, const std::string& name, int64_t be
     } else if constexpr (std::is_same_v<T, Half>) {
       p.mutable_int32_data()->Reserve(static_cast<int>(n));
       for (int64_t i = 0; i < n; ++i) p.add_int32_data(d[i].bits);
+    } else if constexpr (std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t> ||
+                         std::is_same_v<T, BFloat16>) {  // hetnet's own types: little-endian raw_data
+      p.set_raw_data(std::string(base, static_cast<size_t>(n) * sizeof(T)));
     } else if constexpr (std::is_same_v<T, uint8_t>) {
       if (host.dtype() == DataType::Byte) {  // Caffe2 reads BYTE from byte_data
         p.set_byte_data(std::string(base, static_cast<size_t>(n)));

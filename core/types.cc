@@ -4,9 +4,9 @@ namespace hetnet {
 
 size_t ItemSize(DataType t) {
   switch (t) {
-    case DataType::Float: case DataType::Int32: return 4;
-    case DataType::Double: case DataType::Int64: return 8;
-    case DataType::Float16: case DataType::Int16: case DataType::UInt16: return 2;
+    case DataType::Float: case DataType::Int32: case DataType::UInt32: return 4;
+    case DataType::Double: case DataType::Int64: case DataType::UInt64: return 8;
+    case DataType::Float16: case DataType::BFloat16: case DataType::Int16: case DataType::UInt16: return 2;
     case DataType::Int8: case DataType::UInt8: case DataType::Byte: case DataType::Bool: return 1;
     case DataType::String: return sizeof(std::string);
     default: return 0;
@@ -25,6 +25,9 @@ const char* DataTypeName(DataType t) {
     case DataType::UInt16: return "uint16";
     case DataType::Int32: return "int32";
     case DataType::Int64: return "int64";
+    case DataType::UInt32: return "uint32";
+    case DataType::UInt64: return "uint64";
+    case DataType::BFloat16: return "bfloat16";
     case DataType::Bool: return "bool";
     case DataType::String: return "string";
     case DataType::Undefined: return "undefined";
@@ -32,6 +35,6 @@ const char* DataTypeName(DataType t) {
   return "unknown";
 }
 
-bool IsKnownDataType(int v) { return v >= 1 && v <= 13 && v != 11; }
+bool IsKnownDataType(int v) { return (v >= 1 && v <= 13 && v != 11) || (v >= 101 && v <= 103); }
 
 }  // namespace hetnet

@@ -1,10 +1,14 @@
 // Element types of tensors. Values equal caffe2.TensorProto.DataType so they cross the wire as is.
+// UInt32, UInt64 and BFloat16 are hetnet's own (Caffe2 has no such types; its enum ends at 15,
+// ZERO_COLLISION_HASH 14 and REBATCHING_BUFFER 15 in the later PyTorch copy): they take 101..103,
+// far from Caffe2's numbers and from ONNX's (which differ), declared in proto/caffe2.proto too.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "core/bfloat16.h"
 #include "core/half.h"
 
 namespace hetnet {
@@ -23,6 +27,9 @@ enum class DataType : int {
   Int64 = 10,
   Float16 = 12,
   Double = 13,
+  UInt32 = 101,    // hetnet extension
+  UInt64 = 102,    // hetnet extension
+  BFloat16 = 103,  // hetnet extension
 };
 
 size_t ItemSize(DataType t);           // bytes per element (sizeof(std::string) for String)
@@ -41,6 +48,9 @@ bool IsKnownDataType(int value);       // a value a TensorProto may carry
   M(uint16_t, UInt16)           \
   M(int32_t, Int32)             \
   M(int64_t, Int64)             \
+  M(uint32_t, UInt32)           \
+  M(uint64_t, UInt64)           \
+  M(BFloat16, BFloat16)         \
   M(bool, Bool)
 
 template <typename T> struct DataTypeOf;

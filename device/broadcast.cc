@@ -160,6 +160,8 @@ void NumpyBroadcastBinary(BinaryOp op, const BroadcastIndex& ix, int64_t total, 
   template void NumpyBroadcastBinary<T, CPUContext>(BinaryOp, const BroadcastIndex&, int64_t, const T*, const T*, \
                                                     T*, CPUContext*);
 HN_FOR_EACH_BINARY_MATH_TYPE(HN_INSTANTIATE_NUMPY)
+HN_INSTANTIATE_NUMPY(uint32_t)  // CPU only (ONNX's unsigned types)
+HN_INSTANTIATE_NUMPY(uint64_t)
 #undef HN_INSTANTIATE_NUMPY
 
 // Row-wise accumulation into y (x is read once, in order). Without reduced dims it is a copy, which

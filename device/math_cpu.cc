@@ -108,6 +108,8 @@ void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T*
 #define HN_INSTANTIATE_BINARY(T) \
   template void BroadcastBinary<T, CPUContext>(BinaryOp, int64_t, int64_t, int64_t, const T*, const T*, T*, CPUContext*);
 HN_FOR_EACH_BINARY_MATH_TYPE(HN_INSTANTIATE_BINARY)
+HN_INSTANTIATE_BINARY(uint32_t)  // CPU only (ONNX's unsigned types)
+HN_INSTANTIATE_BINARY(uint64_t)
 #undef HN_INSTANTIATE_BINARY
 
 template <>

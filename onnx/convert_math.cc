@@ -32,7 +32,8 @@ caffe2::TensorProto::DataType WideType(const ConvertContext& c, const std::strin
     case caffe2::TensorProto::INT16:
     case caffe2::TensorProto::UINT8:
     case caffe2::TensorProto::UINT16: return caffe2::TensorProto::INT32;
-    case caffe2::TensorProto::FLOAT16: return caffe2::TensorProto::FLOAT;
+    case caffe2::TensorProto::FLOAT16:
+    case caffe2::TensorProto::BFLOAT16: return caffe2::TensorProto::FLOAT;
     default: return caffe2::TensorProto::UNDEFINED;
   }
 }

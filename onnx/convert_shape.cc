@@ -163,23 +163,28 @@ void ArgMinMax(ConvertContext& c, const std::string& type) {
   if (rank >= 0) c.SetRank(c.out(0), keepdims ? rank : rank - 1);
 }
 
-// TopK: ours takes the k largest, lower index first on ties; the smallest are the largest of -x.
-// float32 only (our operator's type).
+// TopK: ours takes the k largest, lower index first on ties; for float32 the smallest are the largest
+// of -x (any device); other numeric dtypes pass `largest` on to our CPU kernel (negation would wrap).
 void TopK(ConvertContext& c) {
+  using C2 = caffe2::TensorProto;
   const auto dt = c.Dtype(c.in(0));
-  if (dt != caffe2::TensorProto::UNDEFINED && dt != caffe2::TensorProto::FLOAT)
-    c.Refuse("only float32 inputs are supported");
+  const bool typed = dt == C2::DOUBLE || dt == C2::INT8 || dt == C2::INT16 || dt == C2::INT32 || dt == C2::INT64 ||
+                     dt == C2::UINT8 || dt == C2::UINT16 || dt == C2::UINT32 || dt == C2::UINT64;
+  if (dt != C2::UNDEFINED && dt != C2::FLOAT && !typed)
+    c.Refuse("only float32/64 and integer inputs are supported");
   const bool largest = c.Int("largest", 1) != 0;
+  const bool negate = !largest && !typed;
   std::string x = c.in(0);
-  if (!largest) c.Emit("Negative", {c.in(0)}, {x = c.Fresh(c.out(0) + "_negated")});
-  const std::string vals = largest ? c.out(0) : c.Fresh(c.out(0) + "_negated_values");
+  if (negate) c.Emit("Negative", {c.in(0)}, {x = c.Fresh(c.out(0) + "_negated")});
+  const std::string vals = negate ? c.Fresh(c.out(0) + "_negated_values") : c.out(0);
   const std::string idx = c.has_out(1) ? c.out(1) : c.Fresh(c.out(0) + "_indices");
   std::vector<std::string> ins{x};
   if (c.opset() >= 10) ins.push_back(c.in(1));
   auto& op = c.Emit("TopK", ins, {vals, idx});
   AddArg(op, "axis", c.Int("axis", -1));
   if (c.opset() < 10) AddArg(op, "k", c.Int("k", -1));
-  if (!largest) c.Emit("Negative", {vals}, {c.out(0)});
+  if (typed && !largest) AddArg(op, "largest", int64_t{0});
+  if (negate) c.Emit("Negative", {vals}, {c.out(0)});
   const int rank = c.Rank(c.in(0));
   if (rank >= 0) c.SetRank(c.out(0), rank), c.SetRank(idx, rank);
 }

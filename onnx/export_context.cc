@@ -17,6 +17,8 @@ constexpr std::pair<DataType, int32_t> kElemTypes[] = {
     {DataType::Int16, onnx::TensorProto::INT16},   {DataType::UInt16, onnx::TensorProto::UINT16},
     {DataType::Int32, onnx::TensorProto::INT32},   {DataType::Int64, onnx::TensorProto::INT64},
     {DataType::Bool, onnx::TensorProto::BOOL},     {DataType::String, onnx::TensorProto::STRING},
+    {DataType::UInt32, onnx::TensorProto::UINT32}, {DataType::UInt64, onnx::TensorProto::UINT64},
+    {DataType::BFloat16, onnx::TensorProto::BFLOAT16},
 };
 }  // namespace
 
@@ -30,7 +32,7 @@ DataType HetnetDataType(int32_t elem_type) {
   for (const auto& [h, o] : kElemTypes)
     if (o == elem_type && h != DataType::Byte) return h;
   HN_THROW(kUnsupported, "ONNX element type ", elem_type, " has no hetnet dtype (supported: float, double, float16, "
-           "int8/16/32/64, uint8/16, bool, string)");
+           "bfloat16, int8/16/32/64, uint8/16/32/64, bool, string)");
 }
 
 std::string GraphBuilder::Fresh(const std::string& hint) {
@@ -65,6 +67,8 @@ std::string GraphBuilder::Scalar(const std::string& hint, DataType dtype, double
       HN_THROW(kUnsupported, "a numeric constant of dtype string");
     } else if constexpr (std::is_same_v<T, Half>) {
       *t.mutable_data<T>() = FloatToHalf(static_cast<float>(value));
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      *t.mutable_data<T>() = FloatToBFloat16(static_cast<float>(value));
     } else {
       *t.mutable_data<T>() = static_cast<T>(value);
     }

@@ -23,6 +23,7 @@ Tensor ToTensor(const ConstTensor& c) {
     for (int64_t i = 0; i < c.numel(); ++i) {
       if constexpr (std::is_same_v<T, std::string>) p[i] = c.text[i];
       else if constexpr (std::is_same_v<T, Half>) p[i] = FloatToHalf(static_cast<float>(c.real[i]));
+      else if constexpr (std::is_same_v<T, BFloat16>) p[i] = FloatToBFloat16(static_cast<float>(c.real[i]));
       else if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(c.real[i]);
       else p[i] = static_cast<T>(c.integer[i]);
     }
@@ -40,6 +41,7 @@ ConstTensor FromTensor(const Tensor& t) {
     for (int64_t i = 0; i < t.numel(); ++i) {
       if constexpr (std::is_same_v<T, std::string>) c.text.push_back(p[i]);
       else if constexpr (std::is_same_v<T, Half>) c.real.push_back(HalfToFloat(p[i]));
+      else if constexpr (std::is_same_v<T, BFloat16>) c.real.push_back(BFloat16ToFloat(p[i]));
       else if constexpr (std::is_floating_point_v<T>) c.real.push_back(p[i]);
       else c.integer.push_back(static_cast<int64_t>(p[i]));
     }

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/checked_size.h"
+#include "core/bfloat16.h"
 #include "core/half.h"
 #include "onnx/onnx_context.h"
 
@@ -22,7 +23,7 @@ int64_t ConstTensor::numel() const {
 }
 
 bool ConstTensor::is_real() const {
-  return dtype == C2::FLOAT || dtype == C2::DOUBLE || dtype == C2::FLOAT16;
+  return dtype == C2::FLOAT || dtype == C2::DOUBLE || dtype == C2::FLOAT16 || dtype == C2::BFLOAT16;
 }
 
 std::vector<int64_t> ConstTensor::Ints(const std::string& what) const {
@@ -56,6 +57,9 @@ caffe2::TensorProto::DataType DtypeFromOnnx(int32_t t) {
     case OT::BOOL: return C2::BOOL;
     case OT::FLOAT16: return C2::FLOAT16;
     case OT::DOUBLE: return C2::DOUBLE;
+    case OT::UINT32: return C2::UINT32;
+    case OT::UINT64: return C2::UINT64;
+    case OT::BFLOAT16: return C2::BFLOAT16;
     default: return C2::UNDEFINED;
   }
 }
@@ -79,9 +83,9 @@ namespace {
 size_t ByteWidth(C2::DataType t) {
   switch (t) {
     case C2::UINT8: case C2::INT8: case C2::BOOL: return 1;
-    case C2::UINT16: case C2::INT16: case C2::FLOAT16: return 2;
-    case C2::FLOAT: case C2::INT32: return 4;
-    default: return 8;  // INT64, DOUBLE
+    case C2::UINT16: case C2::INT16: case C2::FLOAT16: case C2::BFLOAT16: return 2;
+    case C2::FLOAT: case C2::INT32: case C2::UINT32: return 4;
+    default: return 8;  // INT64, UINT64, DOUBLE
   }
 }
 
@@ -95,13 +99,15 @@ void DecodeRaw(const char* bytes, int64_t n, ConstTensor* c) {
       case C2::FLOAT: { float v; std::memcpy(&v, p, 4); c->real[i] = v; break; }
       case C2::DOUBLE: { double v; std::memcpy(&v, p, 8); c->real[i] = v; break; }
       case C2::FLOAT16: { Half h; std::memcpy(&h.bits, p, 2); c->real[i] = HalfToFloat(h); break; }
+      case C2::BFLOAT16: { BFloat16 h; std::memcpy(&h.bits, p, 2); c->real[i] = BFloat16ToFloat(h); break; }
+      case C2::UINT32: { uint32_t v; std::memcpy(&v, p, 4); c->integer[i] = v; break; }
       case C2::UINT8: c->integer[i] = static_cast<uint8_t>(*p); break;
       case C2::INT8: c->integer[i] = static_cast<int8_t>(*p); break;
       case C2::BOOL: c->integer[i] = *p != 0; break;
       case C2::UINT16: { uint16_t v; std::memcpy(&v, p, 2); c->integer[i] = v; break; }
       case C2::INT16: { int16_t v; std::memcpy(&v, p, 2); c->integer[i] = v; break; }
       case C2::INT32: { int32_t v; std::memcpy(&v, p, 4); c->integer[i] = v; break; }
-      default: { int64_t v; std::memcpy(&v, p, 8); c->integer[i] = v; break; }
+      default: { int64_t v; std::memcpy(&v, p, 8); c->integer[i] = v; break; }  // UINT64: the same bits
     }
   }
 }
@@ -203,6 +209,19 @@ ConstTensor ConstFromOnnx(const OT& t, const std::string& base_dir, const std::s
         c.real.push_back(HalfToFloat(h));
       }
       break;
+    case C2::BFLOAT16:  // bit patterns in int32_data
+      check_count(t.int32_data_size(), "int32_data");
+      for (int32_t bits : t.int32_data()) {
+        BFloat16 h;
+        h.bits = static_cast<uint16_t>(bits);
+        c.real.push_back(BFloat16ToFloat(h));
+      }
+      break;
+    case C2::UINT32:
+    case C2::UINT64:  // uint64_data; a uint64 above INT64_MAX keeps its bits in `integer`
+      check_count(t.uint64_data_size(), "uint64_data");
+      for (uint64_t v : t.uint64_data()) c.integer.push_back(static_cast<int64_t>(c.dtype == C2::UINT32 ? v & 0xffffffffu : v));
+      break;
     default:  // the narrower integers and BOOL live in int32_data
       check_count(t.int32_data_size(), "int32_data");
       c.integer.assign(t.int32_data().begin(), t.int32_data().end());
@@ -284,8 +303,8 @@ void AppendFill(caffe2::NetDef* net, const std::string& name, const ConstTensor&
     }
   }
   switch (c.dtype) {
-    case C2::FLOAT: case C2::DOUBLE: case C2::FLOAT16: {
-      const bool half = c.dtype == C2::FLOAT16;
+    case C2::FLOAT: case C2::DOUBLE: case C2::FLOAT16: case C2::BFLOAT16: {
+      const bool half = c.dtype == C2::FLOAT16 || c.dtype == C2::BFLOAT16;  // filled as float32, then a Cast
       auto* v = fill(c.dtype == C2::DOUBLE ? "GivenTensorDoubleFill" : "GivenTensorFill", half ? name + "__f32" : name);
       for (double x : c.real) v->add_floats(static_cast<float>(x));
       if (half) cast(name + "__f32");
@@ -300,6 +319,12 @@ void AppendFill(caffe2::NetDef* net, const std::string& name, const ConstTensor&
       auto* v = fill(c.dtype == C2::INT32 ? "GivenTensorIntFill" : c.dtype == C2::INT64 ? "GivenTensorInt64Fill"
                                                                                          : "GivenTensorBoolFill", name);
       for (int64_t x : c.integer) v->add_ints(x);
+      break;
+    }
+    case C2::UINT32: case C2::UINT64: {  // an int64 fill (uint64 as its bits), then a Cast
+      auto* v = fill("GivenTensorInt64Fill", name + "__i64");
+      for (int64_t x : c.integer) v->add_ints(x);
+      cast(name + "__i64");
       break;
     }
     default: {  // 8- and 16-bit integers: an int32 fill, then a Cast

@@ -40,9 +40,11 @@ void BitShiftOp::RunOnDevice() {
     case DataType::Int64: return run(int64_t{});
     case DataType::UInt8: return run(uint8_t{});
     case DataType::UInt16: return run(uint16_t{});
+    case DataType::UInt32: return run(uint32_t{});
+    case DataType::UInt64: return run(uint64_t{});
     default:
       HN_THROW(kInvalidArgument, type(), ": input 0 ('", d.input(0), "') is ", DataTypeName(X.dtype()),
-               "; BitShift takes int8, int16, int32, int64, uint8 or uint16");
+               "; BitShift takes int8/16/32/64 or uint8/16/32/64");
   }
 }
 

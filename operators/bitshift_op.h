@@ -15,9 +15,11 @@ template <typename T>
 inline T BitShiftOne(T x, T y, bool left) {
   using U = typename std::make_unsigned<T>::type;
   constexpr int kBits = static_cast<int>(sizeof(T) * 8);
-  if (y < 0 || static_cast<int64_t>(y) >= kBits) return !left && x < 0 ? T(-1) : T(0);
+  bool x_negative = false, y_negative = false;  // (unsigned types: never; no always-false compares)
+  if constexpr (std::is_signed<T>::value) x_negative = x < 0, y_negative = y < 0;
+  if (y_negative || static_cast<uint64_t>(y) >= static_cast<uint64_t>(kBits)) return !left && x_negative ? T(-1) : T(0);
   if (left) return static_cast<T>(static_cast<U>(static_cast<U>(x) << static_cast<int>(y)));
-  if (x < 0) {  // arithmetic: -1 - ((-1 - x) >> y), the shifted value non-negative (in int64, no promotion)
+  if (x_negative) {  // arithmetic: -1 - ((-1 - x) >> y), the shifted value non-negative (in int64, no promotion)
     const int64_t flipped = -1 - static_cast<int64_t>(x);
     return static_cast<T>(-1 - (flipped >> static_cast<int>(y)));
   }

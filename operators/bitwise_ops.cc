@@ -28,9 +28,11 @@ void DispatchInteger(const OperatorBase& op, DataType t, int i, G&& f) {
     case DataType::Int64: return f(int64_t{});
     case DataType::UInt8: return f(uint8_t{});
     case DataType::UInt16: return f(uint16_t{});
+    case DataType::UInt32: return f(uint32_t{});
+    case DataType::UInt64: return f(uint64_t{});
     default:
       HN_THROW(kInvalidArgument, op.type(), ": input ", i, " ('", op.def().input(i), "') is ", DataTypeName(t),
-               "; int8, int16, int32, int64, uint8 or uint16 is required");
+               "; int8/16/32/64 or uint8/16/32/64 is required");
   }
 }
 

@@ -10,31 +10,38 @@ namespace hetnet {
 namespace {
 constexpr float kHalfMax = 65504.f;
 
-template <typename D> struct Conv {
-  template <typename S> static D From(S v) { return CastNumber<D>(v); }
-  static D From(Half v) { return CastNumber<D>(HalfToFloat(v)); }
-};
-template <> struct Conv<bool> {
-  template <typename S> static bool From(S v) { return v != S(0); }
-  static bool From(Half v) { return HalfToFloat(v) != 0.f; }
-};
-template <> struct Conv<Half> {
-  template <typename S> static Half From(S v) { return FloatToHalf(static_cast<float>(v)); }
-  static Half From(Half v) { return v; }
-};
+// float16 and bfloat16 convert through float32 (exact), in and out (rounded to nearest even).
+template <typename S>
+float AsFloat(S v) {
+  if constexpr (std::is_same<S, Half>::value) return HalfToFloat(v);
+  else if constexpr (std::is_same<S, BFloat16>::value) return BFloat16ToFloat(v);
+  else return static_cast<float>(v);
+}
+template <typename S>
+constexpr bool kSixteenBitFloat = std::is_same<S, Half>::value || std::is_same<S, BFloat16>::value;
+
+template <typename D, typename S>
+D ConvertOne(S v) {
+  if constexpr (std::is_same<D, S>::value) return v;
+  else if constexpr (kSixteenBitFloat<S>) return ConvertOne<D>(AsFloat(v));
+  else if constexpr (std::is_same<D, bool>::value) return v != S(0);
+  else if constexpr (std::is_same<D, Half>::value) return FloatToHalf(static_cast<float>(v));
+  else if constexpr (std::is_same<D, BFloat16>::value) return FloatToBFloat16(static_cast<float>(v));
+  else return CastNumber<D>(v);
+}
 
 template <typename S, typename D>
 void CastLoop(int64_t n, const S* x, D* y, bool clip_half) {
   if constexpr (std::is_same<D, Half>::value && !std::is_same<S, Half>::value) {
     if (clip_half) {
       for (int64_t i = 0; i < n; ++i) {
-        const float v = static_cast<float>(x[i]);
+        const float v = AsFloat(x[i]);
         y[i] = FloatToHalf(v > kHalfMax ? kHalfMax : (v < -kHalfMax ? -kHalfMax : v));
       }
       return;
     }
   }
-  for (int64_t i = 0; i < n; ++i) y[i] = Conv<D>::From(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = ConvertOne<D>(x[i]);
 }
 }  // namespace
 

@@ -17,30 +17,48 @@ __device__ Half ToHalf(float f) {
   return h;
 }
 
-template <typename D> struct Conv {
-  template <typename S> __device__ static D From(S v) { return CastNumber<D>(v); }
-  __device__ static D From(Half v) { return CastNumber<D>(ToFloat(v)); }
-};
-template <> struct Conv<bool> {
-  template <typename S> __device__ static bool From(S v) { return v != S(0); }
-  __device__ static bool From(Half v) { return ToFloat(v) != 0.f; }
-};
-template <> struct Conv<Half> {
-  template <typename S> __device__ static Half From(S v) { return ToHalf(static_cast<float>(v)); }
-  __device__ static Half From(Half v) { return v; }
-};
+// bfloat16 is the upper half of a float32; to it, round to nearest even (a NaN stays NaN), as the
+// host's FloatToBFloat16.
+__device__ float ToFloat(BFloat16 b) { return __uint_as_float(static_cast<uint32_t>(b.bits) << 16); }
+__device__ BFloat16 ToBFloat16(float f) {
+  uint32_t x = __float_as_uint(f);
+  BFloat16 b;
+  if ((x & 0x7fffffffu) > 0x7f800000u) {
+    b.bits = static_cast<uint16_t>((x >> 16) | 0x0040u);
+    return b;
+  }
+  x += 0x7fffu + ((x >> 16) & 1u);
+  b.bits = static_cast<uint16_t>(x >> 16);
+  return b;
+}
+template <typename S>
+__device__ float AsFloat(S v) {
+  if constexpr (std::is_same<S, Half>::value || std::is_same<S, BFloat16>::value) return ToFloat(v);
+  else return static_cast<float>(v);
+}
+
+// float16 and bfloat16 convert through float32, as on the CPU (operators/cast_ops.cc).
+template <typename D, typename S>
+__device__ D ConvertOne(S v) {
+  if constexpr (std::is_same<D, S>::value) return v;
+  else if constexpr (std::is_same<S, Half>::value || std::is_same<S, BFloat16>::value) return ConvertOne<D>(ToFloat(v));
+  else if constexpr (std::is_same<D, bool>::value) return v != S(0);
+  else if constexpr (std::is_same<D, Half>::value) return ToHalf(static_cast<float>(v));
+  else if constexpr (std::is_same<D, BFloat16>::value) return ToBFloat16(static_cast<float>(v));
+  else return CastNumber<D>(v);
+}
 
 template <typename S, typename D>
 __global__ void CastCUDA(int64_t n, const S* x, D* y, bool clip_half) {
   HN_CUDA_KERNEL_LOOP(i, n) {
     if constexpr (std::is_same<D, Half>::value && !std::is_same<S, Half>::value) {
       if (clip_half) {
-        const float v = static_cast<float>(x[i]);
+        const float v = AsFloat(x[i]);
         y[i] = ToHalf(v > kHalfMax ? kHalfMax : (v < -kHalfMax ? -kHalfMax : v));
         continue;
       }
     }
-    y[i] = Conv<D>::From(x[i]);
+    y[i] = ConvertOne<D>(x[i]);
   }
 }
 }  // namespace

@@ -2,13 +2,15 @@
 // the arithmetic ops' broadcast rules (elementwise_ops.h's LegacyBroadcast): broadcast=1 is Caffe2's
 // legacy rule (B viewed as [n] against A viewed as [pre, n, post], C of A's shape); otherwise equal
 // shapes, or numpy broadcasting of both (C of the broadcast shape). Inputs of one dtype:
-// float32, float64, int32, int64 or bool (Caffe2 registered bool for all six). No gradient.
+// float32, float64, int32, int64 or bool (Caffe2 registered bool for all six); uint32 and uint64 on
+// CPU. No gradient.
 //
 // NaN: IEEE comparisons, so every comparison with NaN is false except NE, which is true. The CPU
 // loop and the CUDA kernel share CompareValues.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "operators/elementwise_ops.h"
 #include "operators/host_device.h"
@@ -55,16 +57,24 @@ class ComparisonOp final : public Operator<Context> {
       ix_ = math::MakeBroadcastIndex(out_, {A.shape(), B.shape()});
       numpy_ = true;
     }
+    constexpr bool cpu = std::is_same<Context, CPUContext>::value;  // uint32/uint64: CPU kernels only
     switch (A.dtype()) {
       case DataType::Float: return Compute<float>(A, B);
       case DataType::Double: return Compute<double>(A, B);
       case DataType::Int32: return Compute<int32_t>(A, B);
       case DataType::Int64: return Compute<int64_t>(A, B);
       case DataType::Bool: return Compute<bool>(A, B);
-      default:
-        HN_THROW(kInvalidArgument, this->type(), ": unsupported dtype ", DataTypeName(A.dtype()), " of input 0 ('",
-                 this->def().input(0), "'); float32, float64, int32, int64 and bool are supported");
+      case DataType::UInt32:
+        if constexpr (cpu) return Compute<uint32_t>(A, B);
+        break;
+      case DataType::UInt64:
+        if constexpr (cpu) return Compute<uint64_t>(A, B);
+        break;
+      default: break;
     }
+    HN_THROW(kInvalidArgument, this->type(), ": unsupported dtype ", DataTypeName(A.dtype()), " of input 0 ('",
+             this->def().input(0), "'); float32, float64, int32, int64 and bool are supported",
+             cpu ? ", and uint32 and uint64" : " (uint32 and uint64 on CPU only)");
   }
 
  private:

@@ -55,18 +55,27 @@ inline void DropAliasedStorage(Tensor* C, const std::vector<int64_t>& out_shape,
     }
 }
 
-// Calls f(T{}) for the arithmetic dtypes; other dtypes are refused naming input 0.
-template <typename F>
+// Calls f(T{}) for the arithmetic dtypes; other dtypes are refused naming input 0. uint32 and uint64
+// (hetnet's own types) are dispatched on CPU only: the CUDA kernels are not instantiated for them.
+template <class Context, typename F>
 void DispatchArithmeticType(const caffe2::OperatorDef& def, DataType t, F&& f) {
+  constexpr bool cpu = std::is_same<Context, CPUContext>::value;
   switch (t) {
     case DataType::Float: return f(float{});
     case DataType::Double: return f(double{});
     case DataType::Int32: return f(int32_t{});
     case DataType::Int64: return f(int64_t{});
-    default:
-      HN_THROW(kInvalidArgument, def.type(), ": unsupported dtype ", DataTypeName(t), " of input 0 ('", def.input(0),
-               "'); float32, float64, int32 and int64 are supported");
+    case DataType::UInt32:
+      if constexpr (cpu) return f(uint32_t{});
+      break;
+    case DataType::UInt64:
+      if constexpr (cpu) return f(uint64_t{});
+      break;
+    default: break;
   }
+  HN_THROW(kInvalidArgument, def.type(), ": unsupported dtype ", DataTypeName(t), " of input 0 ('", def.input(0),
+           "'); float32, float64, int32 and int64 are supported", cpu ? ", and uint32 and uint64" : "",
+           cpu ? "" : " (uint32 and uint64 on CPU only)");
 }
 
 template <class Context, math::BinaryOp Op>
@@ -81,11 +90,11 @@ class BinaryElementwiseOp final : public Operator<Context> {
     args_.CheckSameDtype(this->def(), A, B);
     if (args_.UsesLegacy(A, B)) {
       const BroadcastPlan p = args_.Plan(this->def(), A, B);
-      DispatchArithmeticType(this->def(), A.dtype(), [&](auto zero) { ComputeLegacy<decltype(zero)>(A, B, p); });
+      DispatchArithmeticType<Context>(this->def(), A.dtype(), [&](auto zero) { ComputeLegacy<decltype(zero)>(A, B, p); });
     } else {
       std::vector<int64_t> out = NumpyBroadcastOutputShape(this->def(), A.shape(), B.shape());
       const math::BroadcastIndex ix = math::MakeBroadcastIndex(out, {A.shape(), B.shape()});
-      DispatchArithmeticType(this->def(), A.dtype(), [&](auto zero) { ComputeNumpy<decltype(zero)>(A, B, out, ix); });
+      DispatchArithmeticType<Context>(this->def(), A.dtype(), [&](auto zero) { ComputeNumpy<decltype(zero)>(A, B, out, ix); });
     }
   }
 

@@ -55,6 +55,7 @@ class ConstantFillOp final : public FillerOp<Context> {
   template <typename T>
   T Cast() const {
     if constexpr (std::is_same_v<T, Half>) return FloatToHalf(static_cast<float>(fvalue_));
+    else if constexpr (std::is_same_v<T, BFloat16>) return FloatToBFloat16(static_cast<float>(fvalue_));
     else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(fvalue_);
     else return static_cast<T>(ivalue_);
   }
@@ -78,7 +79,8 @@ ConstantFillOp<Context>::ConstantFillOp(const caffe2::OperatorDef& def, Workspac
       // no integer value (converting it would be undefined behaviour).
       const bool representable = std::isfinite(fvalue_) && fvalue_ >= -0x1p63 && fvalue_ < 0x1p63;
       const bool integer = dtype_ != DataType::Float && dtype_ != DataType::Double &&
-                           dtype_ != DataType::Float16 && dtype_ != DataType::String;
+                           dtype_ != DataType::Float16 && dtype_ != DataType::BFloat16 &&
+                           dtype_ != DataType::String;
       HN_ENFORCE(representable || !integer, "ConstantFill: value ", fvalue_,
                  " does not fit dtype ", DataTypeName(dtype_), " (output '", def.output(0), "')");
       ivalue_ = representable ? static_cast<int64_t>(fvalue_) : 0;

@@ -24,9 +24,14 @@ T ModOne(T a, T b, bool c_fmod) {
     return m;
   } else {
     if (b == 0) return 0;
-    if (std::is_signed<T>::value && b == static_cast<T>(-1)) return 0;  // lowest % -1 would trap
-    T m = static_cast<T>(a % b);
-    if (!c_fmod && m != 0 && ((m < 0) != (b < 0))) m = static_cast<T>(m + b);
+    T m = 0;
+    if constexpr (std::is_signed<T>::value) {
+      if (b == static_cast<T>(-1)) return 0;  // lowest % -1 would trap
+      m = static_cast<T>(a % b);
+      if (!c_fmod && m != 0 && ((m < 0) != (b < 0))) m = static_cast<T>(m + b);
+    } else {
+      m = static_cast<T>(a % b);  // unsigned: both signs agree
+    }
     return m;
   }
 }
@@ -52,7 +57,7 @@ int64_t IntPow(int64_t x, int64_t e) {
 
 bool IsIntegerType(DataType t) {
   return t == DataType::Int8 || t == DataType::Int16 || t == DataType::Int32 || t == DataType::Int64 ||
-         t == DataType::UInt8 || t == DataType::UInt16;
+         t == DataType::UInt8 || t == DataType::UInt16 || t == DataType::UInt32 || t == DataType::UInt64;
 }
 
 }  // namespace
@@ -127,7 +132,7 @@ OPERATOR_SCHEMA(OnnxMod)
     .NumOutputs(1)
     .TensorInference(NumpyBroadcastInference)
     .SetDoc("ONNX's Mod(A, B) -> C with numpy broadcasting; arg fmod 0 (default): numpy's mod, the divisor's sign; "
-            "1: C's fmod, the dividend's sign. float16/32/64, int8/16/32/64, uint8/16; an integer zero divisor "
+            "1: C's fmod, the dividend's sign. float16/32/64, int8/16/32/64, uint8/16/32/64; an integer zero divisor "
             "gives 0. CPU only; no gradient.");
 REGISTER_CPU_OPERATOR(OnnxMod, OnnxModOp);
 OPERATOR_SCHEMA(OnnxPow).NumInputs(2).NumOutputs(1)

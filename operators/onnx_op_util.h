@@ -24,7 +24,7 @@ inline std::vector<TensorInfo> NumpyBroadcastInference(const caffe2::OperatorDef
   return {TensorInfo::Of(out, in[0].dtype)};
 }
 
-// Calls f(T{}) for the numeric dtypes (float16 excluded: no arithmetic on Half); refuses the rest
+// Calls f(T{}) for the numeric dtypes (float16 and bfloat16 excluded: no arithmetic on them); refuses the rest
 // naming input i of op.
 template <typename G>
 decltype(auto) DispatchArithmetic(const OperatorBase& op, DataType t, int i, G&& f) {
@@ -38,22 +38,25 @@ decltype(auto) DispatchArithmetic(const OperatorBase& op, DataType t, int i, G&&
     case DataType::Byte:
     case DataType::UInt8: return f(uint8_t{});
     case DataType::UInt16: return f(uint16_t{});
+    case DataType::UInt32: return f(uint32_t{});
+    case DataType::UInt64: return f(uint64_t{});
     default:
       HN_THROW(kInvalidArgument, op.type(), ": input ", i, " ('", op.def().input(i), "') is ", DataTypeName(t),
-               "; a numeric dtype (float32/64, int8/16/32/64, uint8/16) is required");
+               "; a numeric dtype (float32/64, int8/16/32/64, uint8/16/32/64) is required");
   }
 }
 
-// Element k of a numeric tensor as double (float16 and bool included).
+// Element k of a numeric tensor as double (float16, bfloat16 and bool included).
 inline double ElementAsDouble(const OperatorBase& op, const Tensor& t, int i, int64_t k) {
   if (t.dtype() == DataType::Float16) return HalfToFloat(t.data<Half>()[k]);
+  if (t.dtype() == DataType::BFloat16) return BFloat16ToFloat(t.data<BFloat16>()[k]);
   if (t.dtype() == DataType::Bool) return t.data<bool>()[k] ? 1.0 : 0.0;
   return DispatchArithmetic(op, t.dtype(), i, [&](auto zero) {
     return static_cast<double>(t.data<decltype(zero)>()[k]);
   });
 }
 
-// The bytes of value v as one element of dtype t (float16 rounded, bool v != 0, integers truncated);
+// The bytes of value v as one element of dtype t (float16/bfloat16 rounded, bool v != 0, integers truncated);
 // `out` holds at least 8 bytes. Strings are refused naming op.
 inline void EncodeAs(const OperatorBase& op, DataType t, double v, void* out) {
   HN_ENFORCE(t != DataType::String, op.type(), ": a string output is not supported");
@@ -61,6 +64,9 @@ inline void EncodeAs(const OperatorBase& op, DataType t, double v, void* out) {
     using T = decltype(zero);
     if constexpr (std::is_same<T, Half>::value) {
       const Half h = FloatToHalf(static_cast<float>(v));
+      std::memcpy(out, &h, sizeof h);
+    } else if constexpr (std::is_same<T, BFloat16>::value) {
+      const BFloat16 h = FloatToBFloat16(static_cast<float>(v));
       std::memcpy(out, &h, sizeof h);
     } else if constexpr (!std::is_same<T, std::string>::value) {
       const T x = static_cast<T>(v);

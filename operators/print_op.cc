@@ -18,6 +18,7 @@ void AppendValues(std::ostringstream& os, const Tensor& t, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     if (i) os << ", ";
     if constexpr (std::is_same<T, Half>::value) os << HalfToFloat(p[i]);
+    else if constexpr (std::is_same<T, BFloat16>::value) os << BFloat16ToFloat(p[i]);
     else if constexpr (sizeof(T) == 1 && !std::is_same<T, bool>::value) os << static_cast<int>(p[i]);
     else os << p[i];
   }

@@ -18,10 +18,10 @@ void RangeOp::RunOnDevice() {
     HN_ENFORCE(Input(i).dtype() == t, type(), ": input ", i, " ('", def().input(i), "') is ",
                DataTypeName(Input(i).dtype()), " but input 0 ('", def().input(0), "') is ", DataTypeName(t),
                "; start, limit and delta must have one dtype");
-  HN_ENFORCE(t == DataType::Float || t == DataType::Double || t == DataType::Float16 || t == DataType::Int16 ||
-                 t == DataType::Int32 || t == DataType::Int64,
+  HN_ENFORCE(t == DataType::Float || t == DataType::Double || t == DataType::Float16 || t == DataType::BFloat16 ||
+                 t == DataType::Int16 || t == DataType::Int32 || t == DataType::Int64,
              type(), ": input 0 ('", def().input(0), "') is ", DataTypeName(t),
-             "; float16, float32, float64, int16, int32 or int64 is required");
+             "; float16, bfloat16, float32, float64, int16, int32 or int64 is required");
   const double start = ScalarInput(*this, 0), limit = ScalarInput(*this, 1), delta = ScalarInput(*this, 2);
   HN_ENFORCE(std::isfinite(start) && std::isfinite(limit) && std::isfinite(delta) && delta != 0, type(),
              ": start ('", def().input(0), "') = ", start, ", limit ('", def().input(1), "') = ", limit,
@@ -31,10 +31,10 @@ void RangeOp::RunOnDevice() {
              delta, " give ", count, " elements, too many");
   const int64_t n = static_cast<int64_t>(count);
   Tensor* Y = Output(0, {n}, t);
-  if (t == DataType::Float16) {  // start + i * delta in float32, rounded once
-    Half* y = Y->mutable_data<Half>();
+  if (t == DataType::Float16 || t == DataType::BFloat16) {  // start + i * delta in float32, rounded once
     const float s0 = static_cast<float>(start), d = static_cast<float>(delta);
-    for (int64_t i = 0; i < n; ++i) y[i] = FloatToHalf(s0 + static_cast<float>(i) * d);
+    char* y = static_cast<char*>(Y->raw_mutable_data(t));
+    for (int64_t i = 0; i < n; ++i) EncodeAs(*this, t, s0 + static_cast<float>(i) * d, y + i * Y->itemsize());
     return;
   }
   DispatchArithmetic(*this, t, 0, [&](auto zero) {
@@ -102,7 +102,7 @@ void EyeLikeOp::RunOnDevice() {
 
 OPERATOR_SCHEMA(Range).NumInputs(3).NumOutputs(1)
     .SetDoc("ONNX's Range(start, limit, delta) -> Y (1-D): start + i * delta while short of limit; one-element "
-            "inputs of one dtype (float32/64, int16/32/64). CPU only; no gradient.");
+            "inputs of one dtype (float16, bfloat16, float32/64, int16/32/64). CPU only; no gradient.");
 OPERATOR_SCHEMA(OneHot).NumInputs(3).NumOutputs(1)
     .SetDoc("ONNX's OneHot(indices, depth, values=[off, on]) -> Y: indices' shape with a dim of depth inserted at "
             "arg axis (default -1); on at each index (negative ones from the end), off elsewhere; indices outside "

@@ -39,6 +39,30 @@ template <>
 void TopKForward<CPUContext>(TopKGeom g, const float* x, float* vals, int64_t* idx, int64_t* flat, CPUContext*) {
   for (int64_t c = 0, m = g.outer * g.inner; c < m; ++c) TopKColumn(c, g, x, vals, idx, flat);
 }
+void TopKForwardCpu(const caffe2::OperatorDef& def, DataType t, TopKGeom g, const void* x, void* vals, int64_t* idx,
+                    int64_t* flat, bool largest) {
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t c = 0, m = g.outer * g.inner; c < m; ++c)
+      TopKColumn(c, g, static_cast<const T*>(x), static_cast<T*>(vals), idx, flat, largest);
+  };
+  switch (t) {
+    case DataType::Float: return run(float{});
+    case DataType::Double: return run(double{});
+    case DataType::Int8: return run(int8_t{});
+    case DataType::Int16: return run(int16_t{});
+    case DataType::Int32: return run(int32_t{});
+    case DataType::Int64: return run(int64_t{});
+    case DataType::UInt8: return run(uint8_t{});
+    case DataType::UInt16: return run(uint16_t{});
+    case DataType::UInt32: return run(uint32_t{});
+    case DataType::UInt64: return run(uint64_t{});
+    default:
+      HN_THROW(kInvalidArgument, def.type(), ": input 0 ('", def.input(0), "') is ", DataTypeName(t),
+               "; float32/64, int8/16/32/64 or uint8/16/32/64 is required on CPU");
+  }
+}
+
 template <>
 void TopKBackward<CPUContext>(TopKGeom g, const float* dv, const int64_t* idx, float* dx, CPUContext*) {
   for (int64_t c = 0, m = g.outer * g.inner; c < m; ++c) TopKGradColumn(c, g, dv, idx, dx);
@@ -56,13 +80,14 @@ OPERATOR_SCHEMA(TopK)
       const int axis = CanonicalAxisFor(def, a.GetSingleArgument<int>("axis", -1), nd, 0);
       std::vector<int64_t> d = in[0].dims;
       d[axis] = a.GetSingleArgument<int64_t>("k", -1);
-      std::vector<TensorInfo> out{TensorInfo::Of(d, DataType::Float), TensorInfo::Of(d, DataType::Int64)};
+      std::vector<TensorInfo> out{TensorInfo::Of(d, in[0].dtype), TensorInfo::Of(d, DataType::Int64)};
       if (n_out > 2) out.push_back(TensorInfo::Of({ProdDims(d, 0, d.size())}, DataType::Int64));
       return out;
     })
     .SetDoc("TopK(X, [k]) -> (Values, Indices, [FlattenIndices]): the k (arg or one-element int input 1) largest "
             "entries along arg `axis` (default -1), largest first, lower index first on ties; Indices int64 along "
-            "the axis, FlattenIndices int64 positions in flattened X. k > dim pads with 0 / -1. Float32. "
+            "the axis, FlattenIndices int64 positions in flattened X. k > dim pads with 0 / -1. Float32; on CPU also "
+            "float64 and the integer dtypes, and arg largest=0 (the k smallest, smallest first). "
             "Gradient: TopKGradient(dValues, Indices, X) -> dX.");
 OPERATOR_SCHEMA(TopKGradient)
     .NumInputs(3)

@@ -4,10 +4,13 @@
 // positions along the axis; the optional third output holds, for every entry of Values, its position
 // in X flattened (a 1-D int64 tensor). k larger than the axis pads Values with 0 and both index
 // outputs with -1, as Caffe2. NaN ranks above every number (Caffe2's heap left that order undefined).
-// Float32 only, as Caffe2 registered it.
+// Float32 on every device, as Caffe2 registered it; on CPU also float64 and the integer dtypes, and
+// arg `largest` = 0 (ONNX's) takes the k smallest, smallest first (NaN still first).
 // TopKGradient(dValues, Indices, X) -> dX: dValues scattered to the recorded positions, 0 elsewhere;
 // index -1 (padding) is skipped.
 #pragma once
+
+#include <type_traits>
 
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
@@ -20,36 +23,39 @@ struct TopKGeom {
 };
 
 // True when (a at index ia) comes before (b at index ib) in TopK's output order.
-HN_HOST_DEVICE inline bool TopKBefore(float a, int64_t ia, float b, int64_t ib) {
-  const bool an = a != a, bn = b != b;
+template <typename T>
+HN_HOST_DEVICE inline bool TopKBefore(T a, int64_t ia, T b, int64_t ib, bool largest = true) {
+  bool an = false, bn = false;  // NaN: floating point only (no self-compare of integers)
+  if constexpr (std::is_floating_point<T>::value) an = a != a, bn = b != b;
   if (an != bn) return an;
-  if (!an && a != b) return a > b;
+  if (!an && a != b) return largest ? a > b : a < b;
   return ia < ib;
 }
 
 // One column: k selection passes, each taking the first entry (in output order) after the previous
 // pick. O(n * k) without scratch memory, so the CPU loop and one CUDA thread run the same code.
-HN_HOST_DEVICE inline void TopKColumn(int64_t c, TopKGeom g, const float* x, float* vals, int64_t* idx,
-                                      int64_t* flat) {
+template <typename T>
+HN_HOST_DEVICE inline void TopKColumn(int64_t c, TopKGeom g, const T* x, T* vals, int64_t* idx, int64_t* flat,
+                                      bool largest = true) {
   const int64_t o = c / g.inner, j = c % g.inner;
   const int64_t src = o * g.n * g.inner + j, dst = o * g.k * g.inner + j;
-  float prev_v = 0.f;
+  T prev_v = T(0);
   int64_t prev_i = -1;
   for (int64_t r = 0; r < g.k; ++r) {
     int64_t best = -1;
-    float best_v = 0.f;
+    T best_v = T(0);
     if (r < g.n) {
       for (int64_t t = 0; t < g.n; ++t) {
-        const float v = x[src + t * g.inner];
-        if (prev_i >= 0 && !TopKBefore(prev_v, prev_i, v, t)) continue;  // already taken
-        if (best < 0 || TopKBefore(v, t, best_v, best)) {
+        const T v = x[src + t * g.inner];
+        if (prev_i >= 0 && !TopKBefore(prev_v, prev_i, v, t, largest)) continue;  // already taken
+        if (best < 0 || TopKBefore(v, t, best_v, best, largest)) {
           best = t;
           best_v = v;
         }
       }
     }
     const int64_t out = dst + r * g.inner;
-    vals[out] = best < 0 ? 0.f : best_v;
+    vals[out] = best < 0 ? T(0) : best_v;
     idx[out] = best;
     if (flat) flat[out] = best < 0 ? -1 : src + best * g.inner;
     prev_v = best_v;
@@ -72,6 +78,9 @@ template <class Context>
 void TopKForward(TopKGeom g, const float* x, float* vals, int64_t* idx, int64_t* flat, Context* ctx);
 template <class Context>
 void TopKBackward(TopKGeom g, const float* dv, const int64_t* idx, float* dx, Context* ctx);
+// The CPU forward for every dtype TopK takes there (x and vals of dtype t); refuses the others.
+void TopKForwardCpu(const caffe2::OperatorDef& def, DataType t, TopKGeom g, const void* x, void* vals, int64_t* idx,
+                    int64_t* flat, bool largest);
 
 // Geometry of X (shape `x`) for `k` along the canonical `axis`.
 TopKGeom MakeTopKGeom(const std::vector<int64_t>& x, int64_t k, int axis);
@@ -85,17 +94,27 @@ class TopKOp final : public Operator<Context> {
   void RunOnDevice() override {
     const auto& def = this->def();
     const Tensor& X = this->Input(0);
-    EnforceFloatInput(def, X, 0);
+    constexpr bool cpu = std::is_same<Context, CPUContext>::value;
+    const bool largest = this->template GetSingleArgument<int>("largest", 1) != 0;
+    if (!cpu) {
+      EnforceFloatInput(def, X, 0);
+      HN_CHECK_KIND(kUnsupported, largest, def.type(), ": arg largest=0 is supported on CPU only");
+    }
     const int axis = CanonicalAxisFor(def, this->template GetSingleArgument<int>("axis", -1), X.ndim(), 0);
     const TopKGeom g = MakeTopKGeom(X.shape(), ReadTopK(this, def, &this->context_), axis);
     std::vector<int64_t> out_shape = X.shape();
     out_shape[axis] = g.k;
-    Tensor* V = this->Output(0, out_shape, DataType::Float);
+    Tensor* V = this->Output(0, out_shape, X.dtype());
     Tensor* I = this->Output(1, out_shape, DataType::Int64);
     int64_t* flat = nullptr;
     if (this->OutputSize() > 2) flat = this->Output(2, {V->numel()}, DataType::Int64)->template mutable_data<int64_t>();
-    TopKForward<Context>(g, X.template data<float>(), V->template mutable_data<float>(),
-                         I->template mutable_data<int64_t>(), flat, &this->context_);
+    if constexpr (cpu) {
+      TopKForwardCpu(def, X.dtype(), g, X.raw_data(), V->raw_mutable_data(X.dtype()),
+                     I->template mutable_data<int64_t>(), flat, largest);
+    } else {
+      TopKForward<Context>(g, X.template data<float>(), V->template mutable_data<float>(),
+                           I->template mutable_data<int64_t>(), flat, &this->context_);
+    }
   }
 };
 

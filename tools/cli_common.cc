@@ -141,6 +141,8 @@ double ValueAt(const Tensor& t, int64_t i) {
       return 0.0;
     } else if constexpr (std::is_same_v<T, hetnet::Half>) {
       return hetnet::HalfToFloat(static_cast<const T*>(t.raw_data())[i]);
+    } else if constexpr (std::is_same_v<T, hetnet::BFloat16>) {
+      return hetnet::BFloat16ToFloat(static_cast<const T*>(t.raw_data())[i]);
     } else {
       return static_cast<double>(static_cast<const T*>(t.raw_data())[i]);
     }

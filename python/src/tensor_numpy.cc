@@ -24,6 +24,7 @@ DataType DataTypeOfArray(const py::array& arr) {
   const char kind = dt.kind();
   const auto size = dt.itemsize();
   if (kind == 'O') return DataType::String;
+  if (kind == 'V' && size == 2 && std::string(py::str(dt)) == "bfloat16") return DataType::BFloat16;  // ml_dtypes
   if (kind == 'b') return DataType::Bool;
   if (kind == 'f') {
     if (size == 2) return DataType::Float16;
@@ -39,9 +40,12 @@ DataType DataTypeOfArray(const py::array& arr) {
   if (kind == 'u') {
     if (size == 1) return DataType::UInt8;
     if (size == 2) return DataType::UInt16;
+    if (size == 4) return DataType::UInt32;
+    if (size == 8) return DataType::UInt64;
   }
   throw py::type_error("hetnet tensors cannot hold numpy dtype " + std::string(py::str(dt)) +
-                       " (supported: float16/32/64, int8/16/32/64, uint8/16, bool, str/bytes objects)");
+                       " (supported: float16/32/64, ml_dtypes.bfloat16, int8/16/32/64, uint8/16/32/64, bool, "
+                       "str/bytes objects)");
 }
 
 py::dtype NumpyDtype(DataType t) {
@@ -56,6 +60,17 @@ py::dtype NumpyDtype(DataType t) {
     case DataType::UInt8:
     case DataType::Byte: return py::dtype("uint8");
     case DataType::UInt16: return py::dtype("uint16");
+    case DataType::UInt32: return py::dtype("uint32");
+    case DataType::UInt64: return py::dtype("uint64");
+    case DataType::BFloat16: {  // numpy has no bfloat16: ml_dtypes' (what onnx.numpy_helper uses)
+      py::object bf16;
+      try {
+        bf16 = py::module_::import("ml_dtypes").attr("bfloat16");
+      } catch (const py::error_already_set&) {
+        HN_THROW(kUnsupported, "fetching a bfloat16 tensor needs the ml_dtypes package (pip install ml_dtypes)");
+      }
+      return py::dtype::from_args(bf16);
+    }
     case DataType::Bool: return py::dtype("bool");
     case DataType::String: return py::dtype("O");
     default: break;

@@ -64,6 +64,8 @@ RefTensor Generate(const InputSpec& s, unsigned seed) {
     for (auto& x : r.data) x = static_cast<float>(x);
   if (s.dtype == DataType::Float16)
     for (auto& x : r.data) x = HalfToFloat(FloatToHalf(static_cast<float>(x)));
+  if (s.dtype == DataType::BFloat16)
+    for (auto& x : r.data) x = BFloat16ToFloat(FloatToBFloat16(static_cast<float>(x)));
   return r;
 }
 
@@ -77,6 +79,7 @@ Tensor ToTensor(const RefTensor& r) {
       T* p = t.mutable_data<T>();
       for (int64_t i = 0; i < r.numel(); ++i) {
         if constexpr (std::is_same_v<T, Half>) p[i] = FloatToHalf(static_cast<float>(r.data[i]));
+        else if constexpr (std::is_same_v<T, BFloat16>) p[i] = FloatToBFloat16(static_cast<float>(r.data[i]));
         else p[i] = static_cast<T>(r.data[i]);
       }
     }
@@ -96,6 +99,7 @@ RefTensor FromTensor(const Tensor& t0) {
       const T* p = h.data<T>();
       for (int64_t i = 0; i < h.numel(); ++i) {
         if constexpr (std::is_same_v<T, Half>) r.data[i] = HalfToFloat(p[i]);
+        else if constexpr (std::is_same_v<T, BFloat16>) r.data[i] = BFloat16ToFloat(p[i]);
         else r.data[i] = static_cast<double>(p[i]);
       }
     }

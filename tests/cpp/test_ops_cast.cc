@@ -12,7 +12,8 @@ using namespace hetnet::optest;
 namespace {
 const std::vector<DataType> kTypes{DataType::Float, DataType::Double, DataType::Float16, DataType::Int8,
                                    DataType::UInt8, DataType::Int16, DataType::UInt16, DataType::Int32,
-                                   DataType::Int64, DataType::Bool};
+                                   DataType::Int64, DataType::Bool, DataType::UInt32, DataType::UInt64,
+                                   DataType::BFloat16};
 
 // Values every type can hold (bool: 0/1 only is tested separately).
 const std::vector<double> kValues{0, 1, 2, 7, 100, 3, 0, 42, 127, 5, 11};
@@ -26,6 +27,7 @@ Tensor Make(DataType dt, const std::vector<double>& v) {
       T* p = t.mutable_data<T>();
       for (size_t i = 0; i < v.size(); ++i) {
         if constexpr (std::is_same<T, Half>::value) p[i] = FloatToHalf(static_cast<float>(v[i]));
+        else if constexpr (std::is_same<T, BFloat16>::value) p[i] = FloatToBFloat16(static_cast<float>(v[i]));
         else p[i] = static_cast<T>(v[i]);
       }
     }
@@ -40,6 +42,7 @@ std::vector<double> Values(const Tensor& t) {
     } else {
       for (int64_t i = 0; i < t.numel(); ++i) {
         if constexpr (std::is_same<T, Half>::value) out.push_back(HalfToFloat(t.data<T>()[i]));
+        else if constexpr (std::is_same<T, BFloat16>::value) out.push_back(BFloat16ToFloat(t.data<T>()[i]));
         else out.push_back(static_cast<double>(t.data<T>()[i]));
       }
     }

@@ -23,6 +23,8 @@ Tensor Sample(DataType dtype, std::vector<int64_t> shape = {2, 3}) {
         p[i] = "s" + std::to_string(i) + std::string(i, '\0');  // bytes, not C strings
       } else if constexpr (std::is_same_v<T, Half>) {
         p[i] = FloatToHalf(0.5f * static_cast<float>(i) - 1.f);
+      } else if constexpr (std::is_same_v<T, BFloat16>) {
+        p[i] = FloatToBFloat16(0.5f * static_cast<float>(i) - 1.f);
       } else if constexpr (std::is_same_v<T, bool>) {
         p[i] = (i % 2) == 0;
       } else {
@@ -45,7 +47,8 @@ bool SameContents(const Tensor& a, const Tensor& b) {
 
 const DataType kAllTypes[] = {DataType::Float, DataType::Float16, DataType::Double, DataType::Int8,
                               DataType::UInt8, DataType::Byte,    DataType::Int16,  DataType::UInt16,
-                              DataType::Int32, DataType::Int64,   DataType::Bool,   DataType::String};
+                              DataType::Int32, DataType::Int64,   DataType::Bool,   DataType::String,
+                              DataType::UInt32, DataType::UInt64, DataType::BFloat16};
 
 }  // namespace
 

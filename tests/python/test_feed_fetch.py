@@ -7,7 +7,7 @@ from hetnet import core
 from hetnet.proto import caffe2_pb2
 
 NUMERIC_DTYPES = [np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64,
-                  np.uint8, np.uint16, np.bool_]
+                  np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
 
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES)
@@ -79,8 +79,9 @@ def test_lists_and_scalars_are_converted(ws):
     assert ws.FetchBlob("i").shape == ()
 
 
-@pytest.mark.parametrize("bad", [np.zeros(3, dtype=np.complex64), np.zeros(3, dtype=np.uint32),
-                                 np.zeros(3, dtype=np.uint64), np.array([1, "a", None], dtype=object)])
+@pytest.mark.parametrize("bad", [np.zeros(3, dtype=np.complex64), np.zeros(3, dtype="datetime64[s]"),
+                                 np.zeros(3, dtype=np.longdouble), np.zeros(3, dtype="V2"),
+                                 np.array([1, "a", None], dtype=object)])
 def test_unsupported_dtypes_raise_type_error(ws, bad):
     with pytest.raises(TypeError):
         ws.FeedBlob("x", bad)

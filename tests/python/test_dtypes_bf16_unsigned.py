@@ -1,0 +1,79 @@
+"""uint32, uint64 and bfloat16 (ml_dtypes' numpy type, as onnx.numpy_helper uses) through the Python
+bridge and the CPU kernels, against numpy / ml_dtypes as the reference."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+from hetnet import core
+from hetnet.proto import caffe2_pb2
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _RandomFloats(n, seed):
+    """float32 values over every exponent (denormals included) plus the special ones."""
+    bits = np.random.default_rng(seed).integers(0, 2**32, size=n, dtype=np.uint64).astype(np.uint32)
+    f = bits.view(np.float32)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 3.4028235e38, 1.00390625,
+                         1.01171875], dtype=np.float32)
+    return np.concatenate([f, specials])
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_unsigned_round_trip_keeps_the_top_bit(ws, dtype):
+    top = np.iinfo(dtype).max
+    arr = np.array([[0, 1, top], [top - 1, top // 2 + 1, 7]], dtype=dtype)
+    ws.FeedBlob("u", arr)
+    out = ws.FetchBlob("u")
+    assert out.dtype == arr.dtype
+    np.testing.assert_array_equal(out, arr)
+    assert ws.BlobInfo("u")["dtype"] == np.dtype(dtype).name
+    ws.DeserializeBlob("v", ws.SerializeBlob("u"))
+    np.testing.assert_array_equal(ws.FetchBlob("v"), arr)
+
+
+def test_bfloat16_round_trip_is_bit_exact(ws):
+    with np.errstate(invalid="ignore"):  # NaN payloads
+        arr = _RandomFloats(1000, 1).astype(BF16).reshape(10, -1)
+    ws.FeedBlob("b", arr)
+    out = ws.FetchBlob("b")
+    assert out.dtype == BF16
+    np.testing.assert_array_equal(out.view(np.uint16), arr.view(np.uint16))
+    ws.DeserializeBlob("c", ws.SerializeBlob("b"))
+    np.testing.assert_array_equal(ws.FetchBlob("c").view(np.uint16), arr.view(np.uint16))
+
+
+def test_cast_to_and_from_bfloat16_matches_ml_dtypes(ws):
+    f = _RandomFloats(20000, 2)
+    ws.FeedBlob("f", f)
+    ws.RunOperatorOnce(core.CreateOperator("Cast", ["f"], ["b"], to=caffe2_pb2.TensorProto.BFLOAT16))
+    got = ws.FetchBlob("b")
+    with np.errstate(invalid="ignore"):
+        want = f.astype(BF16)
+    nan = np.isnan(f)
+    assert np.isnan(got[nan].astype(np.float32)).all()
+    np.testing.assert_array_equal(got[~nan].view(np.uint16), want[~nan].view(np.uint16))
+    ws.RunOperatorOnce(core.CreateOperator("Cast", ["b"], ["back"], to=caffe2_pb2.TensorProto.FLOAT))
+    np.testing.assert_array_equal(ws.FetchBlob("back"), got.astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+@pytest.mark.parametrize("op,fn", [("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)])
+def test_unsigned_arithmetic_wraps_as_numpy(ws, dtype, op, fn):
+    rng = np.random.default_rng(3)
+    info = np.iinfo(dtype)
+    a = rng.integers(0, info.max, size=(3, 4), dtype=dtype, endpoint=True)
+    b = rng.integers(0, info.max, size=(4,), dtype=dtype, endpoint=True)
+    ws.FeedBlob("a", a)
+    ws.FeedBlob("b", b)
+    ws.RunOperatorOnce(core.CreateOperator(op, ["a", "b"], ["c"]))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(ws.FetchBlob("c"), fn(a, b))
+
+
+def test_cast_from_int64_to_unsigned_wraps_as_numpy_astype(ws):
+    x = np.array([-1, 0, 2**40 + 3, -(2**63)], dtype=np.int64)
+    ws.FeedBlob("x", x)
+    for to, dtype in [(caffe2_pb2.TensorProto.UINT32, np.uint32), (caffe2_pb2.TensorProto.UINT64, np.uint64)]:
+        ws.RunOperatorOnce(core.CreateOperator("Cast", ["x"], ["y"], to=to))
+        np.testing.assert_array_equal(ws.FetchBlob("y"), x.astype(dtype))
