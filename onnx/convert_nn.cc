@@ -1,6 +1,6 @@
 // Converters of the neural-network family: Gemm, MatMul, BatchNormalization, LRN, Dropout, Softmax /
 // LogSoftmax, NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (convolution and pooling:
-// convert_conv.cc).
+// convert_conv.cc; attention: convert_attention.cc; RNN / GRU / LSTM: convert_rnn.cc).
 #include <cmath>
 
 #include "onnx/onnx_context.h"
@@ -177,7 +177,12 @@ void ClassLoss(ConvertContext& c) {
 
 }  // namespace
 
+void RegisterAttentionConverters(ConverterRegistry& r);  // convert_attention.cc
+void RegisterRecurrentConverters(ConverterRegistry& r);  // convert_rnn.cc
+
 void RegisterNnConverters(ConverterRegistry& r) {
+  RegisterAttentionConverters(r);
+  RegisterRecurrentConverters(r);
   r.Add("Gemm", Gemm);
   r.Add("MatMul", MatMul);
   r.Add("BatchNormalization", BatchNorm);

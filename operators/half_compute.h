@@ -1,0 +1,30 @@
+// Reading and writing float32/float64/float16 tensor elements in a compute type C (float for
+// float32 and float16, double for float64): the CPU kernels added for ONNX's attention ops
+// (attention_op, rotary_embedding_op) compute in C and store in the tensor's own type T.
+#pragma once
+
+#include <type_traits>
+
+#include "core/half.h"
+
+namespace hetnet {
+
+template <typename C, typename T>
+C ToCompute(const T& v) {
+  if constexpr (std::is_same<T, Half>::value) return HalfToFloat(v);
+  else return static_cast<C>(v);
+}
+
+template <typename T, typename C>
+T FromCompute(C v) {
+  if constexpr (std::is_same<T, Half>::value) return FloatToHalf(static_cast<float>(v));
+  else return static_cast<T>(v);
+}
+
+// v rounded to T's precision (where a reference computes in the inputs' dtype).
+template <typename T, typename C>
+C RoundTo(C v) {
+  return ToCompute<C>(FromCompute<T, C>(v));
+}
+
+}  // namespace hetnet
