@@ -54,6 +54,7 @@ std::vector<C> LoadMask(const Tensor& M) {
       case DataType::Bool: out[k] = M.data<bool>()[k] ? C(0) : neg_inf; break;
       case DataType::Float: out[k] = static_cast<C>(M.data<float>()[k]); break;
       case DataType::Double: out[k] = static_cast<C>(M.data<double>()[k]); break;
+      case DataType::BFloat16: out[k] = static_cast<C>(BFloat16ToFloat(M.data<BFloat16>()[k])); break;
       default: out[k] = static_cast<C>(HalfToFloat(M.data<Half>()[k])); break;
     }
   }
@@ -105,9 +106,10 @@ void AttentionOp::RunOnDevice() {
     case DataType::Float: return Compute<float, float>();
     case DataType::Double: return Compute<double, double>();
     case DataType::Float16: return Compute<Half, float>();
+    case DataType::BFloat16: return Compute<BFloat16, float>();
     default:
       HN_THROW(kInvalidArgument, type(), ": Q ('", def().input(0), "') is ", DataTypeName(t),
-               "; float32, float64 or float16 is required");
+               "; float32, float64, float16 or bfloat16 is required");
   }
 }
 
@@ -180,7 +182,8 @@ void AttentionOp::Compute() {
   if (has_mask_) {
     const Tensor& M = Input(3);
     const DataType mt = M.dtype();
-    HN_ENFORCE(mt == DataType::Bool || mt == DataType::Float || mt == DataType::Double || mt == DataType::Float16,
+    HN_ENFORCE(mt == DataType::Bool || mt == DataType::Float || mt == DataType::Double || mt == DataType::Float16 ||
+                   mt == DataType::BFloat16,
                type(), ": attn_mask", blob(3), " is ", DataTypeName(mt), "; bool or a float dtype is required");
     const int r = M.ndim();
     const int64_t want[4] = {B, Hq, Sq, St};
@@ -205,8 +208,9 @@ void AttentionOp::Compute() {
   std::vector<C> y(static_cast<size_t>(CheckedNumel(y_dims, "Attention Y")), C(0));
   std::vector<C> qk(OutputSize() > 3 ? static_cast<size_t>(CheckedNumel(qk_dims, "Attention qk_matmul_output")) : 0);
   const C neg_inf = -std::numeric_limits<C>::infinity();
-  // float16 inputs: the softmax runs in float16 unless softmax_precision asks for float32/64.
-  const bool low_softmax = std::is_same<T, Half>::value && (softmax_precision_ == 0 || softmax_precision_ == 10);
+  // float16/bfloat16 inputs: the softmax runs in that type unless softmax_precision asks for float32/64.
+  const bool low_softmax =
+      kIs16BitFloat<T> && (softmax_precision_ == 0 || softmax_precision_ == 10 || softmax_precision_ == 16);
   std::vector<C> bias(static_cast<size_t>(St)), x(static_cast<size_t>(St)), p(static_cast<size_t>(St));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h) {
@@ -259,7 +263,7 @@ OPERATOR_SCHEMA(Attention).NumInputs(3, 7).NumOutputs(1, 4)
     .SetDoc("ONNX's Attention (opsets 23-25): Y = softmax(scale * Q K^T [softcapped] + mask) V per head, 3-D "
             "(q_num_heads/kv_num_heads) or 4-D inputs, grouped-query heads, bool/float attn_mask, is_causal, "
             "sliding window, past/present key and value, nonpad_kv_seqlen, qk_matmul_output (modes 0-3). Optional "
-            "inputs are present as args has_mask, has_past, has_nonpad say. float32/64/16. CPU only; no gradient.");
+            "inputs are present as args has_mask, has_past, has_nonpad say. float32/64/16, bfloat16. CPU only; no gradient.");
 REGISTER_CPU_OPERATOR(Attention, AttentionOp);
 
 }  // namespace hetnet

@@ -16,11 +16,12 @@
 // nonpad[b] - Sq with nonpad_kv_seqlen, else 0), left_window_size / right_window_size (-1: unbounded;
 // key j allowed when i + offset - left <= j <= i + offset + right), softcap (> 0: scores become
 // softcap * tanh(scores / softcap) before the mask), qk_matmul_output_mode (0/1: the scaled, softcapped
-// scores; 2: plus the mask; 3: the softmax), softmax_precision (an ONNX dtype: with float16 inputs,
-// 1 or 11 runs the softmax in float32, else it rounds to float16 as ONNX's reference does). A query row
-// whose every key is masked gives zeros (Y and mode 3). Q, K, V, the past and a float mask: float32,
-// float64 or float16 (one dtype for Q/K/V/past); computed in float32 (float64 for float64 inputs), with
-// float16 inputs rounded to float16 after each stage (scores, softmax steps) as numpy does. CPU only;
+// scores; 2: plus the mask; 3: the softmax), softmax_precision (an ONNX dtype: with float16/bfloat16
+// inputs, 1 or 11 runs the softmax in float32, else it rounds to the input type as ONNX's reference
+// does). A query row whose every key is masked gives zeros (Y and mode 3). Q, K, V, the past and a
+// float mask: float32, float64, float16 or bfloat16 (one dtype for Q/K/V/past); computed in float32
+// (float64 for float64 inputs), with 16-bit inputs rounded to their type after each stage (scores,
+// softmax steps) as numpy does. CPU only;
 // no gradient.
 #pragma once
 

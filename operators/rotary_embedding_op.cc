@@ -27,9 +27,10 @@ void RotaryEmbeddingOp::RunOnDevice() {
     case DataType::Float: return Compute<float, float>();
     case DataType::Double: return Compute<double, double>();
     case DataType::Float16: return Compute<Half, float>();
+    case DataType::BFloat16: return Compute<BFloat16, float>();
     default:
       HN_THROW(kInvalidArgument, type(), ": X ('", def().input(0), "') is ", DataTypeName(t),
-               "; float32, float64 or float16 is required");
+               "; float32, float64, float16 or bfloat16 is required");
   }
 }
 
@@ -88,7 +89,7 @@ void RotaryEmbeddingOp::Compute() {
 OPERATOR_SCHEMA(RotaryEmbedding).NumInputs(3, 4).NumOutputs(1)
     .SetDoc("ONNX's RotaryEmbedding (opset 23): rotates the first rotary_embedding_dim features of each head of "
             "X (4-D [B, H, S, D] or 3-D with num_heads) by cos/sin caches, halves or interleaved pairs; "
-            "position_ids present when has_position_ids=1. float32/64/16. CPU only; no gradient.");
+            "position_ids present when has_position_ids=1. float32/64/16, bfloat16. CPU only; no gradient.");
 REGISTER_CPU_OPERATOR(RotaryEmbedding, RotaryEmbeddingOp);
 
 }  // namespace hetnet

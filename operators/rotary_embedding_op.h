@@ -4,7 +4,7 @@
 // sin*x1 + cos*x2), the rest pass through. The pairs are the two halves of the R features, or with
 // interleaved=1 the even/odd features. With has_position_ids=1, position_ids (int64 [B, S], each in
 // [0, P)) pick the rows of cos/sin_cache [P, R/2]; without, the caches are [B, S, R/2].
-// float32, float64 or float16 (X and the caches one dtype); computed in float32 (float64 for
+// float32, float64, float16 or bfloat16 (X and the caches one dtype); computed in float32 (float64 for
 // float64). CPU only; no gradient.
 #pragma once
 

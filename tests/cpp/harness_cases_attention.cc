@@ -6,11 +6,13 @@
 // checks the refusals of both.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 
+#include "core/bfloat16.h"
 #include "core/operator.h"
 #include "core/workspace.h"
 #include "tests/cpp/op_harness.h"
@@ -174,6 +176,9 @@ HN_OP_CASES(Attention) {
               Attn({"N"}, 1, {Arg("has_nonpad", 1), Arg("is_causal", 1), Arg("left_window_size", 1)}))
           .Inputs({In({2, 2, 3, 4}), In({2, 2, 6, 4}), In({2, 2, 6, 4}), In({2}, DataType::Int64).Values({5, 2})})
           .Ref(AttentionRef),
+      Case("float16, causal, grouped-query 4/2 heads").Def(Attn({}, 1, {Arg("is_causal", 1)}))
+          .Inputs({In({1, 4, 3, 8}, DataType::Float16), In({1, 2, 5, 8}, DataType::Float16), In({1, 2, 5, 8}, DataType::Float16)})
+          .Ref(AttentionRef),
       Case("bidirectional window, double").Def(Attn({}, 1, {Arg("left_window_size", 1), Arg("right_window_size", 2)}))
           .Inputs({In({1, 2, 5, 3}, DataType::Double), In({1, 2, 5, 3}, DataType::Double), In({1, 2, 5, 3}, DataType::Double)})
           .Ref(AttentionRef),
@@ -190,6 +195,9 @@ HN_OP_CASES(RotaryEmbedding) {
                                                          {Arg("interleaved", 1), Arg("rotary_embedding_dim", 4),
                                                           Arg("num_heads", 2)}))
           .Inputs({In({2, 3, 12}), In({2, 3, 2}), In({2, 3, 2})}).Ref(RotaryRef),
+      Case("4-D interleaved, float16").Def(Op("RotaryEmbedding", {"X", "C", "S"}, {"Y"}, {Arg("interleaved", 1)}))
+          .Inputs({In({1, 2, 3, 4}, DataType::Float16), In({1, 3, 2}, DataType::Float16), In({1, 3, 2}, DataType::Float16)})
+          .Ref(RotaryRef),
       Case("4-D halves, rotary dim 2, double").Def(Op("RotaryEmbedding", {"X", "C", "S"}, {"Y"}, {Arg("rotary_embedding_dim", 2)}))
           .Inputs({In({1, 2, 3, 4}, DataType::Double), In({1, 3, 1}, DataType::Double), In({1, 3, 1}, DataType::Double)})
           .Ref(RotaryRef),
@@ -235,6 +243,35 @@ TEST_CASE("Attention refuses bad ranks, head counts, masks and dtypes, naming op
              Catch::Contains("nonpad_kv_seqlen"));
   CHECK_THAT(RunError(Attn({}, 1, {Arg("has_mask", 1)}), {q4, k4, k4}), Catch::Contains("inputs"));
   CHECK_THAT(RunError(Attn({}, 1, {Arg("qk_matmul_output_mode", 4)}), {q4, k4, k4}), Catch::Contains("0-3"));
+}
+
+// bfloat16 (no harness input generator): the same inputs rounded to bfloat16 give the float32 result
+// within bfloat16's precision.
+TEST_CASE("Attention on bfloat16 inputs agrees with float32", "[attention]") {
+  const std::vector<std::vector<int64_t>> shapes{{1, 2, 3, 8}, {1, 2, 4, 8}, {1, 2, 4, 8}};
+  Workspace ws32, ws16;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Tensor f(shapes[i], DataType::Float), b(shapes[i], DataType::BFloat16);
+    float* pf = f.mutable_data<float>();
+    BFloat16* pb = b.mutable_data<BFloat16>();
+    for (int64_t k = 0; k < f.numel(); ++k) {
+      pb[k] = FloatToBFloat16(std::sin(0.7f * static_cast<float>(k + 5 * i)));
+      pf[k] = BFloat16ToFloat(pb[k]);
+    }
+    *ws32.CreateBlob(std::string(1, "QKV"[i]))->GetMutable<Tensor>() = f;
+    *ws16.CreateBlob(std::string(1, "QKV"[i]))->GetMutable<Tensor>() = b;
+  }
+  const auto def = Attn({}, 1, {Arg("is_causal", 1)});
+  CreateOperator(def, &ws32)->Run();
+  CreateOperator(def, &ws16)->Run();
+  const Tensor &y32 = ws32.GetBlobOrThrow("Y").GetTensor(), &y16 = ws16.GetBlobOrThrow("Y").GetTensor();
+  REQUIRE(y16.dtype() == DataType::BFloat16);
+  REQUIRE(y16.sizes() == y32.sizes());
+  double worst = 0;
+  for (int64_t k = 0; k < y32.numel(); ++k)
+    worst = std::max<double>(worst, std::fabs(BFloat16ToFloat(y16.data<BFloat16>()[k]) - y32.data<float>()[k]) /
+                                        std::max(1.0f, std::fabs(y32.data<float>()[k])));
+  CHECK(worst < 0.03);
 }
 
 TEST_CASE("RotaryEmbedding refuses bad ranks, caches, dims and position ids", "[attention]") {
