@@ -328,9 +328,45 @@ class Rewriter {
     auto* arg = fused.add_arg();
     arg->set_name("fused_residual");
     arg->set_i(1);
+    if (ResidualDiesAt(R, i, j, uses)) {
+      arg = fused.add_arg();
+      arg->set_name("fused_residual_reuse");
+      arg->set_i(1);
+    }
     Record(i, j, std::move(fused), ops_[j].type() + " " + Label(j) + " fused into Conv " + Label(i) + " (residual '" + R + "')",
            "residual add fused");
     return true;
+  }
+
+  // Whether the fused Conv at i may write its output into R's storage (fused_residual_reuse): R is
+  // this net's own (no input, output or other net's blob), written once before i, and read only by
+  // the Add at j and by ops before i whose results i waits for (so no executor runs them after it).
+  bool ResidualDiesAt(const std::string& R, int i, int j, const BlobUses& uses) const {
+    if (protected_.count(R) || external_in_.count(R) || other_reads_.count(R) || other_writes_.count(R)) return false;
+    const auto& w = uses.Writers(R);
+    if (w.size() != 1 || w[0] >= i) return false;
+    for (int r : uses.Readers(R))
+      if (r != j && (r >= i || !DependsOn(i, r, uses))) return false;
+    return true;
+  }
+  // Whether op i reads, directly or through other ops, an output of op r < i (each input's value
+  // comes from its last writer before the reader).
+  bool DependsOn(int i, int r, const BlobUses& uses) const {
+    std::vector<int> stack{i};
+    std::set<int> seen{i};
+    while (!stack.empty()) {
+      const int k = stack.back();
+      stack.pop_back();
+      for (const auto& n : ops_[k].input()) {
+        const auto& ws = uses.Writers(n);
+        auto it = std::lower_bound(ws.begin(), ws.end(), k);
+        if (it == ws.begin()) continue;
+        const int w = *--it;
+        if (w == r) return true;
+        if (w > r && seen.insert(w).second) stack.push_back(w);
+      }
+    }
+    return false;
   }
 
   bool TryRemoveDropout(int j, const BlobUses& uses) {

@@ -13,7 +13,9 @@
 //     see EnginesWithFusedActivation), and for FC only when its weight is a float32 tensor.
 //   * FC / FCTransposed that would run on the DNNL engine run on PACKED (packed weights), first.
 //   * Conv (CPU, DNNL, with bias) read only by an Add(Y, R): R becomes the Conv's fourth input with
-//     fused_residual 1 (added in the convolution's output pass), before the Relu fusion.
+//     fused_residual 1 (added in the convolution's output pass), before the Relu fusion; with
+//     fused_residual_reuse 1 too when no op reads R after the Conv (the DNNL Conv then writes its
+//     output into R's storage instead of first copying R there).
 //   * Channels-last activations between DNNL convolutions (core/channels_last_pass.h), last.
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
 //     simply dropped). A Dropout whose output no later op reads (a result of the net, declared as

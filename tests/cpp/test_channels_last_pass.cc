@@ -141,6 +141,56 @@ TEST_CASE("Channels-last residual net equals the net as written, with one switch
   }
 }
 
+int IntArgOf(const caffe2::OperatorDef& op, const std::string& name) {
+  for (const auto& a : op.arg())
+    if (a.name() == name) return static_cast<int>(a.i());
+  return 0;
+}
+int Reusing(const caffe2::NetDef& net) {
+  int n = 0;
+  for (const auto& op : net.op()) n += IntArgOf(op, "fused_residual_reuse");
+  return n;
+}
+
+TEST_CASE("A fused residual that no later op reads lends its storage to the Conv's output", "[fusion][conv]") {
+  if (ResolveEngine(optest::MakeOp("Conv", {"x", "w"}, {"y"}), Device::CPU()) != "DNNL") {
+    WARN("skipped: no DNNL engine for CPU Conv in this build, the residual is not fused");
+    return;
+  }
+  caffe2::NetDef init, net;
+  ResidualNet(&init, &net);  // the skip p1 is read by c2 (which c3 waits for) and by the Add
+  for (int channels_last : {1, 0}) {
+    INFO("channels-last pass " << channels_last);
+    DefaultInferenceFusionOptions().channels_last = channels_last != 0;
+    CHECK(Reusing(RunBoth(init, net, {2, 3, 10, 9})) == 1);  // equal to the plain net over two runs
+    CHECK(Reusing(RunBoth(init, net, {1, 3, 7, 8})) == 1);
+  }
+  DefaultInferenceFusionOptions().channels_last = true;
+  SECTION("not when the skip is read after the Conv") {
+    AddOp(&net, "Copy", {"p1"}, {"p1_copy"});
+    net.add_external_output("p1_copy");
+    const caffe2::NetDef r = RunBoth(init, net, {2, 3, 10, 9});  // p1_copy must equal the plain net's
+    CHECK(Count(r, "Add") == 0);
+    CHECK(Reusing(r) == 0);
+  }
+  SECTION("not when the skip is a result of the net") {
+    net.add_external_output("p1");
+    CHECK(Reusing(RunBoth(init, net, {2, 3, 10, 9})) == 0);
+  }
+  SECTION("not when an op the Conv does not wait for reads the skip before it") {
+    // p1 -> side is independent of c2/c3: a DAG executor could run it after the Conv.
+    auto* side = net.mutable_op()->Add();
+    side->set_type("Copy");
+    side->add_input("p1");
+    side->add_output("side");
+    // Move it before c3 (c3 is the op whose output feeds the Add).
+    for (int i = net.op_size() - 1; i > 0 && net.op(i - 1).output(0) != "c2"; --i)
+      net.mutable_op()->SwapElements(i, i - 1);
+    net.add_external_output("side");
+    CHECK(Reusing(RunBoth(init, net, {2, 3, 10, 9})) == 0);
+  }
+}
+
 TEST_CASE("Channels-last pass leaves a lone convolution and non-DNNL convolutions alone", "[fusion][channels_last]") {
   caffe2::NetDef init, net;
   net.set_name("lone");

@@ -3,7 +3,7 @@
 // DNNL sum post-op on its three activation paths (blocked with reorders, plain 1x1 with a Relu pass,
 // channels-last), a residual of another shape (added after, broadcasting), the default kernels; and
 // the refusals (a fourth input without the argument, the residual as the output); the DNNL Conv run
-// in parts on the intra-op pool.
+// in parts on the intra-op pool; fused_residual_reuse (the output takes R's storage unless R is a view).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -155,5 +155,50 @@ TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernel
       REQUIRE(got.size() == want.size());
       REQUIRE(Worst(got, want).error <= 1e-4);
     }
+  }
+}
+
+TEST_CASE("DNNL Conv with fused_residual_reuse writes into R's storage, never into a blob R shares",
+          "[ops][conv][dnnl][fusion]") {
+  if (ResolveEngine(MakeOp("Conv", {"X", "F"}, {"Y"}), Device::CPU()) != "DNNL") {
+    WARN("skipped: no DNNL engine in this build");
+    return;
+  }
+  Workspace ws;
+  Feed<float>(ws, "X", {1, 4, 5, 5}, RandomVec(100, 1));
+  Feed<float>(ws, "F", {6, 4, 3, 3}, RandomVec(216, 2));
+  Feed<float>(ws, "b", {6}, RandomVec(6, 3));
+  const std::vector<caffe2::Argument> conv_args{ArgI("kernel", 3), ArgI("pad", 1)};
+  auto plain = MakeOp("Conv", {"X", "F", "b"}, {"Yc"}, conv_args);
+  plain.set_engine("EIGEN");
+  RunOp(ws, plain);
+  auto args = conv_args;
+  args.push_back(ArgI("fused_residual", 1));
+  args.push_back(ArgI("fused_residual_reuse", 1));
+  auto fused = MakeOp("Conv", {"X", "F", "b", "R"}, {"Y"}, args);
+  fused.set_engine("DNNL");
+  Feed<float>(ws, "R", {1, 6, 5, 5}, RandomVec(150, 9));
+  auto op = CreateOperator(fused, &ws);
+  for (int run = 0; run < 3; ++run) {  // R rewritten before every run, as its producer would
+    INFO("run " << run);
+    const auto r = RandomVec(150, 10 + run);
+    Feed<float>(ws, "R", {1, 6, 5, 5}, r);
+    op->Run();
+    const Tensor& Y = ws.GetBlobOrThrow("Y").GetTensor();
+    CHECK(Y.SharesStorageWith(ws.GetBlobOrThrow("R").GetTensor()));
+    auto want = FetchVec<float>(ws, "Yc");
+    for (size_t i = 0; i < want.size(); ++i) want[i] += r[i];
+    REQUIRE(Worst(FetchVec<float>(ws, "Y"), want).error <= 1e-4);
+  }
+  SECTION("R a view of another blob: that blob keeps its value") {
+    const auto r0 = RandomVec(150, 7);
+    Feed<float>(ws, "R0", {1, 6, 5, 5}, r0);
+    ws.GetMutableBlob("R")->GetMutable<Tensor>()->ShareData(ws.GetBlobOrThrow("R0").GetTensor());
+    op->Run();
+    CHECK_FALSE(ws.GetBlobOrThrow("Y").GetTensor().SharesStorageWith(ws.GetBlobOrThrow("R0").GetTensor()));
+    REQUIRE(FetchVec<float>(ws, "R0") == r0);
+    auto want = FetchVec<float>(ws, "Yc");
+    for (size_t i = 0; i < want.size(); ++i) want[i] += r0[i];
+    REQUIRE(Worst(FetchVec<float>(ws, "Y"), want).error <= 1e-4);
   }
 }
