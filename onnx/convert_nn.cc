@@ -1,6 +1,7 @@
 // Converters of the neural-network family: Gemm, MatMul, BatchNormalization, LRN, Dropout, Softmax /
 // LogSoftmax, NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (convolution and pooling:
-// convert_conv.cc; attention: convert_attention.cc; RNN / GRU / LSTM: convert_rnn.cc).
+// convert_conv.cc; attention: convert_attention.cc; RNN / GRU / LSTM: convert_rnn.cc; GridSample:
+// convert_grid_sample.cc).
 #include <cmath>
 
 #include "onnx/onnx_context.h"
@@ -179,10 +180,12 @@ void ClassLoss(ConvertContext& c) {
 
 void RegisterAttentionConverters(ConverterRegistry& r);  // convert_attention.cc
 void RegisterRecurrentConverters(ConverterRegistry& r);  // convert_rnn.cc
+void RegisterGridSampleConverters(ConverterRegistry& r);  // convert_grid_sample.cc
 
 void RegisterNnConverters(ConverterRegistry& r) {
   RegisterAttentionConverters(r);
   RegisterRecurrentConverters(r);
+  RegisterGridSampleConverters(r);
   r.Add("Gemm", Gemm);
   r.Add("MatMul", MatMul);
   r.Add("BatchNormalization", BatchNorm);

@@ -1,0 +1,22 @@
+// Converter of ONNX's GridSample (opsets 16-22) onto the CPU hetnet operator of the same name
+// (operators/grid_sample_op): mode, padding_mode and align_corners passed on (opset 16's bilinear /
+// bicubic are the kernel's linear / cubic). Registered from RegisterNnConverters.
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+void RegisterGridSampleConverters(ConverterRegistry& r) {
+  r.Add("GridSample", 16, kNewestOpset, [](ConvertContext& c) {
+    if (!c.has_in(0) || !c.has_in(1)) c.Refuse("inputs X and grid are required");
+    auto& op = c.Emit("GridSample", {c.in(0), c.in(1)}, {c.out(0)});
+    const std::string mode = c.Str("mode", c.opset() < 20 ? "bilinear" : "linear");
+    if (mode != "linear" && mode != "bilinear" && mode != "nearest" && mode != "cubic" && mode != "bicubic")
+      c.Refuse("mode '" + mode + "' is not linear, nearest or cubic");
+    AddArg(op, "mode", mode);
+    AddArg(op, "padding_mode", c.Str("padding_mode", "zeros"));
+    AddArg(op, "align_corners", c.Int("align_corners", 0));
+    if (c.Rank(c.in(0)) >= 0) c.SetRank(c.out(0), c.Rank(c.in(0)));
+  });
+}
+
+}  // namespace hetnet::onnxio

@@ -1,0 +1,139 @@
+#include "operators/grid_sample_op.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/checked_size.h"
+#include "core/op_schema.h"
+
+namespace hetnet {
+
+namespace {
+
+// x reflected at lo and hi until inside [lo, hi].
+double Reflect(double x, double lo, double hi) {
+  const double range = hi - lo;
+  if (range <= 0) return lo;
+  if (x < lo || x > hi) {
+    const double dx = x < lo ? lo - x : x - hi;
+    const double n = std::floor(dx / range), r = dx - n * range;
+    const bool even = std::fmod(n, 2.0) == 0;
+    return (x < lo) == even ? lo + r : hi - r;
+  }
+  return x;
+}
+
+// Keys' cubic convolution weights of the taps at -1, 0, 1, 2 from a point t in [0, 1) past tap 0.
+void CubicWeights(double t, double w[4]) {
+  const double a = -0.75, x = std::fabs(t);
+  w[0] = ((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a;
+  w[1] = ((a + 2) * x - (a + 3)) * x * x + 1;
+  w[2] = ((a + 2) * (1 - x) - (a + 3)) * (1 - x) * (1 - x) + 1;
+  w[3] = ((a * (2 - x) - 5 * a) * (2 - x) + 8 * a) * (2 - x) - 4 * a;
+}
+
+}  // namespace
+
+GridSampleOp::GridSampleOp(const caffe2::OperatorDef& def, Workspace* ws)
+    : Operator<CPUContext>(def, ws), align_corners_(GetSingleArgument<int64_t>("align_corners", 0) != 0) {
+  const std::string mode = GetSingleArgument<std::string>("mode", "linear");
+  const std::string pad = GetSingleArgument<std::string>("padding_mode", "zeros");
+  HN_ENFORCE(mode == "linear" || mode == "bilinear" || mode == "nearest" || mode == "cubic" || mode == "bicubic",
+             def.type(), ": mode '", mode, "'; linear, nearest or cubic (bilinear, bicubic) is required");
+  HN_ENFORCE(pad == "zeros" || pad == "border" || pad == "reflection", def.type(), ": padding_mode '", pad,
+             "'; zeros, border or reflection is required");
+  mode_ = mode == "nearest" ? 1 : mode == "cubic" || mode == "bicubic" ? 2 : 0;
+  padding_ = pad == "zeros" ? 0 : pad == "border" ? 1 : 2;
+}
+
+void GridSampleOp::RunOnDevice() {
+  const DataType t = Input(0).dtype();
+  HN_ENFORCE(Input(1).dtype() == t, type(), ": grid ('", def().input(1), "') is ", DataTypeName(Input(1).dtype()),
+             " but X ('", def().input(0), "') is ", DataTypeName(t), "; they must have one dtype");
+  if (t == DataType::Float) return Compute<float>();
+  HN_ENFORCE(t == DataType::Double, type(), ": X ('", def().input(0), "') is ", DataTypeName(t),
+             "; float32 or float64 is required");
+  Compute<double>();
+}
+
+template <typename T>
+void GridSampleOp::Compute() {
+  const Tensor &X = Input(0), &G = Input(1);
+  const int r = X.ndim() - 2;
+  HN_ENFORCE(r >= 1, type(), ": X ('", def().input(0), "') has shape ", X.ShapeString(),
+             "; [N, C, spatial dims...] with at least one spatial dim is required");
+  HN_ENFORCE(G.ndim() == r + 2 && G.dim(0) == X.dim(0) && G.dim(r + 1) == r, type(), ": grid ('", def().input(1),
+             "') has shape ", G.ShapeString(), "; [", X.dim(0), ", ", r, " output dims..., ", r,
+             "] is required for X ", X.ShapeString());
+  const int64_t N = X.dim(0), C = X.dim(1);
+  std::vector<int64_t> out{N, C}, dims(r), stride(r);
+  int64_t points = 1, in_size = 1;
+  for (int i = 0; i < r; ++i) out.push_back(G.dim(i + 1)), points *= G.dim(i + 1);
+  for (int i = r - 1; i >= 0; --i) dims[i] = X.dim(i + 2), stride[i] = in_size, in_size *= dims[i];
+  T* y = Output(0, out, X.dtype())->template mutable_data<T>();
+  if (CheckedNumel(out, "GridSample Y") == 0) return;
+  const T *x = X.data<T>(), *g = G.data<T>();
+  const int taps = mode_ == 0 ? 2 : mode_ == 1 ? 1 : 4;
+  int64_t combos = 1;
+  for (int i = 0; i < r; ++i) combos *= taps;
+  std::vector<int64_t> index(static_cast<size_t>(r * taps));  // per dim and tap: input index, -1 for a zero
+  std::vector<double> weight(static_cast<size_t>(r * taps));
+  std::vector<int64_t> offset(static_cast<size_t>(combos));
+  std::vector<double> cw(static_cast<size_t>(combos));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t p = 0; p < points; ++p) {
+      for (int i = 0; i < r; ++i) {
+        const double d = static_cast<double>(dims[i]), v = g[(n * points + p) * r + (r - 1 - i)];
+        const double lo = align_corners_ ? 0.0 : -0.5, hi = align_corners_ ? d - 1 : d - 0.5;
+        float c = static_cast<float>(align_corners_ ? (v + 1) / 2 * (d - 1) : ((v + 1) * d - 1) / 2);
+        if (mode_ == 1) c = std::nearbyint(c);
+        if (c < lo || c > hi) {
+          if (padding_ == 1) c = static_cast<float>(std::min(std::max<double>(c, 0.0), d - 1));
+          else if (padding_ == 2) c = static_cast<float>(Reflect(c, lo, hi));
+        }
+        const double base = mode_ == 1 ? std::trunc(c) : std::floor(c), t = c - base;
+        double w[4] = {1, 0, 0, 0};
+        if (mode_ == 0) w[0] = 1 - t, w[1] = t;
+        if (mode_ == 2) CubicWeights(t, w);
+        for (int k = 0; k < taps; ++k) {
+          const double at = std::max(-1e18, std::min(1e18, base + k - (mode_ == 2 ? 1 : 0)));
+          int64_t j = static_cast<int64_t>(at);
+          if (padding_ == 0 && (j < 0 || j >= dims[i])) j = -1;
+          else if (padding_ == 1) j = std::min<int64_t>(std::max<int64_t>(j, 0), dims[i] - 1);
+          else if (padding_ == 2) j = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(Reflect(at, lo, hi)), 0),
+                                                        dims[i] - 1);
+          index[i * taps + k] = j;
+          weight[i * taps + k] = w[k];
+        }
+      }
+      // Every combination of one tap per dim: its input offset (-1: a zero) and weight.
+      for (int64_t q = 0; q < combos; ++q) {
+        int64_t off = 0, rem = q;
+        double wq = 1;
+        for (int i = r - 1; i >= 0; --i) {
+          const int k = static_cast<int>(rem % taps);
+          rem /= taps;
+          const int64_t j = index[i * taps + k];
+          wq *= weight[i * taps + k];
+          off = off < 0 || j < 0 ? -1 : off + j * stride[i];
+        }
+        offset[q] = off, cw[q] = wq;
+      }
+      for (int64_t c = 0; c < C; ++c) {
+        const T* xc = x + (n * C + c) * in_size;
+        double acc = 0;
+        for (int64_t q = 0; q < combos; ++q)
+          if (offset[q] >= 0) acc += cw[q] * static_cast<double>(xc[offset[q]]);
+        y[(n * C + c) * points + p] = static_cast<T>(acc);
+      }
+    }
+}
+
+OPERATOR_SCHEMA(GridSample).NumInputs(2).NumOutputs(1)
+    .SetDoc("ONNX's GridSample (opsets 16-22): samples X [N, C, spatial...] at the normalized grid points, any number "
+            "of spatial dims; mode linear/nearest/cubic, padding_mode zeros/border/reflection, align_corners. "
+            "float32/64. CPU only; no gradient.");
+REGISTER_CPU_OPERATOR(GridSample, GridSampleOp);
+
+}  // namespace hetnet

@@ -1,0 +1,28 @@
+// GridSample(X, grid) -> Y: ONNX's GridSample (opsets 16-22). X [N, C, D_1..D_r] (r >= 1 spatial
+// dims), grid [N, O_1..O_r, r] of normalized coordinates in [-1, 1], the last dim in reverse order
+// (x = the last spatial dim first); Y [N, C, O_1..O_r]. Args: mode "linear" (ONNX 16's "bilinear"),
+// "nearest" (round half to even) or "cubic" ("bicubic"; Keys' kernel, alpha -0.75); padding_mode
+// "zeros", "border" or "reflection" for samples outside the input; align_corners (1: -1 and 1 are the
+// centres of the corner pixels; 0: their outer edges). Computed in float32 (float64 for float64)
+// with the coordinates in float32, as ONNX's reference. float32/64. CPU only; no gradient.
+#pragma once
+
+#include "core/operator.h"
+
+namespace hetnet {
+
+class GridSampleOp final : public Operator<CPUContext> {
+ public:
+  GridSampleOp(const caffe2::OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  template <typename T>
+  void Compute();
+
+  int mode_;     // 0 linear, 1 nearest, 2 cubic
+  int padding_;  // 0 zeros, 1 border, 2 reflection
+  bool align_corners_;
+};
+
+}  // namespace hetnet

@@ -1,0 +1,129 @@
+// Harness cases for GridSample (operators/grid_sample_op.*): a 2-D float64 reference in PyTorch's
+// terms (unnormalize ix, iy; clip or reflect a coordinate outside the input; weights of the 1, 2x2 or 4x4 taps, each
+// tap read with the padding rule: zero outside, clamped, or reflected). The [grid_sample] TEST_CASE
+// checks refusals.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/operator.h"
+#include "core/workspace.h"
+#include "tests/cpp/op_harness.h"
+#include "tests/cpp/op_test_util.h"
+
+namespace hetnet {
+namespace harness {
+namespace {
+
+std::string StrArg(const caffe2::OperatorDef& def, const std::string& name, const std::string& dflt) {
+  for (const auto& a : def.arg())
+    if (a.name() == name) return a.s();
+  return dflt;
+}
+
+// Reflects x into [lo, hi] (mirror at each end).
+double ReflectRef(double x, double lo, double hi) {
+  const double span = hi - lo;
+  if (span <= 0) return lo;
+  double m = std::fmod(std::fabs(x - lo), 2 * span);  // distance from lo, folded into one period
+  return m <= span ? lo + m : lo + 2 * span - m;
+}
+
+RefTensors GridSample2dRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  const RefTensor &X = in[0], &G = in[1];
+  const std::string mode = StrArg(def, "mode", "linear"), pad = StrArg(def, "padding_mode", "zeros");
+  bool align = false;
+  for (const auto& a : def.arg())
+    if (a.name() == "align_corners") align = a.i() != 0;
+  const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3), OH = G.dim(1), OW = G.dim(2);
+  RefTensor Y({N, C, OH, OW}, X.dtype);
+  auto unnorm = [&](double v, int64_t size) { return align ? (v + 1) / 2 * (size - 1) : ((v + 1) * size - 1) / 2; };
+  auto fix = [&](double c, int64_t size) {  // the coordinate after the padding rule
+    const double lo = align ? 0 : -0.5, hi = align ? size - 1 : size - 0.5;
+    if (c >= lo && c <= hi) return c;  // ONNX moves only coordinates outside [lo, hi] (cubic sees it)
+    if (pad == "border") return std::min(std::max(c, 0.0), static_cast<double>(size - 1));
+    return pad == "reflection" ? ReflectRef(c, lo, hi) : c;
+  };
+  auto tap = [&](int64_t n, int64_t c, int64_t iy, int64_t ix) {  // one input pixel under the padding rule
+    if (pad == "border") iy = std::min(std::max<int64_t>(iy, 0), H - 1), ix = std::min(std::max<int64_t>(ix, 0), W - 1);
+    if (pad == "reflection") {
+      iy = static_cast<int64_t>(ReflectRef(iy, align ? 0 : -0.5, align ? H - 1 : H - 0.5));
+      ix = static_cast<int64_t>(ReflectRef(ix, align ? 0 : -0.5, align ? W - 1 : W - 0.5));
+    }
+    if (iy < 0 || iy >= H || ix < 0 || ix >= W) return 0.0;
+    return X[((n * C + c) * H + iy) * W + ix];
+  };
+  auto cubic = [](double t, int k) {  // Keys, alpha -0.75, tap k in {-1, 0, 1, 2}
+    const double a = -0.75, d = std::fabs(t - k);
+    return d <= 1 ? ((a + 2) * d - (a + 3)) * d * d + 1 : ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  };
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        const double gx = G[((n * OH + oy) * OW + ox) * 2], gy = G[((n * OH + oy) * OW + ox) * 2 + 1];
+        double fx = static_cast<float>(unnorm(gx, W)), fy = static_cast<float>(unnorm(gy, H));
+        if (mode == "nearest") fx = std::nearbyint(fx), fy = std::nearbyint(fy);
+        fx = fix(fx, W), fy = fix(fy, H);
+        for (int64_t c = 0; c < C; ++c) {
+          double v = 0;
+          if (mode == "nearest") {
+            v = tap(n, c, static_cast<int64_t>(fy), static_cast<int64_t>(fx));
+          } else {
+            const int64_t x0 = static_cast<int64_t>(std::floor(fx)), y0 = static_cast<int64_t>(std::floor(fy));
+            const double tx = fx - x0, ty = fy - y0;
+            const int lo = mode == "cubic" ? -1 : 0, hi = mode == "cubic" ? 2 : 1;
+            for (int ky = lo; ky <= hi; ++ky)
+              for (int kx = lo; kx <= hi; ++kx) {
+                const double w = mode == "cubic" ? cubic(ty, ky) * cubic(tx, kx)
+                                                 : (ky ? ty : 1 - ty) * (kx ? tx : 1 - tx);
+                v += w * tap(n, c, y0 + ky, x0 + kx);
+              }
+          }
+          Y[((n * C + c) * OH + oy) * OW + ox] = v;
+        }
+      }
+  return {Y};
+}
+
+caffe2::OperatorDef GS(const std::string& mode, const std::string& pad, int align) {
+  return Op("GridSample", {"X", "G"}, {"Y"}, {Arg("mode", mode), Arg("padding_mode", pad), Arg("align_corners", align)});
+}
+
+}  // namespace
+
+HN_OP_CASES(GridSample) {
+  std::vector<Case> c;
+  for (const char* mode : {"linear", "nearest", "cubic"})
+    for (const char* pad : {"zeros", "border", "reflection"})
+      for (int align : {0, 1})
+        c.push_back(Case(std::string(mode) + " " + pad + (align ? " align_corners" : ""))
+                        .Def(GS(mode, pad, align))
+                        .Inputs({In({2, 2, 4, 5}), In({2, 3, 4, 2}).Range(-1.6, 1.6)})
+                        .Ref(GridSample2dRef));
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
+TEST_CASE("GridSample refuses bad grids, modes and dtypes, naming op and blob", "[grid_sample]") {
+  using optest::RunError;
+  auto zeros = [](std::vector<int64_t> s, DataType t = DataType::Float) {
+    Tensor x(s, t);
+    std::memset(x.raw_mutable_data(t), 0, x.nbytes());
+    return x;
+  };
+  const auto X = zeros({1, 2, 4, 4});
+  CHECK_THAT(RunError(GS("linear", "zeros", 0), {X, zeros({1, 3, 3, 3})}), Catch::Contains("GridSample") && Catch::Contains("'G'"));
+  CHECK_THAT(RunError(GS("linear", "zeros", 0), {X, zeros({2, 3, 3, 2})}), Catch::Contains("'G'"));
+  CHECK_THAT(RunError(GS("linear", "zeros", 0), {zeros({4, 4}), zeros({4, 2})}), Catch::Contains("'X'"));
+  CHECK_THAT(RunError(GS("area", "zeros", 0), {X, zeros({1, 3, 3, 2})}), Catch::Contains("area"));
+  CHECK_THAT(RunError(GS("linear", "wrap", 0), {X, zeros({1, 3, 3, 2})}), Catch::Contains("wrap"));
+  CHECK_THAT(RunError(GS("linear", "zeros", 0), {zeros({1, 2, 4, 4}, DataType::Int32), zeros({1, 3, 3, 2}, DataType::Int32)}),
+             Catch::Contains("float32"));
+  CHECK_THAT(RunError(GS("linear", "zeros", 0), {X, zeros({1, 3, 3, 2}, DataType::Double)}), Catch::Contains("one dtype"));
+}
+
+}  // namespace harness
+}  // namespace hetnet
