@@ -193,7 +193,7 @@ def test_cli_run_and_inspect_onnx(tmp_path):
 
 def test_refusals_name_the_reason():
     model = make_model([
-        helper.make_node("TopK", ["i", "k"], ["p", "pi"]),  # an int64 input
+        helper.make_node("TopK", ["i", "k"], ["p", "pi"]),  # a float16 input
         helper.make_node("RNN", ["x"], ["sl"]),  # no converter
         helper.make_node("ArgMax", ["u"], ["am"], select_last_index=1),  # u's shape is not declared
         helper.make_node("MatMul", ["b1", "b2"], ["mm"]),
@@ -201,12 +201,12 @@ def test_refusals_name_the_reason():
                                                                               out("mm")],
         {"e": np.array([5], np.int64), "a": np.array([0], np.int64), "st": np.array([2], np.int64),
          "k": np.array([1], np.int64)})
-    model.graph.input.append(helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3]))
+    model.graph.input.append(helper.make_tensor_value_info("i", TensorProto.FLOAT16, [2, 3]))
     model.graph.input.append(helper.make_tensor_value_info("u", TensorProto.FLOAT, None))
     with pytest.raises(hetnet.UnsupportedError) as e:
         _C.onnx_import(model.SerializeToString())
     text = str(e.value)
-    assert "TopK (opset 13): only float32 inputs are supported" in text
+    assert "TopK (opset 13): only float32/64 and integer inputs are supported" in text
     assert "RNN (opset 13)" in text
     assert "ArgMax (opset 13): select_last_index=1 needs the length of the axis" in text
     assert "MatMul (opset 13): batch dims that broadcast by stretching" in text
