@@ -77,3 +77,33 @@ def test_cast_from_int64_to_unsigned_wraps_as_numpy_astype(ws):
     for to, dtype in [(caffe2_pb2.TensorProto.UINT32, np.uint32), (caffe2_pb2.TensorProto.UINT64, np.uint64)]:
         ws.RunOperatorOnce(core.CreateOperator("Cast", ["x"], ["y"], to=to))
         np.testing.assert_array_equal(ws.FetchBlob("y"), x.astype(dtype))
+
+
+@pytest.mark.parametrize("raw", [True, False], ids=["raw_data", "typed_fields"])
+@pytest.mark.parametrize("elem,values", [
+    ("UINT64", np.array([2**63 + 5, 2**64 - 1, 3], np.uint64)),
+    ("UINT32", np.array([2**32 - 1, 7, 0], np.uint32)),
+    ("BFLOAT16", np.array([1.5, -2.25, 3e38], np.float32))])
+def test_onnx_initializers_of_the_new_types(elem, values, raw):
+    """An ONNX initializer of each type (raw_data or ONNX's typed field) imports bit-exactly: Add with
+    an input of the same type for the unsigned ones (wrapping), Concat for bfloat16."""
+    from onnx import TensorProto, helper, numpy_helper
+    from hetnet.onnx import backend
+    elem_type = getattr(TensorProto, elem)
+    arr = values.astype(BF16) if elem == "BFLOAT16" else values
+    if raw:
+        init = numpy_helper.from_array(arr, "c")
+    else:  # uint64_data for the unsigned types, 16-bit patterns in int32_data for bfloat16
+        init = helper.make_tensor("c", elem_type, arr.shape, values.tolist())
+    bf16 = elem == "BFLOAT16"
+    node = helper.make_node("Concat", ["x", "c"], ["y"], axis=0) if bf16 else helper.make_node("Add", ["x", "c"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", elem_type, [3])],
+                              [helper.make_tensor_value_info("y", elem_type, None)], [init])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = arr[::-1].copy()
+    y = backend.run_model(model, [x])[0]
+    with np.errstate(over="ignore"):
+        want = np.concatenate([x, arr]) if bf16 else x + arr
+    assert y.dtype == want.dtype
+    np.testing.assert_array_equal(y.view(np.uint8), want.view(np.uint8))
