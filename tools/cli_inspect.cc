@@ -96,7 +96,7 @@ std::map<std::string, hetnet::TensorInfo> ParseShapeFlags(const std::vector<std:
       value.resize(colon);
       bool found = false;
       std::string known;
-      for (int v = 1; v <= 13; ++v) {
+      for (int v = 1; v <= 103; ++v) {  // Caffe2's numbers, then hetnet's own (uint32, uint64, bfloat16)
         if (!hetnet::IsKnownDataType(v) || v == static_cast<int>(hetnet::DataType::String)) continue;
         const auto t = static_cast<hetnet::DataType>(v);
         known += std::string(known.empty() ? "" : ", ") + hetnet::DataTypeName(t);
