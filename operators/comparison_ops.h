@@ -70,11 +70,15 @@ class ComparisonOp final : public Operator<Context> {
       case DataType::UInt64:
         if constexpr (cpu) return Compute<uint64_t>(A, B);
         break;
+      case DataType::Float16:
+      case DataType::BFloat16:  // compared as float32 (exact: both widen without rounding)
+        if constexpr (cpu) return Compute<float>(WidenToFloat(A), WidenToFloat(B));
+        break;
       default: break;
     }
     HN_THROW(kInvalidArgument, this->type(), ": unsupported dtype ", DataTypeName(A.dtype()), " of input 0 ('",
              this->def().input(0), "'); float32, float64, int32, int64 and bool are supported",
-             cpu ? ", and uint32 and uint64" : " (uint32 and uint64 on CPU only)");
+             cpu ? ", and uint32, uint64, float16 and bfloat16" : " (uint32, uint64, float16 and bfloat16 on CPU only)");
   }
 
  private:

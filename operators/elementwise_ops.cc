@@ -17,6 +17,30 @@ void LegacyBroadcast::CheckSameDtype(const caffe2::OperatorDef& def, const Tenso
              "; both inputs must have the same dtype");
 }
 
+Tensor WidenToFloat(const Tensor& x) {
+  Tensor f(x.shape(), DataType::Float);
+  float* y = f.mutable_data<float>();
+  if (x.dtype() == DataType::Float16) {
+    const Half* p = x.data<Half>();
+    for (int64_t i = 0; i < x.numel(); ++i) y[i] = HalfToFloat(p[i]);
+  } else {
+    const BFloat16* p = x.data<BFloat16>();
+    for (int64_t i = 0; i < x.numel(); ++i) y[i] = BFloat16ToFloat(p[i]);
+  }
+  return f;
+}
+
+void NarrowFromFloat(const Tensor& f, Tensor* y) {
+  const float* x = f.data<float>();
+  if (y->dtype() == DataType::Float16) {
+    Half* p = y->mutable_data<Half>();
+    for (int64_t i = 0; i < f.numel(); ++i) p[i] = FloatToHalf(x[i]);
+  } else {
+    BFloat16* p = y->mutable_data<BFloat16>();
+    for (int64_t i = 0; i < f.numel(); ++i) p[i] = FloatToBFloat16(x[i]);
+  }
+}
+
 BroadcastPlan LegacyBroadcast::Plan(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B) const {
   return ComputeBroadcastPlan(def, A.shape(), B.shape(), broadcast, axis);
 }

@@ -55,6 +55,12 @@ inline void DropAliasedStorage(Tensor* C, const std::vector<int64_t>& out_shape,
     }
 }
 
+// float16 and bfloat16 on CPU: the binary ops and comparisons compute on float32 copies of the inputs,
+// the arithmetic results rounded once to the inputs' dtype (as NumPy computes them).
+inline bool IsSixteenBitFloat(DataType t) { return t == DataType::Float16 || t == DataType::BFloat16; }
+Tensor WidenToFloat(const Tensor& x);            // a float32 CPU copy of a float16 / bfloat16 CPU tensor
+void NarrowFromFloat(const Tensor& f, Tensor* y);  // f's values rounded into y (y's dtype, f's shape)
+
 // Calls f(T{}) for the arithmetic dtypes; other dtypes are refused naming input 0. uint32 and uint64
 // (hetnet's own types) are dispatched on CPU only: the CUDA kernels are not instantiated for them.
 template <class Context, typename F>
@@ -75,7 +81,7 @@ void DispatchArithmeticType(const caffe2::OperatorDef& def, DataType t, F&& f) {
   }
   HN_THROW(kInvalidArgument, def.type(), ": unsupported dtype ", DataTypeName(t), " of input 0 ('", def.input(0),
            "'); float32, float64, int32 and int64 are supported", cpu ? ", and uint32 and uint64" : "",
-           cpu ? "" : " (uint32 and uint64 on CPU only)");
+           cpu ? " (float16 and bfloat16 through float32)" : " (uint32, uint64, float16 and bfloat16 on CPU only)");
 }
 
 template <class Context, math::BinaryOp Op>
@@ -88,6 +94,9 @@ class BinaryElementwiseOp final : public Operator<Context> {
     const Tensor A = this->Input(0);
     const Tensor B = this->Input(1);
     args_.CheckSameDtype(this->def(), A, B);
+    if constexpr (std::is_same<Context, CPUContext>::value) {
+      if (IsSixteenBitFloat(A.dtype())) return RunThroughFloat(A, B);
+    }
     if (args_.UsesLegacy(A, B)) {
       const BroadcastPlan p = args_.Plan(this->def(), A, B);
       DispatchArithmeticType<Context>(this->def(), A.dtype(), [&](auto zero) { ComputeLegacy<decltype(zero)>(A, B, p); });
@@ -113,6 +122,26 @@ class BinaryElementwiseOp final : public Operator<Context> {
     Tensor* C = this->Output(0, out, A.dtype());
     math::NumpyBroadcastBinary<T, Context>(Op, ix, C->numel(), A.template data<T>(), B.template data<T>(),
                                            C->template mutable_data<T>(), &this->context_);
+  }
+  // The inputs' float32 copies computed into a float32 result, then rounded into C (in place is safe:
+  // A and B were read into the copies first).
+  void RunThroughFloat(const Tensor& A, const Tensor& B) {
+    const Tensor a = WidenToFloat(A), b = WidenToFloat(B);
+    Tensor c(Device::CPU());
+    if (args_.UsesLegacy(a, b)) {
+      const BroadcastPlan p = args_.Plan(this->def(), a, b);
+      c.Resize(a.shape());
+      math::BroadcastBinary<float, Context>(Op, p.pre, p.n, p.post, a.template data<float>(), b.template data<float>(),
+                                            c.template mutable_data<float>(), &this->context_);
+    } else {
+      const std::vector<int64_t> out = NumpyBroadcastOutputShape(this->def(), a.shape(), b.shape());
+      const math::BroadcastIndex ix = math::MakeBroadcastIndex(out, {a.shape(), b.shape()});
+      c.Resize(out);
+      math::NumpyBroadcastBinary<float, Context>(Op, ix, c.numel(), a.template data<float>(), b.template data<float>(),
+                                                 c.template mutable_data<float>(), &this->context_);
+    }
+    DropAliasedStorage(this->Output(0), c.shape(), {&A, &B});
+    NarrowFromFloat(c, this->Output(0, c.shape(), A.dtype()));
   }
   LegacyBroadcast args_;
 };

@@ -263,8 +263,38 @@ TEST_CASE("Cast, Range and ConstantFill produce bfloat16 and the unsigned types"
   CHECK(FetchVec<uint32_t>(ws, "C2")[0] == 4000000000u);
 }
 
-TEST_CASE("arithmetic on bfloat16 is refused naming the dtype", "[dtypes][ops][bad_input]") {
+TEST_CASE("float16 and bfloat16 Add/Mul/comparisons run through float32 on CPU; other ops refuse them",
+          "[dtypes][ops][bfloat16]") {
   Workspace ws;
-  Feed(ws, "A", HostTensor<BFloat16>({1}, {FloatToBFloat16(1.f)}));
-  CHECK_THROWS_WITH(RunOp(ws, MakeOp("Add", {"A", "A"}, {"Y"})), Catch::Matchers::Contains("bfloat16"));
+  // 1 + 2^-8 is not a bfloat16: the sum 1 + (1 + 2^-8 rounded = 1) is 2; 3 * (1 + 2^-7) rounds to even.
+  const float a[] = {1.f, 3.f, -2.5f, 1e30f};
+  const float b[] = {1.f + std::ldexp(1.f, -8), 1.f + std::ldexp(1.f, -7), 4.f, 1e10f};
+  std::vector<BFloat16> ab, bb;
+  std::vector<Half> ah, bh;
+  for (int i = 0; i < 4; ++i) {
+    ab.push_back(FloatToBFloat16(a[i])), bb.push_back(FloatToBFloat16(b[i]));
+    ah.push_back(FloatToHalf(a[i] / 1e25f)), bh.push_back(FloatToHalf(b[i]));
+  }
+  Feed(ws, "A", HostTensor<BFloat16>({4}, ab));
+  Feed(ws, "B", HostTensor<BFloat16>({4}, bb));
+  RunOp(ws, MakeOp("Mul", {"A", "B"}, {"M"}));
+  RunOp(ws, MakeOp("Add", {"A", "B"}, {"A"}));  // in place
+  RunOp(ws, MakeOp("GT", {"B", "A"}, {"G"}));
+  const auto m = FetchVec<BFloat16>(ws, "M"), sum = FetchVec<BFloat16>(ws, "A");
+  const auto g = FetchVec<bool>(ws, "G");
+  for (int i = 0; i < 4; ++i) {
+    // Reference: the exact double result of the bfloat16 operands, rounded to the nearest bfloat16.
+    const double x = BFloat16ToFloat(ab[i]), y = BFloat16ToFloat(bb[i]);
+    CHECK(m[i].bits == ReferenceBFloat16(static_cast<float>(x * y)));  // float holds x * y exactly
+    CHECK(sum[i].bits == ReferenceBFloat16(static_cast<float>(x + y)));
+    CHECK(g[i] == (y > BFloat16ToFloat(sum[i])));
+  }
+  CHECK(BFloat16ToFloat(m[1]) == 3.f + 4 * std::ldexp(1.f, -7));  // 3 + 3 * 2^-7 tied, to even
+  Feed(ws, "H", HostTensor<Half>({4}, ah));
+  Feed(ws, "HB", HostTensor<Half>({4}, bh));
+  RunOp(ws, MakeOp("Sub", {"H", "HB"}, {"HS"}, {ArgI("broadcast", 1)}));
+  const auto hs = FetchVec<Half>(ws, "HS");
+  for (int i = 0; i < 4; ++i)
+    CHECK(hs[i].bits == FloatToHalf(HalfToFloat(ah[i]) - HalfToFloat(bh[i])).bits);  // float32 exact here
+  CHECK_THROWS_WITH(RunOp(ws, MakeOp("OnnxMod", {"B", "B"}, {"Y"})), Catch::Matchers::Contains("bfloat16"));
 }

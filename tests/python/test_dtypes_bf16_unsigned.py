@@ -107,3 +107,25 @@ def test_onnx_initializers_of_the_new_types(elem, values, raw):
         want = np.concatenate([x, arr]) if bf16 else x + arr
     assert y.dtype == want.dtype
     np.testing.assert_array_equal(y.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [BF16, np.dtype(np.float16)], ids=["bfloat16", "float16"])
+@pytest.mark.parametrize("op,fn", [("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply), ("Div", np.divide),
+                                   ("GT", np.greater), ("EQ", np.equal), ("LE", np.less_equal)])
+def test_sixteen_bit_float_binary_ops_match_numpy(ws, dtype, op, fn):
+    """CPU Add/Sub/Mul/Div and comparisons on float16 / bfloat16 (numpy broadcasting) against numpy
+    (ml_dtypes for bfloat16), which also computes through float32 and rounds once."""
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((3, 4)) * 100).astype(dtype)
+    b = (rng.standard_normal((4,)) * 3).astype(dtype)
+    b[0] = a[0, 0]  # an equal pair
+    ws.FeedBlob("a", a)
+    ws.FeedBlob("b", b)
+    ws.RunOperatorOnce(core.CreateOperator(op, ["a", "b"], ["c"]))
+    got = ws.FetchBlob("c")
+    want = fn(a, b)
+    assert got.dtype == want.dtype
+    if want.dtype == np.bool_:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
