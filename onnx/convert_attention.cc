@@ -1,5 +1,6 @@
 // Converters of the attention family onto CPU hetnet operators of the same name: Attention (opsets
-// 23-25; operators/attention_op), RotaryEmbedding (opset 23; operators/rotary_embedding_op).
+// 23-25; operators/attention_op), RotaryEmbedding (opset 23; operators/rotary_embedding_op),
+// LinearAttention (opset 27; operators/linear_attention_op).
 // Registered from RegisterNnConverters.
 #include "onnx/onnx_context.h"
 
@@ -56,11 +57,33 @@ void RotaryEmbedding(ConvertContext& c) {
   c.SameDims(c.out(0), c.in(0));
 }
 
+void LinearAttention(ConvertContext& c) {
+  for (int i = 0; i < 3; ++i)
+    if (!c.has_in(i)) c.Refuse("inputs query, key and value are required");
+  if (!c.Has("q_num_heads") || !c.Has("kv_num_heads")) c.Refuse("attributes q_num_heads and kv_num_heads are required");
+  std::vector<std::string> ins{c.in(0), c.in(1), c.in(2)};
+  for (int i = 3; i < 6; ++i)
+    if (c.has_in(i)) ins.push_back(c.in(i));
+  std::vector<std::string> outs{c.has_out(0) ? c.out(0) : c.Fresh("linear_attention_unused")};
+  if (c.has_out(1)) outs.push_back(c.out(1));
+  auto& op = c.Emit("LinearAttention", ins, outs);
+  AddArg(op, "has_past", int64_t{c.has_in(3)});
+  AddArg(op, "has_decay", int64_t{c.has_in(4)});
+  AddArg(op, "has_beta", int64_t{c.has_in(5)});
+  AddArg(op, "q_num_heads", c.Int("q_num_heads", 0));
+  AddArg(op, "kv_num_heads", c.Int("kv_num_heads", 0));
+  if (c.Has("scale")) AddArgF(op, "scale", c.Float("scale", 0.f));
+  if (c.Has("update_rule")) AddArg(op, "update_rule", c.Str("update_rule", "gated_delta"));
+  c.SetRank(outs[0], 3);
+  if (outs.size() > 1) c.SetRank(outs[1], 4);
+}
+
 }  // namespace
 
 void RegisterAttentionConverters(ConverterRegistry& r) {
   r.Add("Attention", 23, kNewestOpset, Attention);
   r.Add("RotaryEmbedding", 23, kNewestOpset, RotaryEmbedding);
+  r.Add("LinearAttention", 27, kNewestOpset, LinearAttention);
 }
 
 }  // namespace hetnet::onnxio

@@ -1,6 +1,8 @@
 // Converters of ONNX's recurrent layers RNN, GRU and LSTM onto the CPU hetnet operators of the same
 // names (operators/onnx_rnn_op): the inputs given, with arg `inputs` listing their ONNX indices; omitted
-// outputs before the last one requested get fresh (unread) names. Registered from RegisterNnConverters.
+// outputs before the last one requested get fresh (unread) names. Also CausalConvWithState (opset 27;
+// operators/causal_conv_with_state_op), a convolution that carries its state. Registered from
+// RegisterNnConverters.
 #include "onnx/onnx_context.h"
 
 namespace hetnet::onnxio {
@@ -36,10 +38,25 @@ void Recurrent(ConvertContext& c) {
   for (size_t i = 1; i < outs.size(); ++i) c.SetRank(outs[i], 3);
 }
 
+void CausalConvWithState(ConvertContext& c) {
+  if (!c.has_in(0) || !c.has_in(1)) c.Refuse("inputs input and weight are required");
+  std::vector<std::string> ins{c.in(0), c.in(1)};
+  for (int i = 2; i < 4; ++i)
+    if (c.has_in(i)) ins.push_back(c.in(i));
+  std::vector<std::string> outs{c.has_out(0) ? c.out(0) : c.Fresh("causal_conv_unused")};
+  if (c.has_out(1)) outs.push_back(c.out(1));
+  auto& op = c.Emit("CausalConvWithState", ins, outs);
+  AddArg(op, "has_bias", int64_t{c.has_in(2)});
+  AddArg(op, "has_past", int64_t{c.has_in(3)});
+  if (c.Has("activation")) AddArg(op, "activation", c.Str("activation", "none"));
+  for (const auto& o : outs) c.SetRank(o, 3);
+}
+
 }  // namespace
 
 void RegisterRecurrentConverters(ConverterRegistry& r) {
   for (const char* op : {"RNN", "GRU", "LSTM"}) r.Add(op, 7, kNewestOpset, Recurrent);
+  r.Add("CausalConvWithState", 27, kNewestOpset, CausalConvWithState);
 }
 
 }  // namespace hetnet::onnxio
