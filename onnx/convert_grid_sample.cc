@@ -1,6 +1,7 @@
-// Converter of ONNX's GridSample (opsets 16-22) onto the CPU hetnet operator of the same name
-// (operators/grid_sample_op): mode, padding_mode and align_corners passed on (opset 16's bilinear /
-// bicubic are the kernel's linear / cubic). Registered from RegisterNnConverters.
+// Converters of ONNX's image sampling ops onto the CPU hetnet operators of the same names: GridSample
+// (opsets 16-22; operators/grid_sample_op: mode, padding_mode and align_corners passed on, opset 16's
+// bilinear / bicubic are the kernel's linear / cubic), AffineGrid (opset 20; same file), CenterCropPad
+// (opset 18; operators/center_crop_pad_op). Registered from RegisterNnConverters.
 #include "onnx/onnx_context.h"
 
 namespace hetnet::onnxio {
@@ -15,6 +16,16 @@ void RegisterGridSampleConverters(ConverterRegistry& r) {
     AddArg(op, "mode", mode);
     AddArg(op, "padding_mode", c.Str("padding_mode", "zeros"));
     AddArg(op, "align_corners", c.Int("align_corners", 0));
+    if (c.Rank(c.in(0)) >= 0) c.SetRank(c.out(0), c.Rank(c.in(0)));
+  });
+  r.Add("AffineGrid", 20, kNewestOpset, [](ConvertContext& c) {
+    if (!c.has_in(0) || !c.has_in(1)) c.Refuse("inputs theta and size are required");
+    AddArg(c.Emit("AffineGrid", {c.in(0), c.in(1)}, {c.out(0)}), "align_corners", c.Int("align_corners", 0));
+  });
+  r.Add("CenterCropPad", 18, kNewestOpset, [](ConvertContext& c) {
+    if (!c.has_in(0) || !c.has_in(1)) c.Refuse("inputs input_data and shape are required");
+    auto& op = c.Emit("CenterCropPad", {c.in(0), c.in(1)}, {c.out(0)});
+    if (c.Has("axes")) AddArg(op, "axes", c.Ints("axes"));
     if (c.Rank(c.in(0)) >= 0) c.SetRank(c.out(0), c.Rank(c.in(0)));
   });
 }

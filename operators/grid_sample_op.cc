@@ -136,4 +136,56 @@ OPERATOR_SCHEMA(GridSample).NumInputs(2).NumOutputs(1)
             "float32/64. CPU only; no gradient.");
 REGISTER_CPU_OPERATOR(GridSample, GridSampleOp);
 
+void AffineGridOp::RunOnDevice() {
+  const DataType t = Input(0).dtype();
+  if (t == DataType::Float) return Compute<float>();
+  HN_ENFORCE(t == DataType::Double, type(), ": theta ('", def().input(0), "') is ", DataTypeName(t),
+             "; float32 or float64 is required");
+  Compute<double>();
+}
+
+template <typename T>
+void AffineGridOp::Compute() {
+  const Tensor &Th = Input(0), &Sz = Input(1);
+  HN_ENFORCE(Sz.dtype() == DataType::Int64 && Sz.ndim() == 1 && (Sz.dim(0) == 4 || Sz.dim(0) == 5), type(),
+             ": size ('", def().input(1), "') is ", DataTypeName(Sz.dtype()), " ", Sz.ShapeString(),
+             "; int64 [4] (N, C, H, W) or [5] (N, C, D, H, W) is required");
+  const int r = static_cast<int>(Sz.dim(0)) - 2;  // spatial dims
+  const int64_t* size = Sz.data<int64_t>();
+  const int64_t N = size[0];
+  HN_ENFORCE(Th.ndim() == 3 && Th.dim(0) == N && Th.dim(1) == r && Th.dim(2) == r + 1, type(), ": theta ('",
+             def().input(0), "') has shape ", Th.ShapeString(), "; [", N, ", ", r, ", ", r + 1, "] is required for size [",
+             size[0], ", ", size[1], ", ...]");
+  std::vector<int64_t> out{N}, dims;
+  int64_t points = 1;
+  for (int i = 0; i < r; ++i) {
+    HN_ENFORCE(size[2 + i] >= 0, type(), ": size ('", def().input(1), "') has a negative dim ", size[2 + i]);
+    out.push_back(size[2 + i]), dims.push_back(size[2 + i]), points *= size[2 + i];
+  }
+  out.push_back(r);
+  T* g = Output(0, out, Th.dtype())->template mutable_data<T>();
+  CheckedNumel(out, "AffineGrid grid");
+  const T* th = Th.data<T>();
+  auto coord = [&](int64_t i, int64_t n) {  // normalized coordinate of index i of n
+    if (align_corners_) return n > 1 ? -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(n - 1) : -1.0;
+    return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(n);
+  };
+  std::vector<double> h(static_cast<size_t>(r + 1));  // (x, y[, z], 1): x along the last spatial dim
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t p = 0; p < points; ++p) {
+      for (int64_t i = r - 1, rem = p; i >= 0; --i) h[r - 1 - i] = coord(rem % dims[i], dims[i]), rem /= dims[i];
+      h[r] = 1;
+      for (int a = 0; a < r; ++a) {
+        double v = 0;
+        for (int b = 0; b <= r; ++b) v += static_cast<double>(th[(n * r + a) * (r + 1) + b]) * h[b];
+        g[(n * points + p) * r + a] = static_cast<T>(v);
+      }
+    }
+}
+
+OPERATOR_SCHEMA(AffineGrid).NumInputs(2).NumOutputs(1)
+    .SetDoc("ONNX's AffineGrid (opset 20): the normalized sampling grid [N, (D,) H, W, r] of theta [N, r, r+1] for "
+            "size (int64 [N, C, (D,) H, W]), align_corners. float32/64. CPU only; no gradient.");
+REGISTER_CPU_OPERATOR(AffineGrid, AffineGridOp);
+
 }  // namespace hetnet

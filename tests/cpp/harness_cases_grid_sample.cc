@@ -1,7 +1,9 @@
 // Harness cases for GridSample (operators/grid_sample_op.*): a 2-D float64 reference in PyTorch's
 // terms (unnormalize ix, iy; clip or reflect a coordinate outside the input; weights of the 1, 2x2 or 4x4 taps, each
-// tap read with the padding rule: zero outside, clamped, or reflected). The [grid_sample] TEST_CASE
-// checks refusals.
+// tap read with the padding rule: zero outside, clamped, or reflected). AffineGrid: theta times each
+// point's (x, y, 1), the coordinates spaced evenly over [-1, 1] (pixel centres or corners).
+// CenterCropPad: each output element found from its index shifted by the centring offsets. The
+// [grid_sample] TEST_CASE checks refusals.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -92,6 +94,52 @@ caffe2::OperatorDef GS(const std::string& mode, const std::string& pad, int alig
   return Op("GridSample", {"X", "G"}, {"Y"}, {Arg("mode", mode), Arg("padding_mode", pad), Arg("align_corners", align)});
 }
 
+RefTensors AffineGrid2dRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  const bool align = def.arg_size() > 0 && def.arg(0).i() != 0;
+  const RefTensor& th = in[0];
+  const int64_t N = static_cast<int64_t>(in[1][0]), H = static_cast<int64_t>(in[1][2]), W = static_cast<int64_t>(in[1][3]);
+  auto lin = [&](int64_t i, int64_t n) {  // evenly spaced: corners at +-1, or pixel centres
+    return align ? (n == 1 ? -1.0 : -1.0 + 2.0 * i / (n - 1)) : (2.0 * i + 1) / n - 1.0;
+  };
+  RefTensor G({N, H, W, 2}, th.dtype);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t x = 0; x < W; ++x)
+        for (int a = 0; a < 2; ++a)
+          G[((n * H + y) * W + x) * 2 + a] =
+              th[(n * 2 + a) * 3] * lin(x, W) + th[(n * 2 + a) * 3 + 1] * lin(y, H) + th[(n * 2 + a) * 3 + 2];
+  return {G};
+}
+
+RefTensors CenterCropPadRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  const RefTensor& X = in[0];
+  const int rank = static_cast<int>(X.shape.size());
+  std::vector<int64_t> axes;
+  for (const auto& a : def.arg())
+    if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+  if (axes.empty())
+    for (int a = 0; a < rank; ++a) axes.push_back(a);
+  std::vector<int64_t> shape = X.shape, shift(rank, 0);  // output index - shift = input index
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = (axes[k] + rank) % rank, want = static_cast<int64_t>(in[1][k]);
+    shift[a] = want >= X.shape[a] ? (want - X.shape[a]) / 2 : -((X.shape[a] - want) / 2);
+    shape[a] = want;
+  }
+  RefTensor Y(shape, X.dtype);
+  for (int64_t e = 0; e < Y.numel(); ++e) {
+    int64_t rem = e, xi = 0, stride = 1;
+    bool inside = true;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t i = rem % shape[d] - shift[d];
+      rem /= shape[d];
+      inside = inside && i >= 0 && i < X.shape[d];
+      xi += i * stride, stride *= X.shape[d];
+    }
+    Y[e] = inside ? X[xi] : 0.0;
+  }
+  return {Y};
+}
+
 }  // namespace
 
 HN_OP_CASES(GridSample) {
@@ -103,6 +151,31 @@ HN_OP_CASES(GridSample) {
                         .Def(GS(mode, pad, align))
                         .Inputs({In({2, 2, 4, 5}), In({2, 3, 4, 2}).Range(-1.6, 1.6)})
                         .Ref(GridSample2dRef));
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
+HN_OP_CASES(AffineGrid) {
+  std::vector<Case> c;
+  for (int align : {0, 1})
+    c.push_back(Case(align ? "2-D align_corners" : "2-D")
+                    .Def(Op("AffineGrid", {"T", "S"}, {"G"}, {Arg("align_corners", align)}))
+                    .Inputs({In({2, 2, 3}), In({4}, DataType::Int64).Values({2, 3, 4, 5})})
+                    .Ref(AffineGrid2dRef));
+  c.push_back(Case("2-D, height 1, align_corners").Def(Op("AffineGrid", {"T", "S"}, {"G"}, {Arg("align_corners", 1)}))
+                  .Inputs({In({1, 2, 3}), In({4}, DataType::Int64).Values({1, 1, 1, 3})}).Ref(AffineGrid2dRef));
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
+HN_OP_CASES(CenterCropPad) {
+  std::vector<Case> c = {
+      Case("crop one axis, pad another (odd differences)").Def(Op("CenterCropPad", {"X", "S"}, {"Y"}))
+          .Inputs({In({7, 4, 2}), In({3}, DataType::Int64).Values({4, 7, 2})}).Ref(CenterCropPadRef),
+      Case("axes -3, -1 of int32").Def(Op("CenterCropPad", {"X", "S"}, {"Y"}, {Ints("axes", {-3, -1})}))
+          .Inputs({In({5, 3, 6}, DataType::Int32).Range(-9, 9), In({2}, DataType::Int32).Values({2, 9})})
+          .Ref(CenterCropPadRef),
+  };
   for (auto& k : c) k.NoGrad().CpuOnly();
   return c;
 }
@@ -123,6 +196,19 @@ TEST_CASE("GridSample refuses bad grids, modes and dtypes, naming op and blob", 
   CHECK_THAT(RunError(GS("linear", "zeros", 0), {zeros({1, 2, 4, 4}, DataType::Int32), zeros({1, 3, 3, 2}, DataType::Int32)}),
              Catch::Contains("float32"));
   CHECK_THAT(RunError(GS("linear", "zeros", 0), {X, zeros({1, 3, 3, 2}, DataType::Double)}), Catch::Contains("one dtype"));
+  const auto size = [&](std::vector<int64_t> v) {
+    Tensor t({static_cast<int64_t>(v.size())}, DataType::Int64);
+    std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
+    return t;
+  };
+  const auto affine = Op("AffineGrid", {"T", "S"}, {"G"});
+  CHECK_THAT(RunError(affine, {zeros({2, 3, 4}), size({2, 1, 4, 4})}), Catch::Contains("AffineGrid") && Catch::Contains("'T'"));
+  CHECK_THAT(RunError(affine, {zeros({2, 2, 3}), size({2, 1, 4})}), Catch::Contains("'S'"));
+  CHECK_THAT(RunError(affine, {zeros({2, 2, 3}), size({2, 1, -4, 4})}), Catch::Contains("negative"));
+  const auto crop = Op("CenterCropPad", {"X", "S"}, {"Y"}, {Ints("axes", {0, 0})});
+  CHECK_THAT(RunError(crop, {zeros({3, 3}), size({2, 2})}), Catch::Contains("CenterCropPad") && Catch::Contains("repeated"));
+  CHECK_THAT(RunError(Op("CenterCropPad", {"X", "S"}, {"Y"}), {zeros({3, 3}), size({2})}), Catch::Contains("1 sizes for 2 axes"));
+  CHECK_THAT(RunError(Op("CenterCropPad", {"X", "S"}, {"Y"}), {zeros({3, 3}), size({2, -1})}), Catch::Contains("size -1"));
 }
 
 }  // namespace harness
