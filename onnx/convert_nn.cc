@@ -1,5 +1,5 @@
-// Converters of the neural-network family: Gemm, MatMul, BatchNormalization, LRN, Dropout, Softmax /
-// LogSoftmax, NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (convolution and pooling:
+// Converters of the neural-network family: Gemm, MatMul, QLinearMatMul, BatchNormalization, LRN,
+// Dropout, Softmax / LogSoftmax, NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (convolution and pooling:
 // convert_conv.cc; attention: convert_attention.cc; RNN / GRU / LSTM: convert_rnn.cc; GridSample:
 // convert_grid_sample.cc).
 #include <cmath>
@@ -187,6 +187,14 @@ void RegisterNnConverters(ConverterRegistry& r) {
   RegisterRecurrentConverters(r);
   RegisterGridSampleConverters(r);
   r.Add("Gemm", Gemm);
+  r.Add("QLinearMatMul", 10, kNewestOpset, [](ConvertContext& c) {  // operators/qlinear_matmul_op
+    std::vector<std::string> ins;
+    for (int i = 0; i < 8; ++i) {
+      if (!c.has_in(i)) c.Refuse("all 8 inputs are required");
+      ins.push_back(c.in(i));
+    }
+    c.Emit("QLinearMatMul", ins, {c.out(0)});
+  });
   r.Add("MatMul", MatMul);
   r.Add("BatchNormalization", BatchNorm);
   r.Add("LRN", [](ConvertContext& c) {
