@@ -47,7 +47,7 @@ void HttpTransport::Start() {
 void HttpTransport::DoAccept() {
   const size_t i = next_loop_++ % (loops_.size() + 1);
   net::io_context& ioc = i == 0 ? ioc_ : loops_[i - 1]->ioc;
-  acceptor_.async_accept(net::make_strand(ioc),
+  acceptor_.async_accept(net::any_io_executor(ioc.get_executor()),
                          [this](beast::error_code ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
 }
 

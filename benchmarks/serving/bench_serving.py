@@ -9,6 +9,15 @@ Load: wrk (Debian package), one thread, C keep-alive connections in a closed loo
 next request when the previous answer arrives), over 127.0.0.1, for a fixed duration per point.
 Requests: KServe v2 REST, batch 1, binary tensor data extension for the input and the output
 (both servers accept it). Everything runs on the same host: wrk competes with the server for cores.
+
+Server overhead at concurrency 1 is given three ways: the p50 over wrk minus the in-process Predictor's
+p50 (the issue's definition: it includes the loopback round trip and the client), the same minus a
+bodiless `GET /v2/health/live` measured the same way (the transport floor), and the server's own
+statistics (request duration minus compute_infer, what perf_analyzer calls server overhead plus queue).
+--latency-qos holds /dev/cpu_dma_latency at 0 for the whole run (as tuned's latency-performance
+profile does on serving hosts): an idle vCPU then polls instead of halting, so a wake-up costs
+microseconds, not the ~50 us a halted vCPU of this VM takes; every measurement of the run, the
+in-process one included, runs under it.
 """
 import argparse
 import datetime
@@ -123,7 +132,7 @@ def measure_point(url, pid, body, c, seconds, stats_url=None):
     busy0, _ = busy_jiffies()
     t0 = time.time()
     try:
-        r = common.run_wrk(url, body.path, body.header_len, c, seconds)
+        r = common.run_wrk(url, body.path if body else "GET", body.header_len if body else None, c, seconds)
     finally:
         stop_watch.set()
         watcher.join()
@@ -149,7 +158,8 @@ def measure_point(url, pid, body, c, seconds, stats_url=None):
 
 def sweep(name, url, pid, body, concurrencies, seconds, warmup_s, repeats=1, stats_url=None):
     """wrk at each concurrency, `repeats` times; keeps the run with the median requests/s."""
-    common.run_wrk(url, body.path, body.header_len, max(concurrencies), warmup_s)  # warm-up, discarded
+    common.run_wrk(url, body.path if body else "GET", body.header_len if body else None, max(concurrencies),
+                   warmup_s)  # warm-up, discarded
     rows = []
     for c in concurrencies:
         runs = [measure_point(url, pid, body, c, seconds, stats_url) for _ in range(repeats)]
@@ -249,6 +259,15 @@ def inprocess_in_child(repo, seconds, omp_threads):
     raise RuntimeError("in-process run failed: %s %s" % (out.stdout, out.stderr))
 
 
+def hold_cpu_latency_zero():
+    """PM QoS: asks for 0 us CPU wake-up latency while the returned descriptor stays open."""
+    import struct
+    fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+    os.write(fd, struct.pack("i", 0))
+    log("holding /dev/cpu_dma_latency at 0 (idle CPUs poll)")
+    return fd
+
+
 def omp(value):
     return None if str(value) == "default" else int(value)
 
@@ -264,6 +283,8 @@ def main():
                     help="python with kserve, onnx, onnxruntime ('none' skips the KServe runs)")
     ap.add_argument("--ort-threads", type=int, default=1, help="onnxruntime intra-op threads")
     ap.add_argument("--batch-delay-us", type=int, default=500, help="max_queue_delay_microseconds when batching")
+    ap.add_argument("--latency-qos", action="store_true",
+                    help="hold /dev/cpu_dma_latency at 0 during the run (root; idle CPUs poll instead of halting)")
     ap.add_argument("--omp-threads", default="1",
                     help="OMP_NUM_THREADS of the hetnet server in the comparison ('default': unset)")
     ap.add_argument("--batching-omp-threads", default="default,1",
@@ -279,6 +300,8 @@ def main():
     workdir = args.workdir or tempfile.mkdtemp(prefix="hetnet-serving-bench-")
     os.makedirs(workdir, exist_ok=True)
     wait_for_no_build()
+    # Kept open until the process exits: the kernel drops the request when the file is closed.
+    qos_fd = hold_cpu_latency_zero() if args.latency_qos else None
 
     x = SPEC.sample_input()
     body = Body(workdir, x)
@@ -288,7 +311,7 @@ def main():
                    "mlp": "MLP 784-512-512-10 (FC/Relu/Softmax), FP32, batch 1",
                    "lenet": "LeNet Conv/MaxPool/Conv/MaxPool/FC/Relu/FC/Softmax, FP32 1x28x28, batch 1"}[MODEL],
                "load": "wrk -t1 -cC, HTTP/1.1 keep-alive, KServe v2 REST, binary tensor data in and out",
-               "batch_delay_us": args.batch_delay_us}
+               "batch_delay_us": args.batch_delay_us, "latency_qos": qos_fd is not None}
 
     # ---- hetnet, no dynamic batching, one instance: the head-to-head configuration ----
     if parts & {"compare", "overhead"}:
@@ -305,6 +328,13 @@ def main():
         finally:
             server.stop()
         if "overhead" in parts:
+            server, url, _ = start_hetnet(workdir, "floor", omp_threads=omp(args.omp_threads))
+            try:
+                health = url.rsplit("/v2/", 1)[0] + "/v2/health/live"
+                results["health_c1"] = sweep("GET /v2/health/live", health, server.proc.pid, None, [1], args.duration,
+                                             args.warmup, args.repeats)[0]
+            finally:
+                server.stop()
             log("in-process hetnet.workspace.Predictor")
             ip = inprocess_in_child(repo, max(3, args.duration // 2), omp(args.omp_threads))
             results["inprocess"] = ip
@@ -312,7 +342,14 @@ def main():
             c1 = [r for r in results["hetnet"] if r["connections"] == 1]
             if c1:
                 results["server_overhead_p50_us"] = c1[0]["p50_us"] - ip["p50_us"]
-                log("  server overhead at c=1: %.1f us" % results["server_overhead_p50_us"])
+                results["server_overhead_over_floor_us"] = results["server_overhead_p50_us"] - results[
+                    "health_c1"]["p50_us"]
+                st = c1[0].get("server_stats_us")
+                if st:
+                    results["server_own_overhead_us"] = st["success"] - st["compute_infer"]
+                log("  server overhead at c=1: %.1f us (%.1f over the health floor; own statistics %.1f us)" % (
+                    results["server_overhead_p50_us"], results["server_overhead_over_floor_us"],
+                    results.get("server_own_overhead_us", float("nan"))))
 
     # ---- KServe Python server + onnxruntime on the same weights ----
     if "compare" in parts and args.kserve_python != "none":
@@ -387,6 +424,12 @@ def render_markdown(r):
         out.append("")
         out.append("in-process Predictor p50 %.1f us; server p50 at concurrency 1 minus in-process p50: %.1f us"
                    % (r["inprocess"]["p50_us"], r.get("server_overhead_p50_us", float("nan"))))
+        if "health_c1" in r:
+            out.append("`GET /v2/health/live` at concurrency 1 (the loopback floor): p50 %d us; overhead above it "
+                       "%.1f us; by the server's own statistics (request - compute_infer): %.1f us%s" % (
+                           r["health_c1"]["p50_us"], r.get("server_overhead_over_floor_us", float("nan")),
+                           r.get("server_own_overhead_us", float("nan")),
+                           "; /dev/cpu_dma_latency held at 0" if r.get("latency_qos") else ""))
         c1 = [x for x in r.get("hetnet", []) if x["connections"] == 1]
         if c1 and c1[0].get("server_stats_us"):
             st = c1[0]["server_stats_us"]

@@ -1,11 +1,15 @@
 -- wrk script: POSTs one KServe v2 inference request (a file made by bench_serving.py) on every
 -- connection and prints a one-line JSON summary at the end (latencies in microseconds).
--- usage: wrk -t1 -cC -dDs --timeout 5s -s wrk_infer.lua URL -- BODY_FILE HEADER_LEN
+-- usage: wrk -t1 -cC -dDs --timeout 5s -s wrk_infer.lua URL -- BODY_FILE HEADER_LEN   (or: URL -- GET)
 local body_file, header_len
 
 function init(args)
   body_file = args[1]
   header_len = args[2]
+  if body_file == "GET" then  -- a bodiless GET (the health endpoint: the loopback round-trip floor)
+    wrk.method = "GET"
+    return
+  end
   local f = assert(io.open(body_file, "rb"))
   wrk.body = f:read("*a")
   f:close()
