@@ -68,8 +68,10 @@ void EinsumOp::RunOnDevice() {
   HN_ENFORCE(static_cast<int>(parts.size()) == InputSize(), type(), ": equation '", equation_, "' has ", parts.size(),
              " input terms for ", InputSize(), " inputs");
   const DataType t = Input(0).dtype();
-  HN_ENFORCE(t == DataType::Float || t == DataType::Double || t == DataType::Int32 || t == DataType::Int64, type(),
-             ": input 0 ('", def().input(0), "') is ", DataTypeName(t), "; float32/64 or int32/64 is required");
+  const bool sixteen = t == DataType::Float16 || t == DataType::BFloat16;  // summed in double, rounded once
+  HN_ENFORCE(sixteen || t == DataType::Float || t == DataType::Double || t == DataType::Int32 || t == DataType::Int64,
+             type(), ": input 0 ('", def().input(0), "') is ", DataTypeName(t),
+             "; float16, bfloat16, float32/64 or int32/64 is required");
   int ellipsis_rank = 0;
   std::vector<Term> terms;
   std::map<int, int64_t> size;  // label -> size (1 for a "..." dim no input stretches)
@@ -145,6 +147,11 @@ void EinsumOp::RunOnDevice() {
     }
     acc[step / inner] += prod;
   }
+  if (sixteen) {
+    char* y = static_cast<char*>(Y->raw_mutable_data(t));
+    for (int64_t k = 0; k < out_n; ++k) EncodeAs(*this, t, acc[k], y + k * Y->itemsize());
+    return;
+  }
   DispatchArithmetic(*this, t, 0, [&](auto zero) {
     using T = decltype(zero);
     T* y = Y->template mutable_data<T>();
@@ -195,7 +202,8 @@ REGISTER_CPU_OPERATOR(Det, DetOp);
 
 OPERATOR_SCHEMA(Einsum).NumInputs(1, 16).NumOutputs(1)
     .SetDoc("ONNX's Einsum with arg equation (explicit or implicit output, '...', diagonals); inputs of one dtype "
-            "(float32/64, int32/64), summed in float64 by a plain loop (at most 2^32 steps). CPU only; no gradient.");
+            "(float16, bfloat16, float32/64, int32/64), summed in float64 by a plain loop (at most 2^32 steps). CPU only; "
+            "no gradient.");
 REGISTER_CPU_OPERATOR(Einsum, EinsumOp);
 
 }  // namespace hetnet

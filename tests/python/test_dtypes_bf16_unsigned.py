@@ -129,3 +129,17 @@ def test_sixteen_bit_float_binary_ops_match_numpy(ws, dtype, op, fn):
         np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+@pytest.mark.parametrize("dtype", [BF16, np.dtype(np.float16)], ids=["bfloat16", "float16"])
+def test_einsum_on_sixteen_bit_floats_rounds_the_float64_sum_once(ws, dtype):
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((2, 3, 5)).astype(dtype)
+    b = rng.standard_normal((2, 5, 4)).astype(dtype)
+    ws.FeedBlob("a", a)
+    ws.FeedBlob("b", b)
+    ws.RunOperatorOnce(core.CreateOperator("Einsum", ["a", "b"], ["c"], equation="bij,bjk->bik"))
+    got = ws.FetchBlob("c")
+    want = np.einsum("bij,bjk->bik", a.astype(np.float64), b.astype(np.float64)).astype(np.float32).astype(dtype)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
