@@ -1,7 +1,8 @@
 // Converters of ONNX's image sampling ops onto the CPU hetnet operators of the same names: GridSample
 // (opsets 16-22; operators/grid_sample_op: mode, padding_mode and align_corners passed on, opset 16's
 // bilinear / bicubic are the kernel's linear / cubic), AffineGrid (opset 20; same file), CenterCropPad
-// (opset 18; operators/center_crop_pad_op). Registered from RegisterNnConverters.
+// (opset 18; operators/center_crop_pad_op), DeformConv (opsets 19-22, 2-D; operators/deform_conv_op:
+// bilinear sampling at offsets). Registered from RegisterNnConverters.
 #include "onnx/onnx_context.h"
 
 namespace hetnet::onnxio {
@@ -21,6 +22,21 @@ void RegisterGridSampleConverters(ConverterRegistry& r) {
   r.Add("AffineGrid", 20, kNewestOpset, [](ConvertContext& c) {
     if (!c.has_in(0) || !c.has_in(1)) c.Refuse("inputs theta and size are required");
     AddArg(c.Emit("AffineGrid", {c.in(0), c.in(1)}, {c.out(0)}), "align_corners", c.Int("align_corners", 0));
+  });
+  r.Add("DeformConv", 19, kNewestOpset, [](ConvertContext& c) {
+    if (!c.has_in(0) || !c.has_in(1) || !c.has_in(2)) c.Refuse("inputs X, W and offset are required");
+    if (c.Rank(c.in(0)) >= 0 && c.Rank(c.in(0)) != 4) c.Refuse("only 2-D (4-D X) is supported");
+    std::vector<std::string> ins{c.in(0), c.in(1), c.in(2)};
+    for (int i = 3; i < 5; ++i)
+      if (c.has_in(i)) ins.push_back(c.in(i));
+    auto& op = c.Emit("DeformConv", ins, {c.out(0)});
+    AddArg(op, "has_bias", int64_t{c.has_in(3)});
+    AddArg(op, "has_mask", int64_t{c.has_in(4)});
+    for (const char* a : {"strides", "pads", "dilations"})
+      if (c.Has(a)) AddArg(op, a, c.Ints(a));
+    for (const char* a : {"group", "offset_group"})
+      if (c.Has(a)) AddArg(op, a, c.Int(a, 1));
+    c.SetRank(c.out(0), 4);
   });
   r.Add("CenterCropPad", 18, kNewestOpset, [](ConvertContext& c) {
     if (!c.has_in(0) || !c.has_in(1)) c.Refuse("inputs input_data and shape are required");

@@ -2,8 +2,9 @@
 // terms (unnormalize ix, iy; clip or reflect a coordinate outside the input; weights of the 1, 2x2 or 4x4 taps, each
 // tap read with the padding rule: zero outside, clamped, or reflected). AffineGrid: theta times each
 // point's (x, y, 1), the coordinates spaced evenly over [-1, 1] (pixel centres or corners).
-// CenterCropPad: each output element found from its index shifted by the centring offsets. The
-// [grid_sample] TEST_CASE checks refusals.
+// CenterCropPad: each output element found from its index shifted by the centring offsets.
+// DeformConv: each tap's sample as the tent-weighted sum over every input pixel,
+// sum_pq max(0, 1 - |h - p|) max(0, 1 - |w - q|) X[p, q]. The [grid_sample] TEST_CASE checks refusals.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -140,6 +141,47 @@ RefTensors CenterCropPadRef(const caffe2::OperatorDef& def, const RefTensors& in
   return {Y};
 }
 
+RefTensors DeformConvRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  int64_t group = 1, ogroups = 1, has_bias = 0, has_mask = 0;
+  std::vector<int64_t> st{1, 1}, pad{0, 0, 0, 0}, dil{1, 1};
+  for (const auto& a : def.arg()) {
+    if (a.name() == "group") group = a.i();
+    if (a.name() == "offset_group") ogroups = a.i();
+    if (a.name() == "has_bias") has_bias = a.i();
+    if (a.name() == "has_mask") has_mask = a.i();
+    if (a.name() == "strides") st.assign(a.ints().begin(), a.ints().end());
+    if (a.name() == "pads") pad.assign(a.ints().begin(), a.ints().end());
+    if (a.name() == "dilations") dil.assign(a.ints().begin(), a.ints().end());
+  }
+  const RefTensor &X = in[0], &W = in[1], &O = in[2];
+  const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), Wd = X.dim(3), OC = W.dim(0), kH = W.dim(2), kW = W.dim(3);
+  const int64_t OH = O.dim(2), OW = O.dim(3), icg = C / group;
+  RefTensor Y({N, OC, OH, OW}, X.dtype);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < OC; ++oc)
+      for (int64_t i = 0; i < OH; ++i)
+        for (int64_t j = 0; j < OW; ++j) {
+          double acc = has_bias ? in[3][oc] : 0.0;
+          for (int64_t c = 0; c < icg; ++c) {
+            const int64_t ic = oc / (OC / group) * icg + c, og = ic / (C / ogroups);
+            for (int64_t kh = 0; kh < kH; ++kh)
+              for (int64_t kw = 0; kw < kW; ++kw) {
+                const int64_t tap = (og * kH + kh) * kW + kw;
+                const double h = i * st[0] - pad[0] + kh * dil[0] + O[((n * O.dim(1) + 2 * tap) * OH + i) * OW + j];
+                const double w = j * st[1] - pad[1] + kw * dil[1] + O[((n * O.dim(1) + 2 * tap + 1) * OH + i) * OW + j];
+                double v = 0;
+                for (int64_t p = 0; p < H; ++p)
+                  for (int64_t q = 0; q < Wd; ++q)
+                    v += std::max(0.0, 1 - std::fabs(h - p)) * std::max(0.0, 1 - std::fabs(w - q)) * X[((n * C + ic) * H + p) * Wd + q];
+                const double m = has_mask ? in[3 + has_bias][((n * ogroups * kH * kW + tap) * OH + i) * OW + j] : 1.0;
+                acc += W[((oc * icg + c) * kH + kh) * kW + kw] * m * v;
+              }
+          }
+          Y[((n * OC + oc) * OH + i) * OW + j] = acc;
+        }
+  return {Y};
+}
+
 }  // namespace
 
 HN_OP_CASES(GridSample) {
@@ -164,6 +206,21 @@ HN_OP_CASES(AffineGrid) {
                     .Ref(AffineGrid2dRef));
   c.push_back(Case("2-D, height 1, align_corners").Def(Op("AffineGrid", {"T", "S"}, {"G"}, {Arg("align_corners", 1)}))
                   .Inputs({In({1, 2, 3}), In({4}, DataType::Int64).Values({1, 1, 1, 3})}).Ref(AffineGrid2dRef));
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
+HN_OP_CASES(DeformConv) {
+  std::vector<Case> c = {
+      Case("3x3, pads 1, stride 2, bias, mask").Def(Op("DeformConv", {"X", "W", "O", "B", "M"}, {"Y"},
+                                                        {Ints("pads", {1, 1, 1, 1}), Ints("strides", {2, 2}),
+                                                         Arg("has_bias", 1), Arg("has_mask", 1)}))
+          .Inputs({In({1, 2, 5, 6}), In({3, 2, 3, 3}), In({1, 18, 3, 3}).Range(-1.5, 1.5), In({3}), In({1, 9, 3, 3}).Range(0, 1)})
+          .Ref(DeformConvRef),
+      Case("group 2, offset_group 2, dilation 2").Def(Op("DeformConv", {"X", "W", "O"}, {"Y"},
+                                                         {Arg("group", 2), Arg("offset_group", 2), Ints("dilations", {2, 2})}))
+          .Inputs({In({2, 4, 5, 5}), In({2, 2, 2, 2}), In({2, 16, 3, 3}).Range(-2, 2)}).Ref(DeformConvRef),
+  };
   for (auto& k : c) k.NoGrad().CpuOnly();
   return c;
 }
@@ -205,6 +262,11 @@ TEST_CASE("GridSample refuses bad grids, modes and dtypes, naming op and blob", 
   CHECK_THAT(RunError(affine, {zeros({2, 3, 4}), size({2, 1, 4, 4})}), Catch::Contains("AffineGrid") && Catch::Contains("'T'"));
   CHECK_THAT(RunError(affine, {zeros({2, 2, 3}), size({2, 1, 4})}), Catch::Contains("'S'"));
   CHECK_THAT(RunError(affine, {zeros({2, 2, 3}), size({2, 1, -4, 4})}), Catch::Contains("negative"));
+  const auto deform = Op("DeformConv", {"X", "W", "O"}, {"Y"});
+  CHECK_THAT(RunError(deform, {zeros({1, 2, 4, 4}), zeros({1, 3, 2, 2}), zeros({1, 8, 3, 3})}),
+             Catch::Contains("DeformConv") && Catch::Contains("'W'"));
+  CHECK_THAT(RunError(deform, {zeros({1, 2, 4, 4}), zeros({1, 2, 2, 2}), zeros({1, 8, 2, 2})}), Catch::Contains("'O'"));
+  CHECK_THAT(RunError(deform, {zeros({1, 2, 4}), zeros({1, 2, 2}), zeros({1, 4, 3})}), Catch::Contains("2-D"));
   const auto crop = Op("CenterCropPad", {"X", "S"}, {"Y"}, {Ints("axes", {0, 0})});
   CHECK_THAT(RunError(crop, {zeros({3, 3}), size({2, 2})}), Catch::Contains("CenterCropPad") && Catch::Contains("repeated"));
   CHECK_THAT(RunError(Op("CenterCropPad", {"X", "S"}, {"Y"}), {zeros({3, 3}), size({2})}), Catch::Contains("1 sizes for 2 axes"));
