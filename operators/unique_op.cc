@@ -5,6 +5,7 @@
 
 #include "core/argument.h"
 #include "operators/cnn_op_utils.h"
+#include "operators/elementwise_ops.h"
 #include "operators/onnx_op_util.h"
 
 namespace hetnet {
@@ -23,9 +24,12 @@ void UniqueOp::RunOnDevice() {
   }
   const bool sorted = GetSingleArgument<int>("sorted", 1) != 0;
   std::vector<int64_t> first, inverse(n), counts, order;  // order: unique ids in output order
-  DispatchArithmetic(*this, X.dtype(), 0, [&](auto zero) {
+  // float16 / bfloat16 are keyed by their float32 values (exact); Y copies X's own elements.
+  const Tensor widened = IsSixteenBitFloat(X.dtype()) ? WidenToFloat(X) : Tensor();
+  const Tensor& K = widened.initialized() ? widened : X;
+  DispatchArithmetic(*this, K.dtype(), 0, [&](auto zero) {
     using T = decltype(zero);
-    const T* x = X.template data<T>();
+    const T* x = K.template data<T>();
     std::map<std::vector<T>, int64_t> ids;  // slice -> id (ids in order of first occurrence)
     std::vector<T> key(outer * inner);
     for (int64_t j = 0; j < n; ++j) {
@@ -72,7 +76,8 @@ void UniqueOp::RunOnDevice() {
 
 OPERATOR_SCHEMA(Unique).NumInputs(1).NumOutputs(1, 4)
     .SetDoc("ONNX's Unique(X) -> Y, indices, inverse_indices, counts: distinct elements (or slices along arg axis), "
-            "sorted (arg sorted, default 1) or in order of first occurrence. CPU only; no gradient.");
+            "sorted (arg sorted, default 1) or in order of first occurrence; numeric dtypes, float16 and bfloat16. CPU "
+            "only; no gradient.");
 REGISTER_CPU_OPERATOR(Unique, UniqueOp);
 
 }  // namespace hetnet

@@ -143,3 +143,17 @@ def test_einsum_on_sixteen_bit_floats_rounds_the_float64_sum_once(ws, dtype):
     want = np.einsum("bij,bjk->bik", a.astype(np.float64), b.astype(np.float64)).astype(np.float32).astype(dtype)
     assert got.dtype == dtype
     np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+@pytest.mark.parametrize("dtype", [BF16, np.dtype(np.float16)], ids=["bfloat16", "float16"])
+def test_unique_on_sixteen_bit_floats_matches_numpy(ws, dtype):
+    x = np.array([2.5, -1.0, 2.5, 0.125, -1.0, 7.0, 0.125, 2.5], np.float32).astype(dtype)
+    ws.FeedBlob("x", x)
+    ws.RunOperatorOnce(core.CreateOperator("Unique", ["x"], ["y", "i", "inv", "n"]))
+    y, first, inverse, counts = np.unique(x.astype(np.float32), return_index=True, return_inverse=True,
+                                          return_counts=True)
+    assert ws.FetchBlob("y").dtype == dtype
+    np.testing.assert_array_equal(ws.FetchBlob("y").astype(np.float32), y)
+    np.testing.assert_array_equal(ws.FetchBlob("i"), first)
+    np.testing.assert_array_equal(ws.FetchBlob("inv"), inverse)
+    np.testing.assert_array_equal(ws.FetchBlob("n"), counts)
