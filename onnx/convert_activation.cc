@@ -4,6 +4,7 @@
 // inputs (the scalar constants are float32).
 #include <cmath>
 
+#include "onnx/convert_math_util.h"
 #include "onnx/onnx_context.h"
 
 namespace hetnet::onnxio {
@@ -29,17 +30,24 @@ void HardSigmoidInto(ConvertContext& c, float alpha, float beta, const std::stri
   AddArgF(clip, "max", 1.f);
 }
 
-// x > 0 ? x : alpha * (exp(x / k) - 1) into out (Elu: k = 1; Celu: k = alpha).
-void EluInto(ConvertContext& c, float alpha, float k, const std::string& out) {
-  std::string x = c.in(0);
+// x > 0 ? x : alpha * (exp(x / k) - 1) into out (Elu: k = 1; Celu: k = alpha). A float16 / bfloat16
+// input (declared by the model) is computed in float32 between two Casts, rounded once.
+void EluInto(ConvertContext& c, float alpha, float k, const std::string& final_out) {
+  using C2 = caffe2::TensorProto;
+  const auto dt = c.Dtype(c.in(0));
+  const bool narrow = dt == C2::FLOAT16 || dt == C2::BFLOAT16;
+  const std::string x0 = narrow ? CastBlob(c, c.in(0), C2::FLOAT, c.out(0) + "_f32") : c.in(0);
+  const std::string out = narrow ? c.Fresh(final_out + "_f32") : final_out;
+  std::string x = x0;
   if (k != 1.f) x = Scaled(c, x, 1.f / k, c.Fresh(c.out(0) + "_xk"));
   const std::string e = c.Fresh(c.out(0) + "_exp"), em1 = c.Fresh(c.out(0) + "_expm1");
   c.Emit("Exp", {x}, {e});
   c.Emit("Sub", {e, Scalar(c, "one", 1.0)}, {em1});
   const std::string neg = Scaled(c, em1, alpha, c.Fresh(c.out(0) + "_neg"));
   const std::string pos = c.Fresh(c.out(0) + "_positive");
-  c.Emit("GT", {c.in(0), Scalar(c, "zero", 0.0)}, {pos});
-  c.Emit("Where", {pos, c.in(0), neg}, {out});
+  c.Emit("GT", {x0, Scalar(c, "zero", 0.0)}, {pos});
+  c.Emit("Where", {pos, x0, neg}, {out});
+  if (narrow) AddArg(c.Emit("Cast", {out}, {final_out}), "to", static_cast<int64_t>(dt));
 }
 
 // log(1 + exp(x)) into out.
