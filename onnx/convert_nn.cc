@@ -1,7 +1,7 @@
 // Converters of the neural-network family: Gemm, MatMul, QLinearMatMul, BatchNormalization, LRN,
 // Dropout, Softmax / LogSoftmax, NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (convolution and pooling:
 // convert_conv.cc; attention: convert_attention.cc; RNN / GRU / LSTM: convert_rnn.cc; GridSample:
-// convert_grid_sample.cc; BitCast: convert_bitcast.cc).
+// convert_grid_sample.cc; BitCast: convert_bitcast.cc; TfIdfVectorizer: convert_text.cc).
 #include <cmath>
 
 #include "onnx/onnx_context.h"
@@ -182,12 +182,14 @@ void RegisterAttentionConverters(ConverterRegistry& r);  // convert_attention.cc
 void RegisterRecurrentConverters(ConverterRegistry& r);  // convert_rnn.cc
 void RegisterGridSampleConverters(ConverterRegistry& r);  // convert_grid_sample.cc
 void RegisterBitCastConverters(ConverterRegistry& r);     // convert_bitcast.cc
+void RegisterTextConverters(ConverterRegistry& r);        // convert_text.cc
 
 void RegisterNnConverters(ConverterRegistry& r) {
   RegisterAttentionConverters(r);
   RegisterRecurrentConverters(r);
   RegisterGridSampleConverters(r);
   RegisterBitCastConverters(r);
+  RegisterTextConverters(r);
   r.Add("Gemm", Gemm);
   r.Add("QLinearMatMul", 10, kNewestOpset, [](ConvertContext& c) {  // operators/qlinear_matmul_op
     std::vector<std::string> ins;
