@@ -144,6 +144,23 @@ void StringNormalizerOp::RunOnDevice() {
   std::copy(kept.begin(), kept.end(), y);
 }
 
+RegexFullMatchOp::RegexFullMatchOp(const caffe2::OperatorDef& def, Workspace* ws) : Operator<CPUContext>(def, ws) {
+  const std::string pattern = GetSingleArgument<std::string>("pattern", "");
+  try {
+    re_ = std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    HN_THROW(kInvalidArgument, def.type(), ": pattern '", pattern, "' does not compile as an ECMAScript regex: ",
+             e.what());
+  }
+}
+
+void RegexFullMatchOp::RunOnDevice() {
+  RequireStrings(*this, 0);
+  const Tensor& X = Input(0);
+  bool* y = Output(0, X.sizes(), DataType::Bool)->mutable_data<bool>();
+  for (int64_t k = 0; k < X.numel(); ++k) y[k] = std::regex_match(X.data<std::string>()[k], re_);
+}
+
 OPERATOR_SCHEMA(StringConcat).NumInputs(2).NumOutputs(1)
     .SetDoc("ONNX's StringConcat: elementwise X + Y of string tensors, numpy broadcasting. CPU only.");
 OPERATOR_SCHEMA(StringSplit).NumInputs(1).NumOutputs(1, 2)
@@ -154,6 +171,9 @@ OPERATOR_SCHEMA(StringNormalizer).NumInputs(1).NumOutputs(1)
             "removed. CPU only.");
 REGISTER_CPU_OPERATOR(StringConcat, StringConcatOp);
 REGISTER_CPU_OPERATOR(StringSplit, StringSplitOp);
+OPERATOR_SCHEMA(RegexFullMatch).NumInputs(1).NumOutputs(1)
+    .SetDoc("ONNX's RegexFullMatch: whether each string fully matches arg pattern (an ECMAScript regex). CPU only.");
 REGISTER_CPU_OPERATOR(StringNormalizer, StringNormalizerOp);
+REGISTER_CPU_OPERATOR(RegexFullMatch, RegexFullMatchOp);
 
 }  // namespace hetnet

@@ -12,8 +12,13 @@
 // dropped (is_case_sensitive=0: compared after the case change, to the case-changed stopwords),
 // case_change_action LOWER / UPPER / NONE changes ASCII letters; elements left empty are removed (an
 // all-empty result is one ""). locale is accepted and not used (ASCII case rules).
+//
+// RegexFullMatch(X) -> Y (opset 20): bool, whether each whole string matches arg pattern. The pattern
+// is compiled as an ECMAScript regex (std::regex), not RE2: the common syntax (classes, \w \b,
+// groups, alternation, counted repeats) agrees; RE2-only syntax is refused with the compile error.
 #pragma once
 
+#include <regex>
 #include <set>
 #include <string>
 
@@ -49,6 +54,15 @@ class StringNormalizerOp final : public Operator<CPUContext> {
   int action_;  // 0 NONE, 1 LOWER, 2 UPPER
   bool case_sensitive_;
   std::set<std::string> stops_;  // case-changed unless case-sensitive
+};
+
+class RegexFullMatchOp final : public Operator<CPUContext> {
+ public:
+  RegexFullMatchOp(const caffe2::OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  std::regex re_;
 };
 
 }  // namespace hetnet

@@ -1,8 +1,9 @@
-"""StringConcat / StringSplit / StringNormalizer (operators/onnx_string_ops) on inputs the conformance
-cases do not try (multi-character delimiters, maxsplit with whitespace runs, broadcasting of both
-sides, case-insensitive stopwords). Expected values come from Python's str methods (StringSplit),
-onnxruntime (StringConcat) and ONNX's reference evaluator (StringNormalizer: onnxruntime's needs a
-locale this machine lacks); bad dtypes give hetnet errors."""
+"""StringConcat / StringSplit / StringNormalizer / RegexFullMatch (operators/onnx_string_ops) on inputs
+the conformance cases do not try (multi-character delimiters, maxsplit with whitespace runs,
+broadcasting of both sides, case-insensitive stopwords, other patterns). Expected values come from
+Python's str.split and re.fullmatch, onnxruntime (StringConcat) and ONNX's reference evaluator
+(StringNormalizer: onnxruntime's needs a locale this machine lacks); bad dtypes and patterns give
+hetnet errors."""
 import numpy as np
 import onnx
 import onnx.helper as oh
@@ -70,4 +71,21 @@ def test_string_ops_refuse_numbers():
     x = np.array([1, 2], dtype=np.int64)
     model = _Model(oh.make_node("StringSplit", ["x"], ["y", "n"]), {"x": x})
     with pytest.raises(hetnet.HetnetError, match="StringSplit.*string tensor"):
+        HetnetBackend.run_model(model, [x])
+
+
+@pytest.mark.parametrize("pattern", [r"[a-c]+\d{2,3}", r"(foo|bar)\b.*", r"\w+@\w+\.(com|org)", r""])
+def test_regex_full_match_matches_python_re(pattern):
+    import re
+    x = np.array([["abc12", "abc1234", "foo bar"], ["a@b.org", "", "bar"]], dtype=object)
+    model = _Model(oh.make_node("RegexFullMatch", ["x"], ["y"], pattern=pattern), {"x": x})
+    (got,) = HetnetBackend.run_model(model, [x])
+    assert got.dtype == np.bool_
+    assert got.tolist() == [[re.fullmatch(pattern, s) is not None for s in row] for row in x.tolist()]
+
+
+def test_regex_full_match_refuses_a_bad_pattern():
+    x = np.array(["a"], dtype=object)
+    model = _Model(oh.make_node("RegexFullMatch", ["x"], ["y"], pattern="(unclosed"), {"x": x})
+    with pytest.raises(hetnet.HetnetError, match="RegexFullMatch.*does not compile"):
         HetnetBackend.run_model(model, [x])
