@@ -1,6 +1,6 @@
 // Converters of the attention family onto CPU hetnet operators of the same name: Attention (opsets
 // 23-25; operators/attention_op), RotaryEmbedding (opset 23; operators/rotary_embedding_op),
-// LinearAttention (opset 27; operators/linear_attention_op).
+// LinearAttention (opset 27; operators/linear_attention_op), SwiGLU (opset 28; operators/swiglu_op).
 // Registered from RegisterNnConverters.
 #include "onnx/onnx_context.h"
 
@@ -84,6 +84,12 @@ void RegisterAttentionConverters(ConverterRegistry& r) {
   r.Add("Attention", 23, kNewestOpset, Attention);
   r.Add("RotaryEmbedding", 23, kNewestOpset, RotaryEmbedding);
   r.Add("LinearAttention", 27, kNewestOpset, LinearAttention);
+  r.Add("SwiGLU", 28, kNewestOpset, [](ConvertContext& c) {
+    if (!c.has_in(0) || !c.has_in(1)) c.Refuse("inputs A and B are required");
+    auto& op = c.Emit("SwiGLU", {c.in(0), c.in(1)}, {c.out(0)});
+    if (c.Has("alpha")) AddArgF(op, "alpha", c.Float("alpha", 1.f));
+    c.SameDims(c.out(0), c.in(0));
+  });
 }
 
 }  // namespace hetnet::onnxio

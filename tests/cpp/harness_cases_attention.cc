@@ -2,8 +2,8 @@
 // [b, h, i, j] that reads Q/K/V through their own index maps (3-D packed or 4-D, the past first), and
 // builds the bias from the mask with numpy's right-aligned broadcast, the causal / window / padding
 // rules, softmax with fully masked rows as zeros. RotaryEmbedding (operators/rotary_embedding_op.*):
-// the reference walks each head's features and finds each one's partner. The [attention] TEST_CASE
-// checks the refusals of both.
+// the reference walks each head's features and finds each one's partner. SwiGLU: a b / (1 + e^(-alpha a)).
+// The [attention] TEST_CASEs check the refusals.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -206,6 +206,22 @@ HN_OP_CASES(RotaryEmbedding) {
   return c;
 }
 
+HN_OP_CASES(SwiGLU) {
+  const auto ref = [](const caffe2::OperatorDef& def, const RefTensors& in) {
+    const double alpha = def.arg_size() ? def.arg(0).f() : 1.0;
+    RefTensor Y(in[0].shape, in[0].dtype);
+    for (int64_t k = 0; k < Y.numel(); ++k) Y[k] = in[0][k] * in[1][k] / (1 + std::exp(-alpha * in[0][k]));
+    return RefTensors{Y};
+  };
+  std::vector<Case> c = {
+      Case("default alpha").Def(Op("SwiGLU", {"A", "B"}, {"Y"})).Inputs({In({3, 8}).Range(-4, 4), In({3, 8})}).Ref(ref),
+      Case("alpha 1.702, float16").Def(Op("SwiGLU", {"A", "B"}, {"Y"}, {Arg("alpha", 1.702f)}))
+          .Inputs({In({2, 5}, DataType::Float16).Range(-3, 3), In({2, 5}, DataType::Float16)}).Ref(ref),
+  };
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
 namespace {
 Tensor Zeros(std::vector<int64_t> shape, DataType t = DataType::Float) {
   Tensor x(shape, t);
@@ -272,6 +288,13 @@ TEST_CASE("Attention on bfloat16 inputs agrees with float32", "[attention]") {
     worst = std::max<double>(worst, std::fabs(BFloat16ToFloat(y16.data<BFloat16>()[k]) - y32.data<float>()[k]) /
                                         std::max(1.0f, std::fabs(y32.data<float>()[k])));
   CHECK(worst < 0.03);
+}
+
+TEST_CASE("SwiGLU refuses mismatched shapes and dtypes", "[attention]") {
+  using optest::RunError;
+  const auto def = Op("SwiGLU", {"A", "B"}, {"Y"});
+  CHECK_THAT(RunError(def, {Zeros({2, 3}), Zeros({3})}), Catch::Contains("SwiGLU") && Catch::Contains("'B'"));
+  CHECK_THAT(RunError(def, {Zeros({3}, DataType::Int32), Zeros({3}, DataType::Int32)}), Catch::Contains("float32"));
 }
 
 TEST_CASE("RotaryEmbedding refuses bad ranks, caches, dims and position ids", "[attention]") {
