@@ -2,7 +2,8 @@
 // (opsets 16-22; operators/grid_sample_op: mode, padding_mode and align_corners passed on, opset 16's
 // bilinear / bicubic are the kernel's linear / cubic), AffineGrid (opset 20; same file), CenterCropPad
 // (opset 18; operators/center_crop_pad_op), DeformConv (opsets 19-22, 2-D; operators/deform_conv_op:
-// bilinear sampling at offsets). Registered from RegisterNnConverters.
+// bilinear sampling at offsets), RoiAlign (opsets 10-22; operators/roi_align_op; before opset 16 the
+// rois are not shifted by half a pixel). Registered from RegisterNnConverters.
 #include "onnx/onnx_context.h"
 
 namespace hetnet::onnxio {
@@ -36,6 +37,18 @@ void RegisterGridSampleConverters(ConverterRegistry& r) {
       if (c.Has(a)) AddArg(op, a, c.Ints(a));
     for (const char* a : {"group", "offset_group"})
       if (c.Has(a)) AddArg(op, a, c.Int(a, 1));
+    c.SetRank(c.out(0), 4);
+  });
+  r.Add("RoiAlign", 10, kNewestOpset, [](ConvertContext& c) {
+    for (int i = 0; i < 3; ++i)
+      if (!c.has_in(i)) c.Refuse("inputs X, rois and batch_indices are required");
+    auto& op = c.Emit("RoiAlign", {c.in(0), c.in(1), c.in(2)}, {c.out(0)});
+    AddArg(op, "coordinate_transformation_mode",
+           c.Str("coordinate_transformation_mode", c.opset() < 16 ? "output_half_pixel" : "half_pixel"));
+    AddArg(op, "mode", c.Str("mode", "avg"));
+    for (const char* a : {"output_height", "output_width"}) AddArg(op, a, c.Int(a, 1));
+    AddArg(op, "sampling_ratio", c.Int("sampling_ratio", 0));
+    AddArgF(op, "spatial_scale", c.Float("spatial_scale", 1.f));
     c.SetRank(c.out(0), 4);
   });
   r.Add("CenterCropPad", 18, kNewestOpset, [](ConvertContext& c) {

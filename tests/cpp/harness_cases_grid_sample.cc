@@ -4,7 +4,9 @@
 // point's (x, y, 1), the coordinates spaced evenly over [-1, 1] (pixel centres or corners).
 // CenterCropPad: each output element found from its index shifted by the centring offsets.
 // DeformConv: each tap's sample as the tent-weighted sum over every input pixel,
-// sum_pq max(0, 1 - |h - p|) max(0, 1 - |w - q|) X[p, q]. The [grid_sample] TEST_CASE checks refusals.
+// sum_pq max(0, 1 - |h - p|) max(0, 1 - |w - q|) X[p, q]. RoiAlign (avg): the mean of the same tent
+// sums at each bin's sample points (clamped into the image, zero beyond one pixel outside). The
+// [grid_sample] TEST_CASE checks refusals.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -182,6 +184,51 @@ RefTensors DeformConvRef(const caffe2::OperatorDef& def, const RefTensors& in) {
   return {Y};
 }
 
+// Bilinear value of plane at (y, x) as tent weights over all pixels, with RoiAlign's edge rules.
+double Tent(const RefTensor& X, int64_t plane, double y, double x) {
+  const int64_t H = X.dim(2), W = X.dim(3);
+  if (y < -1.0 || y > H || x < -1.0 || x > W) return 0.0;
+  y = std::min(std::max(y, 0.0), static_cast<double>(H - 1)), x = std::min(std::max(x, 0.0), static_cast<double>(W - 1));
+  double v = 0;
+  for (int64_t p = 0; p < H; ++p)
+    for (int64_t q = 0; q < W; ++q)
+      v += std::max(0.0, 1 - std::fabs(y - p)) * std::max(0.0, 1 - std::fabs(x - q)) * X[plane * H * W + p * W + q];
+  return v;
+}
+
+RefTensors RoiAlignAvgRef(const caffe2::OperatorDef& def, const RefTensors& in) {
+  int64_t oh = 1, ow = 1, ratio = 0;
+  double scale = 1;
+  bool half = true;
+  for (const auto& a : def.arg()) {
+    if (a.name() == "output_height") oh = a.i();
+    if (a.name() == "output_width") ow = a.i();
+    if (a.name() == "sampling_ratio") ratio = a.i();
+    if (a.name() == "spatial_scale") scale = a.f();
+    if (a.name() == "coordinate_transformation_mode") half = a.s() == "half_pixel";
+  }
+  const RefTensor &X = in[0], &rois = in[1];
+  const int64_t C = X.dim(1), R = rois.dim(0);
+  RefTensor Y({R, C, oh, ow}, X.dtype);
+  for (int64_t r = 0; r < R; ++r) {
+    const double sh = half ? 0.5 : 0.0, x0 = rois[r * 4] * scale - sh, y0 = rois[r * 4 + 1] * scale - sh;
+    double w = rois[r * 4 + 2] * scale - sh - x0, h = rois[r * 4 + 3] * scale - sh - y0;
+    if (!half) w = std::max(w, 1.0), h = std::max(h, 1.0);
+    const int64_t gy = ratio ? ratio : static_cast<int64_t>(std::ceil(h / oh)), gx = ratio ? ratio : static_cast<int64_t>(std::ceil(w / ow));
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double sum = 0;
+          for (int64_t a = 0; a < gy; ++a)
+            for (int64_t b = 0; b < gx; ++b)
+              sum += Tent(X, static_cast<int64_t>(in[2][r]) * C + c, y0 + (i + (a + 0.5) / gy) * h / oh,
+                          x0 + (j + (b + 0.5) / gx) * w / ow);
+          Y[((r * C + c) * oh + i) * ow + j] = sum / std::max<int64_t>(gy * gx, 1);
+        }
+  }
+  return {Y};
+}
+
 }  // namespace
 
 HN_OP_CASES(GridSample) {
@@ -220,6 +267,23 @@ HN_OP_CASES(DeformConv) {
       Case("group 2, offset_group 2, dilation 2").Def(Op("DeformConv", {"X", "W", "O"}, {"Y"},
                                                          {Arg("group", 2), Arg("offset_group", 2), Ints("dilations", {2, 2})}))
           .Inputs({In({2, 4, 5, 5}), In({2, 2, 2, 2}), In({2, 16, 3, 3}).Range(-2, 2)}).Ref(DeformConvRef),
+  };
+  for (auto& k : c) k.NoGrad().CpuOnly();
+  return c;
+}
+
+HN_OP_CASES(RoiAlign) {
+  const auto roi = [](const std::string& ct, int64_t ratio) {
+    return Op("RoiAlign", {"X", "R", "I"}, {"Y"},
+              {Arg("coordinate_transformation_mode", ct), Arg("mode", "avg"), Arg("output_height", 3),
+               Arg("output_width", 2), Arg("sampling_ratio", ratio), Arg("spatial_scale", 0.5f)});
+  };
+  const auto rois = In({3, 4}).Values({0, 0, 9, 7, 2.5, 1, 6, 11.5, -3, -2, 14, 3});
+  const auto idx = In({3}, DataType::Int64).Values({1, 0, 1});
+  std::vector<Case> c = {
+      Case("half_pixel, adaptive sampling").Def(roi("half_pixel", 0)).Inputs({In({2, 2, 6, 5}), rois, idx}).Ref(RoiAlignAvgRef),
+      Case("output_half_pixel, sampling 2").Def(roi("output_half_pixel", 2)).Inputs({In({2, 2, 6, 5}), rois, idx})
+          .Ref(RoiAlignAvgRef),
   };
   for (auto& k : c) k.NoGrad().CpuOnly();
   return c;
@@ -267,6 +331,11 @@ TEST_CASE("GridSample refuses bad grids, modes and dtypes, naming op and blob", 
              Catch::Contains("DeformConv") && Catch::Contains("'W'"));
   CHECK_THAT(RunError(deform, {zeros({1, 2, 4, 4}), zeros({1, 2, 2, 2}), zeros({1, 8, 2, 2})}), Catch::Contains("'O'"));
   CHECK_THAT(RunError(deform, {zeros({1, 2, 4}), zeros({1, 2, 2}), zeros({1, 4, 3})}), Catch::Contains("2-D"));
+  const auto roi = Op("RoiAlign", {"X", "R", "I"}, {"Y"});
+  CHECK_THAT(RunError(roi, {zeros({1, 1, 4, 4}), zeros({2, 3}), size({0, 0})}), Catch::Contains("RoiAlign") &&
+                                                                                  Catch::Contains("'R'"));
+  CHECK_THAT(RunError(roi, {zeros({1, 1, 4, 4}), zeros({2, 4}), size({0, 1})}), Catch::Contains("holds 1"));
+  CHECK_THAT(RunError(roi, {zeros({1, 1, 4, 4}), zeros({2, 4}), size({0})}), Catch::Contains("'I'"));
   const auto crop = Op("CenterCropPad", {"X", "S"}, {"Y"}, {Ints("axes", {0, 0})});
   CHECK_THAT(RunError(crop, {zeros({3, 3}), size({2, 2})}), Catch::Contains("CenterCropPad") && Catch::Contains("repeated"));
   CHECK_THAT(RunError(Op("CenterCropPad", {"X", "S"}, {"Y"}), {zeros({3, 3}), size({2})}), Catch::Contains("1 sizes for 2 axes"));
