@@ -173,7 +173,10 @@ void AttentionOp::Compute() {
     HN_ENFORCE(!has_past_, type(), ": nonpad_kv_seqlen", blob(next), " cannot be combined with past_key/past_value");
     HN_ENFORCE(N.dtype() == DataType::Int64 && N.ndim() == 1 && N.dim(0) == B, type(), ": nonpad_kv_seqlen",
                blob(next), " is ", DataTypeName(N.dtype()), " ", N.ShapeString(), "; int64 [", B, "] is required");
-    for (int64_t b = 0; b < B; ++b) valid[b] = N.data<int64_t>()[b], offset[b] = valid[b] - Sq;
+    // Clamped where every larger (smaller) value gives the same masks, so i + offset cannot overflow.
+    const int64_t bound = St + Sq + 1;
+    for (int64_t b = 0; b < B; ++b)
+      valid[b] = std::min(bound, std::max(-bound, N.data<int64_t>()[b])), offset[b] = valid[b] - Sq;
   }
   // The mask, broadcast to [B, Hq, Sq, St] (a shorter last dim: the rest masked).
   std::vector<C> mask;

@@ -62,10 +62,12 @@ void RoiAlignOp::Compute() {
     double rw = rois[r * 4 + 2] * s - off - x1, rh = rois[r * 4 + 3] * s - off - y1;
     if (!half_pixel_) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
     const double bh = rh / static_cast<double>(out_h_), bw = rw / static_cast<double>(out_w_);
-    const int64_t gh = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(bh));
-    const int64_t gw = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(bw));
-    HN_ENFORCE(gh <= (1 << 16) && gw <= (1 << 16), type(), ": roi ", r, " needs ", gh, " x ", gw,
+    // Samples per bin side (checked as doubles before the cast: a huge or NaN roi must not overflow it).
+    const double dh = sampling_ratio_ > 0 ? static_cast<double>(sampling_ratio_) : std::ceil(bh);
+    const double dw = sampling_ratio_ > 0 ? static_cast<double>(sampling_ratio_) : std::ceil(bw);
+    HN_ENFORCE(!(dh > 65536) && !(dw > 65536), type(), ": roi ", r, " needs ", dh, " x ", dw,
                " samples per bin (over 65536 a side)");
+    const int64_t gh = dh > 0 ? static_cast<int64_t>(dh) : 0, gw = dw > 0 ? static_cast<int64_t>(dw) : 0;
     const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
     for (int64_t ph = 0; ph < out_h_; ++ph)
       for (int64_t pw = 0; pw < out_w_; ++pw) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -257,6 +258,10 @@ TEST_CASE("Attention refuses bad ranks, head counts, masks and dtypes, naming op
              Catch::Contains("'PK'"));
   CHECK_THAT(RunError(Attn({"N"}, 1, {Arg("has_nonpad", 1)}), {q4, k4, k4, Zeros({3}, DataType::Int64)}),
              Catch::Contains("nonpad_kv_seqlen"));
+  auto extreme = Zeros({2}, DataType::Int64);  // far outside [0, kv length]: all valid / all masked, no overflow
+  extreme.mutable_data<int64_t>()[0] = INT64_MAX, extreme.mutable_data<int64_t>()[1] = INT64_MIN;
+  CHECK(RunError(Attn({"N"}, 1, {Arg("has_nonpad", 1), Arg("is_causal", 1), Arg("left_window_size", 2)}),
+                 {q4, k4, k4, extreme}) == "");
   CHECK_THAT(RunError(Attn({}, 1, {Arg("has_mask", 1)}), {q4, k4, k4}), Catch::Contains("inputs"));
   CHECK_THAT(RunError(Attn({}, 1, {Arg("qk_matmul_output_mode", 4)}), {q4, k4, k4}), Catch::Contains("0-3"));
 }

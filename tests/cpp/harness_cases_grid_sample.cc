@@ -336,6 +336,10 @@ TEST_CASE("GridSample refuses bad grids, modes and dtypes, naming op and blob", 
                                                                                   Catch::Contains("'R'"));
   CHECK_THAT(RunError(roi, {zeros({1, 1, 4, 4}), zeros({2, 4}), size({0, 1})}), Catch::Contains("holds 1"));
   CHECK_THAT(RunError(roi, {zeros({1, 1, 4, 4}), zeros({2, 4}), size({0})}), Catch::Contains("'I'"));
+  Tensor huge({1, 4}, DataType::Float);
+  std::fill_n(huge.mutable_data<float>(), 4, 1e30f);
+  huge.mutable_data<float>()[0] = -1e30f, huge.mutable_data<float>()[1] = -1e30f;
+  CHECK_THAT(RunError(roi, {zeros({1, 1, 4, 4}), huge, size({0})}), Catch::Contains("samples per bin"));
   const auto crop = Op("CenterCropPad", {"X", "S"}, {"Y"}, {Ints("axes", {0, 0})});
   CHECK_THAT(RunError(crop, {zeros({3, 3}), size({2, 2})}), Catch::Contains("CenterCropPad") && Catch::Contains("repeated"));
   CHECK_THAT(RunError(Op("CenterCropPad", {"X", "S"}, {"Y"}), {zeros({3, 3}), size({2})}), Catch::Contains("1 sizes for 2 axes"));
