@@ -53,7 +53,7 @@ std::vector<C> LoadMask(const Tensor& M) {
     switch (M.dtype()) {
       case DataType::Bool: out[k] = M.data<bool>()[k] ? C(0) : neg_inf; break;
       case DataType::Float: out[k] = static_cast<C>(M.data<float>()[k]); break;
-      case DataType::Double: out[k] = static_cast<C>(M.data<double>()[k]); break;
+      case DataType::Double: out[k] = NarrowTo<C>(M.data<double>()[k]); break;
       case DataType::BFloat16: out[k] = static_cast<C>(BFloat16ToFloat(M.data<BFloat16>()[k])); break;
       default: out[k] = static_cast<C>(HalfToFloat(M.data<Half>()[k])); break;
     }

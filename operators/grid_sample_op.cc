@@ -6,6 +6,7 @@
 
 #include "core/checked_size.h"
 #include "core/op_schema.h"
+#include "operators/half_compute.h"
 
 namespace hetnet {
 
@@ -86,7 +87,7 @@ void GridSampleOp::Compute() {
       for (int i = 0; i < r; ++i) {
         const double d = static_cast<double>(dims[i]), v = g[(n * points + p) * r + (r - 1 - i)];
         const double lo = align_corners_ ? 0.0 : -0.5, hi = align_corners_ ? d - 1 : d - 0.5;
-        float c = static_cast<float>(align_corners_ ? (v + 1) / 2 * (d - 1) : ((v + 1) * d - 1) / 2);
+        float c = NarrowTo<float>(align_corners_ ? (v + 1) / 2 * (d - 1) : ((v + 1) * d - 1) / 2);
         if (mode_ == 1) c = std::nearbyint(c);
         if (c < lo || c > hi) {
           if (padding_ == 1) c = static_cast<float>(std::min(std::max<double>(c, 0.0), d - 1));

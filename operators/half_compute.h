@@ -3,6 +3,7 @@
 // (attention_op, rotary_embedding_op) compute in C and store in the tensor's own type T.
 #pragma once
 
+#include <limits>
 #include <type_traits>
 
 #include "core/bfloat16.h"
@@ -28,6 +29,16 @@ T FromCompute(C v) {
 template <typename T, typename C>
 C RoundTo(C v) {
   return ToCompute<C>(FromCompute<T, C>(v));
+}
+
+// v as C, beyond C's range as +-infinity (a plain cast of an out-of-range double to float is undefined).
+template <typename C>
+C NarrowTo(double v) {
+  if constexpr (std::is_same<C, float>::value) {
+    if (v > std::numeric_limits<float>::max()) return std::numeric_limits<float>::infinity();
+    if (v < -std::numeric_limits<float>::max()) return -std::numeric_limits<float>::infinity();
+  }
+  return static_cast<C>(v);
 }
 
 // The 16-bit float types (stored narrower than they are computed).

@@ -317,6 +317,9 @@ TEST_CASE("GridSample refuses bad grids, modes and dtypes, naming op and blob", 
   CHECK_THAT(RunError(GS("linear", "zeros", 0), {zeros({1, 2, 4, 4}, DataType::Int32), zeros({1, 3, 3, 2}, DataType::Int32)}),
              Catch::Contains("float32"));
   CHECK_THAT(RunError(GS("linear", "zeros", 0), {X, zeros({1, 3, 3, 2}, DataType::Double)}), Catch::Contains("one dtype"));
+  Tensor far({1, 1, 1, 2}, DataType::Double);  // coordinates far beyond float's range: zeros, no overflow
+  far.mutable_data<double>()[0] = 1e300, far.mutable_data<double>()[1] = -1e300;
+  CHECK(RunError(GS("cubic", "reflection", 0), {zeros({1, 1, 3, 3}, DataType::Double), far}) == "");
   const auto size = [&](std::vector<int64_t> v) {
     Tensor t({static_cast<int64_t>(v.size())}, DataType::Int64);
     std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
