@@ -18,12 +18,12 @@ struct TypeRow {
 // serving-facts §1.3. BYTES is Caffe2's STRING tensor.
 constexpr TypeRow kTypes[] = {
     {"BOOL", 1, DataType::Bool, 1},         {"UINT8", 2, DataType::UInt8, 1},
-    {"UINT16", 3, DataType::UInt16, 2},     {"UINT32", 4, DataType::Undefined, 4},
-    {"UINT64", 5, DataType::Undefined, 8},  {"INT8", 6, DataType::Int8, 1},
+    {"UINT16", 3, DataType::UInt16, 2},     {"UINT32", 4, DataType::UInt32, 4},
+    {"UINT64", 5, DataType::UInt64, 8},     {"INT8", 6, DataType::Int8, 1},
     {"INT16", 7, DataType::Int16, 2},       {"INT32", 8, DataType::Int32, 4},
     {"INT64", 9, DataType::Int64, 8},       {"FP16", 10, DataType::Float16, 2},
     {"FP32", 11, DataType::Float, 4},       {"FP64", 12, DataType::Double, 8},
-    {"BYTES", 13, DataType::String, 0},     {"BF16", 14, DataType::Undefined, 2},
+    {"BYTES", 13, DataType::String, 0},     {"BF16", 14, DataType::BFloat16, 2},
 };
 
 const TypeRow* FindProtocol(std::string_view name) {
