@@ -104,9 +104,30 @@ void MatMul(ConvertContext& c) {
   }
 }
 
+// BatchNormalization with training_mode=1 (opsets 14+): batch statistics normalize X; outputs 1 and 2
+// are the running mean / var updated with momentum, as Caffe2's training SpatialBN computes them in
+// place on copies of the inputs (biased batch variance, as ONNX).
+void BatchNormTraining(ConvertContext& c) {
+  for (int i = 3; i < c.num_outputs(); ++i)
+    if (c.has_out(i)) c.Refuse("the saved mean/var outputs are not supported");
+  const std::string rm = c.has_out(1) ? c.out(1) : c.Fresh(c.out(0) + "_running_mean");
+  const std::string rv = c.has_out(2) ? c.out(2) : c.Fresh(c.out(0) + "_running_var");
+  c.Emit("Copy", {c.in(3)}, {rm});
+  c.Emit("Copy", {c.in(4)}, {rv});
+  auto& op = c.Emit("SpatialBN", {c.in(0), c.in(1), c.in(2), rm, rv},
+                    {c.out(0), rm, rv, c.Fresh(c.out(0) + "_saved_mean"), c.Fresh(c.out(0) + "_saved_inv_std")});
+  AddArg(op, "is_test", int64_t{0});
+  AddArgF(op, "epsilon", c.Float("epsilon", 1e-5f));
+  AddArgF(op, "momentum", c.Float("momentum", 0.9f));
+  c.SameDims(c.out(0), c.in(0));
+}
+
 void BatchNorm(ConvertContext& c) {
   if (c.opset() < 9 && c.Int("spatial", 1) == 0) c.Refuse("spatial=0 (per-activation statistics) is not supported");
-  if (c.Int("training_mode", 0) != 0) c.Refuse("training_mode=1 is not supported (inference only)");
+  if (c.Int("training_mode", 0) != 0) {
+    if (c.opset() < 14) c.Refuse("training_mode=1 before opset 14 is not supported");
+    return BatchNormTraining(c);
+  }
   for (int i = 1; i < c.num_outputs(); ++i)
     if (c.has_out(i)) c.Refuse("the training outputs (running or saved mean/var) are not supported");
   auto& op = c.Emit("SpatialBN", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)}, {c.out(0)});

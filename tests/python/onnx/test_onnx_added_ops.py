@@ -193,3 +193,22 @@ def test_einsum_against_onnxruntime(eq, shapes):
     rng = np.random.default_rng(2)
     inputs = {"x%d" % i: rng.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
     _Check(oh.make_node("Einsum", list(inputs), ["y"], equation=eq), inputs, exact=False)
+
+
+def test_batchnorm_training_mode_matches_onnx_reference():
+    """training_mode=1: batch statistics and momentum-updated running mean / var (ONNX's reference
+    evaluator as the expectation), with a momentum and epsilon the conformance cases do not use."""
+    import onnx.reference
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4, 2, 5)).astype(np.float32)
+    s, b = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    mean, var = rng.standard_normal(4).astype(np.float32), rng.uniform(0.5, 2, 4).astype(np.float32)
+    node = oh.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y", "rm", "rv"], training_mode=1,
+                        momentum=0.7, epsilon=1e-3)
+    inputs = {"x": x, "s": s, "b": b, "mean": mean, "var": var}
+    model = _Model(node, inputs, opset=15)
+    got = HetnetBackend.run_model(model, list(inputs.values()))
+    want = onnx.reference.ReferenceEvaluator(model).run(None, inputs)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
