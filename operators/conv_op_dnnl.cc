@@ -64,13 +64,16 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const bool sum = residual_.present() && Input(3).shape() == g.y_shape();
     const bool add_after = residual_.present() && !sum;
     const bool relu = relu_ && !add_after;
-    if (sum && reuse_residual_) TakeResidualStorage();
     // Small convolutions (under ~1M multiply-adds) are built for and run on one thread: an OpenMP
     // team gains little there and stalls whenever a member is descheduled (LeNet's conv1 with the
     // other core busy: 8 ms instead of 0.1).
     ScopedIntraOpThreads single(Macs(g) < kMinPartsMacs ? 1 : 0);
     Plan* pp = PlanFor(g, has_bias, sum, relu);
     if (!pp) return RunFallback();
+    if (sum && reuse_residual_)
+      TakeResidualStorage();
+    else
+      ReleaseResidualStorage();
     Plan& p = *pp;
     const float* r = sum ? Input(3).data<float>() : nullptr;  // read before Y (maybe the same blob) is sized
     Tensor* Y = Output(0, g.y_shape(), DataType::Float);
@@ -128,6 +131,11 @@ class DnnlConvOp final : public Operator<CPUContext> {
     Tensor* Y = Output(0);
     if (Y->SharesStorageWith(R) || R.external_storage() || R.storage().use_count() != 1) return;
     Y->ShareData(R);
+  }
+  // Every other path writes Y before it reads R (the Add after, the default kernels): Y must not
+  // still hold R's storage from an earlier run.
+  void ReleaseResidualStorage() {
+    if (residual_.present() && Output(0)->SharesStorageWith(Input(3))) *Output(0) = Tensor();
   }
 
   // After the primitive(s): a residual of another shape, and the Relu when it is a pass.
@@ -278,6 +286,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   }
 
   void RunFallback() {
+    ReleaseResidualStorage();
     if (!fallback_) fallback_ = std::make_unique<ConvOp<CPUContext>>(def(), ws_);
     fallback_->Run();  // it reads fused_activation itself
   }

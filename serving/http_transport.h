@@ -116,9 +116,10 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   int port_ = 0;
   // I/O threads 1..n-1 each run an io_context of their own (thread 0 runs ioc_, which also
   // accepts), and a connection stays on the one it was given: its reads, handlers and writes never
-  // hop between threads, and one thread per io_context serializes them without a strand (whose
-  // executor copies and locks took ~8% of the server's CPU under load). (With one io_context shared by all threads, asio passed each request's
-  // steps from thread to thread: five context switches a request at concurrency 1, one now.)
+  // hop between threads, and one thread per io_context serializes them without a strand (strand
+  // executor copies and locks were 7% of the server's CPU samples under load). (With one
+  // io_context shared by all threads, asio passed each request's steps from thread to thread: five
+  // context switches a request at concurrency 1, one now.)
   // Declared before ioc_ so they outlive it: ioc_'s pending accept holds a socket bound to one of
   // them (TSan: destroying it after its loop used a destroyed mutex).
   struct Loop {

@@ -190,6 +190,16 @@ TEST_CASE("DNNL Conv with fused_residual_reuse writes into R's storage, never in
     for (size_t i = 0; i < want.size(); ++i) want[i] += r[i];
     REQUIRE(Worst(FetchVec<float>(ws, "Y"), want).error <= 1e-4);
   }
+  SECTION("R of another shape next run (added after): Y gets storage of its own again") {
+    const auto r = RandomVec(6, 11);
+    Feed<float>(ws, "R", {1, 6, 1, 1}, r);  // smaller: R keeps the storage Y shares
+    op->Run();
+    CHECK_FALSE(ws.GetBlobOrThrow("Y").GetTensor().SharesStorageWith(ws.GetBlobOrThrow("R").GetTensor()));
+    REQUIRE(FetchVec<float>(ws, "R") == r);
+    auto want = FetchVec<float>(ws, "Yc");
+    for (size_t i = 0; i < want.size(); ++i) want[i] += r[i / 25];
+    REQUIRE(Worst(FetchVec<float>(ws, "Y"), want).error <= 1e-4);
+  }
   SECTION("R a view of another blob: that blob keeps its value") {
     const auto r0 = RandomVec(150, 7);
     Feed<float>(ws, "R0", {1, 6, 5, 5}, r0);
