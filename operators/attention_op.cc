@@ -94,23 +94,11 @@ AttentionOp::AttentionOp(const caffe2::OperatorDef& def, Workspace* ws)
 }
 
 void AttentionOp::RunOnDevice() {
-  const DataType t = Input(0).dtype();
+  // Q, K, V and the past key/value share a dtype; the mask (input 3 when present) may be bool.
   const int past = 3 + has_mask_;
-  for (int i : {1, 2, past, past + 1}) {
-    if (i >= 3 && !has_past_) continue;
-    HN_ENFORCE(Input(i).dtype() == t, type(), ": input ", i, " ('", def().input(i), "') is ",
-               DataTypeName(Input(i).dtype()), " but Q ('", def().input(0), "') is ", DataTypeName(t),
-               "; Q, K, V and the past must have one dtype");
-  }
-  switch (t) {
-    case DataType::Float: return Compute<float, float>();
-    case DataType::Double: return Compute<double, double>();
-    case DataType::Float16: return Compute<Half, float>();
-    case DataType::BFloat16: return Compute<BFloat16, float>();
-    default:
-      HN_THROW(kInvalidArgument, type(), ": Q ('", def().input(0), "') is ", DataTypeName(t),
-               "; float32, float64, float16 or bfloat16 is required");
-  }
+  std::vector<int> same{1, 2};
+  if (has_past_) same.insert(same.end(), {past, past + 1});
+  DispatchFloatCompute(*this, same, [this](auto t, auto c) { Compute<decltype(t), decltype(c)>(); });
 }
 
 template <typename T, typename C>

@@ -22,20 +22,9 @@ CausalConvWithStateOp::CausalConvWithStateOp(const caffe2::OperatorDef& def, Wor
 }
 
 void CausalConvWithStateOp::RunOnDevice() {
-  const DataType t = Input(0).dtype();
-  for (int i = 1; i < InputSize(); ++i)
-    HN_ENFORCE(Input(i).dtype() == t, type(), ": input ", i, " ('", def().input(i), "') is ",
-               DataTypeName(Input(i).dtype()), " but input ('", def().input(0), "') is ", DataTypeName(t),
-               "; all inputs must have one dtype");
-  switch (t) {
-    case DataType::Float: return Compute<float, float>();
-    case DataType::Double: return Compute<double, double>();
-    case DataType::Float16: return Compute<Half, float>();
-    case DataType::BFloat16: return Compute<BFloat16, float>();
-    default:
-      HN_THROW(kInvalidArgument, type(), ": input ('", def().input(0), "') is ", DataTypeName(t),
-               "; float32, float64, float16 or bfloat16 is required");
-  }
+  std::vector<int> same;
+  for (int i = 1; i < InputSize(); ++i) same.push_back(i);
+  DispatchFloatCompute(*this, same, [this](auto t, auto c) { Compute<decltype(t), decltype(c)>(); });
 }
 
 template <typename T, typename C>

@@ -5,9 +5,12 @@
 
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "core/bfloat16.h"
+#include "core/error.h"
 #include "core/half.h"
+#include "core/operator.h"
 
 namespace hetnet {
 
@@ -44,5 +47,27 @@ C NarrowTo(double v) {
 // The 16-bit float types (stored narrower than they are computed).
 template <typename T>
 constexpr bool kIs16BitFloat = std::is_same<T, Half>::value || std::is_same<T, BFloat16>::value;
+
+// The float kernels' entry: inputs `same` of `op` must have input 0's dtype (refused naming both
+// blobs), then f(T{}, C{}) runs with T that dtype's C++ type and C the type computed in (float for
+// float16 and bfloat16); other dtypes are refused naming input 0.
+template <typename F>
+void DispatchFloatCompute(const OperatorBase& op, const std::vector<int>& same, F&& f) {
+  const DataType t = op.InputTensor(0).dtype();
+  const auto& def = op.def();
+  for (int i : same)
+    HN_ENFORCE(op.InputTensor(i).dtype() == t, def.type(), ": input ", i, " ('", def.input(i), "') is ",
+               DataTypeName(op.InputTensor(i).dtype()), " but input 0 ('", def.input(0), "') is ", DataTypeName(t),
+               "; they must have one dtype");
+  switch (t) {
+    case DataType::Float: return f(float{}, float{});
+    case DataType::Double: return f(double{}, double{});
+    case DataType::Float16: return f(Half{}, float{});
+    case DataType::BFloat16: return f(BFloat16{}, float{});
+    default:
+      HN_THROW(kInvalidArgument, def.type(), ": input 0 ('", def.input(0), "') is ", DataTypeName(t),
+               "; float32, float64, float16 or bfloat16 is required");
+  }
+}
 
 }  // namespace hetnet

@@ -18,20 +18,8 @@ RotaryEmbeddingOp::RotaryEmbeddingOp(const caffe2::OperatorDef& def, Workspace* 
 }
 
 void RotaryEmbeddingOp::RunOnDevice() {
-  const DataType t = Input(0).dtype();
-  for (int i : {1, 2})
-    HN_ENFORCE(Input(i).dtype() == t, type(), ": input ", i, " ('", def().input(i), "') is ",
-               DataTypeName(Input(i).dtype()), " but X ('", def().input(0), "') is ", DataTypeName(t),
-               "; X and the caches must have one dtype");
-  switch (t) {
-    case DataType::Float: return Compute<float, float>();
-    case DataType::Double: return Compute<double, double>();
-    case DataType::Float16: return Compute<Half, float>();
-    case DataType::BFloat16: return Compute<BFloat16, float>();
-    default:
-      HN_THROW(kInvalidArgument, type(), ": X ('", def().input(0), "') is ", DataTypeName(t),
-               "; float32, float64, float16 or bfloat16 is required");
-  }
+  // X and the caches; position ids (input 3) are integers.
+  DispatchFloatCompute(*this, {1, 2}, [this](auto t, auto c) { Compute<decltype(t), decltype(c)>(); });
 }
 
 template <typename T, typename C>
