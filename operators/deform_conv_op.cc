@@ -4,6 +4,7 @@
 
 #include "core/checked_size.h"
 #include "core/op_schema.h"
+#include "operators/half_compute.h"
 
 namespace hetnet {
 
@@ -27,14 +28,9 @@ DeformConvOp::DeformConvOp(const caffe2::OperatorDef& def, Workspace* ws)
 }
 
 void DeformConvOp::RunOnDevice() {
-  const DataType t = Input(0).dtype();
-  for (int i = 1; i < InputSize(); ++i)
-    HN_ENFORCE(Input(i).dtype() == t, type(), ": input ", i, " ('", def().input(i), "') is ",
-               DataTypeName(Input(i).dtype()), " but X ('", def().input(0), "') is ", DataTypeName(t));
-  if (t == DataType::Float) return Compute<float>();
-  HN_ENFORCE(t == DataType::Double, type(), ": X ('", def().input(0), "') is ", DataTypeName(t),
-             "; float32 or float64 is required");
-  Compute<double>();
+  std::vector<int> same;
+  for (int i = 1; i < InputSize(); ++i) same.push_back(i);
+  DispatchFloat32Or64(*this, same, [this](auto t) { Compute<decltype(t)>(); });
 }
 
 template <typename T>

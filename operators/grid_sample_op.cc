@@ -48,15 +48,7 @@ GridSampleOp::GridSampleOp(const caffe2::OperatorDef& def, Workspace* ws)
   padding_ = pad == "zeros" ? 0 : pad == "border" ? 1 : 2;
 }
 
-void GridSampleOp::RunOnDevice() {
-  const DataType t = Input(0).dtype();
-  HN_ENFORCE(Input(1).dtype() == t, type(), ": grid ('", def().input(1), "') is ", DataTypeName(Input(1).dtype()),
-             " but X ('", def().input(0), "') is ", DataTypeName(t), "; they must have one dtype");
-  if (t == DataType::Float) return Compute<float>();
-  HN_ENFORCE(t == DataType::Double, type(), ": X ('", def().input(0), "') is ", DataTypeName(t),
-             "; float32 or float64 is required");
-  Compute<double>();
-}
+void GridSampleOp::RunOnDevice() { DispatchFloat32Or64(*this, {1}, [this](auto t) { Compute<decltype(t)>(); }); }
 
 template <typename T>
 void GridSampleOp::Compute() {
@@ -137,13 +129,7 @@ OPERATOR_SCHEMA(GridSample).NumInputs(2).NumOutputs(1)
             "float32/64. CPU only; no gradient.");
 REGISTER_CPU_OPERATOR(GridSample, GridSampleOp);
 
-void AffineGridOp::RunOnDevice() {
-  const DataType t = Input(0).dtype();
-  if (t == DataType::Float) return Compute<float>();
-  HN_ENFORCE(t == DataType::Double, type(), ": theta ('", def().input(0), "') is ", DataTypeName(t),
-             "; float32 or float64 is required");
-  Compute<double>();
-}
+void AffineGridOp::RunOnDevice() { DispatchFloat32Or64(*this, {}, [this](auto t) { Compute<decltype(t)>(); }); }
 
 template <typename T>
 void AffineGridOp::Compute() {

@@ -48,26 +48,42 @@ C NarrowTo(double v) {
 template <typename T>
 constexpr bool kIs16BitFloat = std::is_same<T, Half>::value || std::is_same<T, BFloat16>::value;
 
-// The float kernels' entry: inputs `same` of `op` must have input 0's dtype (refused naming both
-// blobs), then f(T{}, C{}) runs with T that dtype's C++ type and C the type computed in (float for
-// float16 and bfloat16); other dtypes are refused naming input 0.
-template <typename F>
-void DispatchFloatCompute(const OperatorBase& op, const std::vector<int>& same, F&& f) {
+// Inputs `same` of `op` must have input 0's dtype: refused naming both blobs.
+inline void EnforceOneDtype(const OperatorBase& op, const std::vector<int>& same) {
   const DataType t = op.InputTensor(0).dtype();
   const auto& def = op.def();
   for (int i : same)
     HN_ENFORCE(op.InputTensor(i).dtype() == t, def.type(), ": input ", i, " ('", def.input(i), "') is ",
                DataTypeName(op.InputTensor(i).dtype()), " but input 0 ('", def.input(0), "') is ", DataTypeName(t),
                "; they must have one dtype");
+}
+
+// The float kernels' entry: EnforceOneDtype(op, same), then f(T{}, C{}) runs with T input 0's C++
+// type and C the type computed in (float for float16 and bfloat16); other dtypes are refused.
+template <typename F>
+void DispatchFloatCompute(const OperatorBase& op, const std::vector<int>& same, F&& f) {
+  EnforceOneDtype(op, same);
+  const DataType t = op.InputTensor(0).dtype();
   switch (t) {
     case DataType::Float: return f(float{}, float{});
     case DataType::Double: return f(double{}, double{});
     case DataType::Float16: return f(Half{}, float{});
     case DataType::BFloat16: return f(BFloat16{}, float{});
     default:
-      HN_THROW(kInvalidArgument, def.type(), ": input 0 ('", def.input(0), "') is ", DataTypeName(t),
+      HN_THROW(kInvalidArgument, op.def().type(), ": input 0 ('", op.def().input(0), "') is ", DataTypeName(t),
                "; float32, float64, float16 or bfloat16 is required");
   }
+}
+
+// The same for kernels of float32 and float64 only: f(T{}).
+template <typename F>
+void DispatchFloat32Or64(const OperatorBase& op, const std::vector<int>& same, F&& f) {
+  EnforceOneDtype(op, same);
+  const DataType t = op.InputTensor(0).dtype();
+  if (t == DataType::Float) return f(float{});
+  HN_ENFORCE(t == DataType::Double, op.def().type(), ": input 0 ('", op.def().input(0), "') is ", DataTypeName(t),
+             "; float32 or float64 is required");
+  f(double{});
 }
 
 }  // namespace hetnet
