@@ -53,6 +53,25 @@ std::string Why(const Problem& p, const auto_placement::Simulator& sim, std::vec
   return why + " (copies included)";
 }
 
+// Replaces a mixed placement by the best one-device placement (pins kept) unless the mixed one is
+// predicted to win by more than min_gain of that placement's cost (options.min_mixed_gain says why).
+void PreferOneDevice(const Problem& p, double min_gain, auto_placement::SearchResult* found) {
+  if (min_gain <= 0 || found->eval.over_dev >= 0) return;
+  auto_placement::Simulator sim(p);
+  std::vector<int> best_x;
+  Evaluation best_e;
+  for (int d = 0; d < p.n_dev; ++d) {
+    std::vector<int> x = auto_placement::AllOn(p, d, true);
+    if (x == found->placement) return;  // already one device
+    const Evaluation e = sim.Run(x);
+    if (e.over_dev < 0 && e.cost < best_e.cost) best_x = std::move(x), best_e = e;
+  }
+  if (!best_x.empty() && best_e.cost <= found->eval.cost * (1 + min_gain)) {
+    found->placement = std::move(best_x);
+    found->eval = best_e;
+  }
+}
+
 }  // namespace
 
 AutoPlacementResult AutoPlace(const caffe2::NetDef& net, const std::map<std::string, TensorInfo>& input_shapes,
@@ -70,6 +89,7 @@ AutoPlacementResult AutoPlace(const caffe2::NetDef& net, const std::map<std::str
     if (found.placement.empty() || h.eval.cost < found.eval.cost) found = h;
     found.evaluated = h.evaluated;
   }
+  PreferOneDevice(p, options.min_mixed_gain, &found);
   const Evaluation& best = found.eval;
   if (best.over_dev >= 0) {
     const int d = best.over_dev;

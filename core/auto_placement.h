@@ -35,6 +35,10 @@ struct AutoPlacementOptions {
   // without CUDA assumes every type has a CUDA kernel, as offline planning does).
   std::function<bool(const std::string& type, const Device& device)> has_kernel;
   double heuristic_budget_ms = 500;  // the local search stops improving after this long
+  // A mixed placement must beat the best one-device placement (pins kept) by this fraction of its
+  // predicted cost, else that one wins: predictions err by 10-25% on a GPU (benchmarks/RESULTS.md,
+  // 2026-11-26), and a 1-4% predicted gain measured as an 11-43% loss there. 0: the search's optimum.
+  double min_mixed_gain = 0.03;
 };
 
 struct OpPrediction {

@@ -448,7 +448,7 @@ if _C.has_predictor:  # bound when core/predictor.h is in the tree
 # ---- cost-based automatic placement (core/auto_placement.h, docs/auto_placement.md) ----
 
 def AutoPlace(net, devices=None, objective="latency", memory_caps=None, input_shapes=None, profile=None,
-              override_pinned=False, data_inputs=None, exact_limit=14):
+              override_pinned=False, data_inputs=None, exact_limit=14, min_mixed_gain=0.03):
     """Chooses a device for every operator of net that has no device option of its own, from
     predicted compute and copy times, and returns (placed NetDef, report).
 
@@ -461,6 +461,8 @@ def AutoPlace(net, devices=None, objective="latency", memory_caps=None, input_sh
     built-in constants for this machine. data_inputs: the blobs fed per run (copied from where
     they live every run); None: the net's first external input. Every other blob the net reads
     before writing it counts as a weight, loaded once onto each device that reads it.
+    min_mixed_gain: a mixed placement must be predicted faster than the best one-device placement
+    by this fraction, else that one is chosen (predictions err by 10-25%); 0: the search's optimum.
 
     The report is a dict: 'text' (the C++ report), 'ops' ([{op, type, predicted_us: {device: us},
     chosen, pinned, why}]), 'predicted_us', 'objective', 'objective_us', 'baselines_us'
@@ -476,7 +478,7 @@ def AutoPlace(net, devices=None, objective="latency", memory_caps=None, input_sh
     caps = {str(k): int(v) for k, v in (memory_caps or {}).items()}
     net_bytes, report = _C.auto_place(_NetProtoBytes(net), names, objective, caps, _ShapesArg(input_shapes),
                                       profile_json, bool(override_pinned), int(exact_limit),
-                                      [str(b) for b in (data_inputs or [])], True)
+                                      [str(b) for b in (data_inputs or [])], True, float(min_mixed_gain))
     placed = caffe2_pb2.NetDef()
     placed.ParseFromString(net_bytes)
     return placed, report

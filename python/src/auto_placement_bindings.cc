@@ -57,7 +57,8 @@ hetnet::AutoPlacementResult Plan(const py::bytes& net_bytes, const std::vector<s
                                  const std::string& objective, const std::map<std::string, int64_t>& memory_caps,
                                  const std::map<std::string, std::pair<std::vector<int64_t>, int>>& shapes,
                                  const std::string& profile_json, bool override_pinned, int exact_limit,
-                                 const std::vector<std::string>& data_inputs, bool from_workspace) {
+                                 const std::vector<std::string>& data_inputs, bool from_workspace,
+                                 double min_mixed_gain = hetnet::AutoPlacementOptions().min_mixed_gain) {
   auto net = ParseProto<caffe2::NetDef>(net_bytes, "NetDef");
   const hetnet::DeviceProfile profile = ProfileArg(profile_json);
   hetnet::AutoPlacementOptions options;
@@ -68,6 +69,7 @@ hetnet::AutoPlacementResult Plan(const py::bytes& net_bytes, const std::vector<s
   options.memory_caps = memory_caps;
   options.override_pinned = override_pinned;
   options.exact_limit = exact_limit;
+  options.min_mixed_gain = min_mixed_gain;
   options.data_inputs.insert(data_inputs.begin(), data_inputs.end());
   std::map<std::string, hetnet::Device> input_devices;
   std::map<std::string, hetnet::TensorInfo> input_shapes;
@@ -111,9 +113,9 @@ void InitAutoPlacement(py::module_& m) {
                          const std::string& objective, const std::map<std::string, int64_t>& memory_caps,
                          const std::map<std::string, std::pair<std::vector<int64_t>, int>>& shapes,
                          const std::string& profile_json, bool override_pinned, int exact_limit,
-                         const std::vector<std::string>& data_inputs, bool from_workspace) {
+                         const std::vector<std::string>& data_inputs, bool from_workspace, double min_mixed_gain) {
     auto result = Plan(net_bytes, devices, objective, memory_caps, shapes, profile_json, override_pinned, exact_limit,
-                       data_inputs, from_workspace);
+                       data_inputs, from_workspace, min_mixed_gain);
     return py::make_tuple(SerializeProto(result.net), ResultToDict(result));
   });
   // Plans net (latency objective, shapes from the workspace), creates the placed net under a name of

@@ -52,6 +52,7 @@ TEST_CASE("auto placement: chains and diamonds reach the brute-force optimum", "
         const auto net = which ? Diamond(batch, &shapes) : Chain(batch, &shapes);
         AutoPlacementOptions options;
         options.objective = objective;
+        options.min_mixed_gain = 0;  // the search's own optimum
         INFO(net.name() << " batch " << batch << " objective " << static_cast<int>(objective));
         const auto r = AutoPlace(net, shapes, profile, options);
         CHECK(r.exact);
@@ -66,6 +67,39 @@ TEST_CASE("auto placement: chains and diamonds reach the brute-force optimum", "
       }
     }
   }
+}
+
+TEST_CASE("auto placement: a mixed placement must beat the best one-device one by min_mixed_gain", "[auto_placement]") {
+  const auto profile = SyntheticProfile();
+  int mixed_kept = 0, uniform_taken = 0;
+  for (int64_t batch : {1, 2, 4, 8, 16, 32, 64, 128, 512})
+    for (int which = 0; which < 2; ++which) {
+      std::map<std::string, TensorInfo> shapes;
+      const auto net = which ? Diamond(batch, &shapes) : Chain(batch, &shapes);
+      INFO(net.name() << " batch " << batch);
+      AutoPlacementOptions exact;
+      exact.min_mixed_gain = 0;
+      const auto opt = AutoPlace(net, shapes, profile, exact);
+      const double best_uniform = std::min(opt.baselines_us.at("all cpu"), opt.baselines_us.at("all cuda:0"));
+      const bool opt_mixed = OnDevice(opt, "cpu") != 0 && OnDevice(opt, "cuda:0") != 0;
+      for (double gain : {0.03, 0.25}) {
+        AutoPlacementOptions options;
+        options.min_mixed_gain = gain;
+        const auto r = AutoPlace(net, shapes, profile, options);
+        const bool mixed = OnDevice(r, "cpu") != 0 && OnDevice(r, "cuda:0") != 0;
+        if (opt_mixed && opt.predicted_us * (1 + gain) < best_uniform) {
+          CHECK(mixed);
+          CHECK(r.predicted_us == Approx(opt.predicted_us).epsilon(1e-9));
+          ++mixed_kept;
+        } else {
+          CHECK_FALSE(mixed);
+          CHECK(r.predicted_us == Approx(best_uniform).epsilon(1e-9));
+          uniform_taken += opt_mixed;
+        }
+      }
+    }
+  CHECK(mixed_kept > 0);  // the nets exercise both sides of the rule
+  CHECK(uniform_taken > 0);
 }
 
 TEST_CASE("auto placement: batch-1 small ops stay on the CPU by their data, batch-64 big GEMMs go to the GPU",
