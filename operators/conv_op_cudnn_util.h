@@ -1,6 +1,6 @@
 // cuDNN plumbing shared by the Conv and ConvTranspose CUDNN engines: descriptors from a
-// ConvPoolGeom, algorithm choice (heuristics, cudnnGetConvolution*Algorithm_v7, or with
-// exhaustive_search=1, cudnnFind*AlgorithmEx run in the shared workspace) restricted to algorithms
+// ConvPoolGeom, algorithm choice (measured by cudnnFind*AlgorithmEx in temporary scratch, or with
+// exhaustive_search=0 cuDNN's heuristics, cudnnGetConvolution*Algorithm_v7) restricted to algorithms
 // whose workspace fits min(ws_nbytes_limit, global cap), cached per (shapes, args, dtype, limit),
 // and float16 with tensor cores (CUDNN_TENSOR_OP_MATH, float32 accumulation). float32 uses
 // CUDNN_FMA_MATH (no TF32) so results match the CPU kernels. Only *_cudnn.cc files include this.

@@ -19,6 +19,14 @@ timeout 240 python3 benchmarks/auto_placement_proof.py --profile "$profile" --ba
 echo "### Python tests that use the GPU"
 timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_gpu.py \
   tests/python/test_spatial_bn_multi_batch.py tests/python/test_auto_placement.py || rc=1
+echo "### copy race (issue 18): four [gpu] runs at once, as under ctest -j8 on 2026-11-26"
+for i in 1 2 3 4; do
+  (c=0; timeout 150 "$b/bin/hetnet_tests" --require-gpu "[gpu]" -r compact > "/tmp/par$i.log" 2>&1 || c=$?
+   echo "$c" > "/tmp/par$i.rc"; echo "run $i rc=$c $(tail -2 "/tmp/par$i.log" | tr '\n' ' ')") &
+done
+wait
+grep -h "FAILED" -A3 /tmp/par?.log | head -40
+[ "$(cat /tmp/par?.rc | sort -u)" = 0 ] || rc=1
 echo "### hetnet vs PyTorch eager on the GPU (issue 16 items 5-7)"
 timeout 150 python3 benchmarks/peers/vs_pytorch.py --device cuda --batches 1,8 --rounds 3 --seconds 0.3 || rc=1
 echo "### bench_conv (issue 16 item 5: the measured engine choice)"

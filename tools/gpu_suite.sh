@@ -10,7 +10,8 @@
 #                                                          # run does not need, e.g. fashion-mnist/)
 #   on the GPU machine:    bash tools/gpu_suite.sh run [STEP...]
 #
-# STEP is any of: gpu (the [gpu] Catch2 cases, verbose, with the harness's CUDA column), ctest (every
+# STEP is any of: gpu (the [gpu] Catch2 cases, verbose, with the harness's CUDA column), sanitize
+# (compute-sanitizer memcheck over each [gpu] case, HETNET_SANITIZE_SECONDS in all), ctest (every
 # ctest entry), bench (the GPU benchmarks), train (Fashion-MNIST LeNet with --gpu), serving (the GPU
 # serving tests against this machine's `hetnet serve`, packed with its libraries), extra (the command
 # in $HETNET_GPU_EXTRA, in the same environment: for a diagnosis); default: gpu ctest serving bench train. .gpu-deps/ is git-ignored; carry it with the call. cuDNN, cuBLAS and NCCL come
@@ -149,6 +150,25 @@ serving_gpu() {  # tests/python/serving/test_gpu_serving.py against the packed `
     timeout 300 python3 -m pytest -v -p no:cacheprovider -rs tests/python/serving/test_gpu_serving.py
 }
 
+# compute-sanitizer memcheck over the [gpu] cases, one case per process (a report names its case),
+# inside a time budget: cases not reached are listed as such, never counted as clean.
+sanitize_gpu() {
+  local cs budget=${HETNET_SANITIZE_SECONDS:-150} t0=$SECONDS rc=0 c
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  [ -n "$cs" ] || { echo "compute-sanitizer not found"; return 1; }
+  "$cs" --version | tail -1
+  while IFS= read -r t; do
+    [ -z "$t" ] && continue
+    if [ $((SECONDS - t0)) -ge "$budget" ]; then echo "NOT RUN (budget ${budget}s): $t"; rc=1; continue; fi
+    c=0
+    timeout 90 "$cs" --tool memcheck --error-exitcode 86 --print-limit 10 \
+      build-gpu/bin/hetnet_tests --require-gpu "${t//,/\\,}" -r compact > /tmp/cs.log 2>&1 || c=$?
+    echo "rc=$c $((SECONDS - t0))s  $t"
+    [ $c -ne 0 ] && { rc=1; grep -E "=========|FAILED|passed|failed" /tmp/cs.log | head -30; }
+  done < <(build-gpu/bin/hetnet_tests --list-test-names-only "[gpu]")
+  return $rc
+}
+
 train_gpu() {
   PYTHONPATH="$PWD/build-gpu/python" timeout 400 python3 python/examples/train_fashion_mnist.py \
     --arch lenet --gpu --epochs 5 --data-dir "$deps/fashion-mnist" --out build-gpu/fmnist \
@@ -173,6 +193,7 @@ run() {
       bench) step bench benchmarks || rc=1 ;;
       train) step train train_gpu || rc=1 ;;
       serving) step serving serving_gpu || rc=1 ;;
+      sanitize) step sanitize sanitize_gpu || rc=1 ;;
       extra) step extra env root_dir="$root_dir" lib="$lib" cudnn_lib="$cudnn_lib" bash -c "${HETNET_GPU_EXTRA:?set HETNET_GPU_EXTRA to a command}" || rc=1 ;;
       *) echo "unknown step $s" >&2; return 2 ;;
     esac
@@ -184,5 +205,5 @@ run() {
 case "${1:-}" in
   pack) pack ;;
   run) shift; run "$@" ;;
-  *) echo "usage: $0 pack | run [gpu|ctest|serving|bench|train|extra]..." >&2; exit 2 ;;
+  *) echo "usage: $0 pack | run [gpu|ctest|serving|sanitize|bench|train|extra]..." >&2; exit 2 ;;
 esac
