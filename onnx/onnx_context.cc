@@ -208,6 +208,7 @@ const ConverterRegistry& Converters() {
     RegisterActivationConverters(*r);
     RegisterNormConverters(*r);
     RegisterResizeConverters(*r);
+    RegisterControlFlowConverters(*r);
     return r;
   }();
   return *registry;

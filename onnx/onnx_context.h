@@ -81,6 +81,8 @@ class ConvertContext {
   const onnx::NodeProto& node() const { return node_; }
   const std::string& op_type() const { return node_.op_type(); }
   int64_t opset() const { return opset_; }
+  // The whole import's state (control flow converts subgraphs against it: convert_control_flow.cc).
+  ImportState& state() { return state_; }
 
   // Inputs and outputs; an omitted optional one is "" (also past the end).
   int num_inputs() const { return node_.input_size(); }
@@ -177,5 +179,6 @@ void RegisterShapeConverters(ConverterRegistry& r);   // convert_shape.cc
 void RegisterActivationConverters(ConverterRegistry& r);  // convert_activation.cc
 void RegisterNormConverters(ConverterRegistry& r);    // convert_norm.cc
 void RegisterResizeConverters(ConverterRegistry& r);  // convert_resize.cc
+void RegisterControlFlowConverters(ConverterRegistry& r);  // convert_control_flow.cc
 
 }  // namespace hetnet::onnxio

@@ -1,0 +1,384 @@
+// Converters of ONNX's control flow If, Loop and Scan (opset 9+) onto the CPU operators OnnxIf,
+// OnnxLoop and OnnxScan (operators/onnx_if_op, onnx_loop_op, onnx_scan_op). Each GraphProto attribute
+// (then_branch, else_branch, body) is imported, node by node through the same converter registry,
+// into a NetDef carried as a net argument (then_net, else_net, body) as Caffe2's If / While carry
+// theirs: the subgraph's inputs are the NetDef's external inputs, its outputs the external outputs,
+// its initializers and constants fills at its start. The operator runs it in a child workspace; the
+// outer blobs a subgraph reads become inputs of the operator (arg outer_inputs names them), so the
+// executors order it and the init net fills the outer constants it reads. An If whose condition is
+// known at import time is replaced by the branch it takes.
+#include <algorithm>
+#include <set>
+
+#include "onnx/onnx_context.h"
+
+namespace hetnet::onnxio {
+
+namespace {
+
+// The names a subgraph reads and does not define, nested subgraphs included.
+void FreeNames(const onnx::GraphProto& g, std::set<std::string>* out) {
+  std::set<std::string> defined, used;
+  for (const auto& v : g.input()) defined.insert(v.name());
+  for (const auto& t : g.initializer()) defined.insert(t.name());
+  for (const auto& n : g.node()) {
+    for (const auto& o : n.output()) defined.insert(o);
+    for (const auto& i : n.input()) used.insert(i);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) FreeNames(a.g(), &used);
+      for (const auto& sub : a.graphs()) FreeNames(sub, &used);
+    }
+  }
+  for (const auto& v : g.output()) used.insert(v.name());
+  for (const auto& u : used)
+    if (!u.empty() && !defined.count(u)) out->insert(u);
+}
+
+// What the caller knows of a subgraph input when the subgraph does not declare it.
+struct LocalInfo {
+  const std::vector<int64_t>* dims = nullptr;  // nullptr: rank unknown
+  caffe2::TensorProto::DataType dtype = caffe2::TensorProto::UNDEFINED;
+};
+
+struct Subnet {
+  std::string attr;
+  caffe2::NetDef net;                   // fills of its constants, then its operators
+  int num_fills = 0;                    // the first num_fills ops of net
+  std::vector<std::pair<std::string, ConstTensor>> consts;  // what those fills make
+  std::vector<std::string> outer;       // outer blobs it reads, sorted
+  std::vector<const std::vector<int64_t>*> out_dims;  // per output; nullptr: rank unknown
+  std::vector<const ConstTensor*> out_consts;         // per output; nullptr: known only at run time
+  bool inlinable = true;                // defines no name the outer graph uses
+  ImportState state;                    // what out_dims / out_consts point into
+};
+
+std::string NodeLabel(const onnx::NodeProto& n, int i) {
+  return "node #" + std::to_string(i) + " (" + n.op_type() + (n.name().empty() ? "" : " '" + n.name() + "'") + ")";
+}
+
+void ConvertNodes(const onnx::GraphProto& g, ImportState& st, int64_t opset, const std::string& where) {
+  const ConverterRegistry& registry = Converters();
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& node = g.node(i);
+    const std::string label = where + ", " + NodeLabel(node, i);
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      throw Error(ErrorKind::kUnsupported, label + ": only the default ONNX domain (ai.onnx) is supported");
+    const Converter* convert = registry.Find(node.op_type(), opset);
+    if (!convert)
+      throw Error(ErrorKind::kUnsupported, label + ": " + node.op_type() + " (opset " + std::to_string(opset) +
+                                               ") has no converter");
+    ConvertContext ctx(st, node, opset, caffe2::DeviceOption());
+    try {
+      (*convert)(ctx);
+      ctx.FoldIfConstant();
+      ctx.Commit();
+    } catch (Error& e) {
+      if (e.kind() == ErrorKind::kUnsupported && e.context().empty())
+        throw Error(ErrorKind::kUnsupported, label + ": " + e.message());
+      throw e.AddContext("in " + label);
+    }
+  }
+}
+
+void SetDeclared(const onnx::ValueInfoProto& v, ImportState& st) {
+  if (!v.type().has_tensor_type()) return;
+  const auto& t = v.type().tensor_type();
+  if (t.elem_type() != 0) {
+    st.dtypes[v.name()] = DtypeFromOnnx(t.elem_type());
+    st.onnx_dtypes[v.name()] = t.elem_type();
+  }
+  if (!t.has_shape()) return;
+  std::vector<int64_t> dims;
+  for (const auto& d : t.shape().dim()) dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+  st.dims[v.name()] = dims;
+}
+
+// Imports the GraphProto attribute `attr` of c's node; locals: what the caller knows of its inputs.
+std::unique_ptr<Subnet> ConvertSubgraph(ConvertContext& c, const std::string& attr, const std::vector<LocalInfo>& locals) {
+  const onnx::AttributeProto* a = c.Attr(attr);
+  const std::string node = c.op_type() + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  HN_CHECK_KIND(kInvalidArgument, a, node, ": the subgraph attribute '", attr, "' is missing");
+  HN_CHECK_KIND(kInvalidArgument, a->type() == onnx::AttributeProto::GRAPH && a->has_g(), node, ": attribute '", attr,
+                "' must be a graph");
+  const onnx::GraphProto& g = a->g();
+  ImportState& outer = c.state();
+  auto sub = std::make_unique<Subnet>();
+  sub->attr = attr;
+  ImportState& st = sub->state;
+  st.names = outer.names;
+  st.fresh_counter = outer.fresh_counter;
+  st.base_dir = outer.base_dir;
+  st.dims = outer.dims;
+  st.dtypes = outer.dtypes;
+  st.onnx_dtypes = outer.onnx_dtypes;
+  std::set<std::string> free;
+  FreeNames(g, &free);
+  for (const auto& name : free) {
+    auto k = outer.consts.find(name);
+    if (k != outer.consts.end()) st.consts.insert(*k);
+  }
+  caffe2::NetDef ops, scratch;
+  st.predict_net = &ops;
+  st.init_net = &scratch;
+  const std::string where = "subgraph '" + attr + "' of " + node;
+  for (int i = 0; i < g.input_size(); ++i) {
+    const std::string& name = g.input(i).name();
+    HN_CHECK_KIND(kInvalidArgument, !name.empty(), where, ": input ", i, " has no name");
+    st.consts.erase(name);
+    st.dims.erase(name);
+    st.dtypes.erase(name);
+    st.onnx_dtypes.erase(name);
+    if (i < static_cast<int>(locals.size())) {
+      if (locals[i].dims) st.dims[name] = *locals[i].dims;
+      st.dtypes[name] = locals[i].dtype;
+    }
+    SetDeclared(g.input(i), st);
+    st.names.insert(name);
+    sub->net.add_external_input(name);
+  }
+  for (const auto& v : g.value_info()) SetDeclared(v, st);
+  for (const auto& t : g.initializer()) {
+    HN_CHECK_KIND(kInvalidArgument, !t.name().empty(), where, ": an initializer has no name");
+    ConstTensor k = ConstFromOnnx(t, st.base_dir, t.name());
+    st.dims[t.name()] = k.dims;
+    st.consts[t.name()] = std::move(k);
+    st.names.insert(t.name());
+    st.const_order.emplace_back(t.name(), caffe2::DeviceOption());
+  }
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) st.names.insert(o);
+  ConvertNodes(g, st, c.opset(), where);
+
+  std::set<std::string> used, made(sub->net.external_input().begin(), sub->net.external_input().end());
+  for (const auto& v : g.output()) {
+    HN_CHECK_KIND(kInvalidArgument, !v.name().empty(), where, ": an output has no name");
+    sub->net.add_external_output(v.name());
+    used.insert(v.name());
+  }
+  for (const auto& op : ops.op())
+    for (const auto& i : op.input()) used.insert(i);
+  std::set<std::string> filled;
+  for (const auto& [name, device] : st.const_order) {
+    if (!used.count(name) || !filled.insert(name).second) continue;
+    AppendFill(&sub->net, name, st.consts.at(name), device);
+    sub->consts.emplace_back(name, st.consts.at(name));
+    made.insert(name);
+  }
+  sub->num_fills = sub->net.op_size();
+  for (auto& op : *ops.mutable_op()) {
+    for (const auto& o : op.output()) made.insert(o);
+    *sub->net.add_op() = std::move(op);
+  }
+  for (const auto& name : made)
+    if (outer.names.count(name)) sub->inlinable = false;
+  for (const auto& name : used) {
+    if (made.count(name)) continue;
+    HN_CHECK_KIND(kInvalidArgument, outer.names.count(name), where, " reads '", name,
+                  "', which neither the subgraph nor an outer graph defines");
+    sub->outer.push_back(name);
+  }
+  for (const auto& v : g.output()) {
+    auto d = st.dims.find(v.name());
+    sub->out_dims.push_back(d == st.dims.end() ? nullptr : &d->second);
+    auto k = st.consts.find(v.name());
+    sub->out_consts.push_back(k == st.consts.end() ? nullptr : &k->second);
+  }
+  sub->net.set_name(c.node().name().empty() ? c.op_type() + "_" + attr : c.node().name() + "_" + attr);
+  outer.names = st.names;
+  outer.fresh_counter = st.fresh_counter;
+  return sub;
+}
+
+void AddNetArg(caffe2::OperatorDef& op, const std::string& name, const caffe2::NetDef& net) {
+  auto& arg = *op.add_arg();
+  arg.set_name(name);
+  *arg.mutable_n() = net;
+}
+
+// Emits `type` with inputs `fixed` then the outer blobs the subnets read; outputs: the node's
+// (omitted ones get fresh names). On CPU (the operators are CPU ones; the runtime copies inputs).
+caffe2::OperatorDef& EmitControl(ConvertContext& c, const std::string& type, std::vector<std::string> inputs,
+                                 const std::vector<const Subnet*>& subs) {
+  std::set<std::string> outer;
+  for (const Subnet* s : subs) outer.insert(s->outer.begin(), s->outer.end());
+  std::vector<std::string> outputs;
+  for (int i = 0; i < c.num_outputs(); ++i) outputs.push_back(c.has_out(i) ? c.out(i) : c.Fresh(c.op_type() + "_unused"));
+  inputs.insert(inputs.end(), outer.begin(), outer.end());
+  auto& op = c.Emit(type, inputs, outputs);
+  op.clear_device_option();
+  auto& arg = *op.add_arg();
+  arg.set_name("outer_inputs");
+  for (const auto& name : outer) arg.add_strings(name);
+  return op;
+}
+
+void CheckCount(const ConvertContext& c, const Subnet& s, int inputs, int outputs, const std::string& expected) {
+  const std::string node = c.op_type() + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  HN_CHECK_KIND(kInvalidArgument, s.net.external_input_size() == inputs, node, ": subgraph '", s.attr, "' has ",
+                s.net.external_input_size(), " inputs, expected ", inputs, " (", expected, ")");
+  HN_CHECK_KIND(kInvalidArgument, s.net.external_output_size() == outputs, node, ": subgraph '", s.attr, "' has ",
+                s.net.external_output_size(), " outputs, expected ", outputs, " (", expected, ")");
+}
+
+// Checks that input i, where the model declares it, is a `want` tensor holding one value.
+void CheckScalarInput(const ConvertContext& c, int i, caffe2::TensorProto::DataType want, const char* what) {
+  const std::string node = c.op_type() + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  const auto dtype = c.Dtype(c.in(i));
+  HN_CHECK_KIND(kInvalidArgument, dtype == caffe2::TensorProto::UNDEFINED || dtype == want, node, ": ", what, " '",
+                c.in(i), "' is ", caffe2::TensorProto::DataType_Name(dtype), ", must be ",
+                caffe2::TensorProto::DataType_Name(want));
+  if (const auto* d = c.Dims(c.in(i))) {
+    int64_t n = 1;
+    for (int64_t x : *d) n = x < 0 || n < 0 ? -1 : n * x;
+    HN_CHECK_KIND(kInvalidArgument, n == -1 || n == 1, node, ": ", what, " '", c.in(i), "' must hold one value, it has ",
+                  n);
+  }
+}
+
+void InlineBranch(ConvertContext& c, const Subnet& s) {
+  for (const auto& [name, k] : s.consts) c.DefineConst(name, k);
+  for (int i = s.num_fills; i < s.net.op_size(); ++i) {
+    auto& op = c.Emit(s.net.op(i).type(), {}, {});
+    op = s.net.op(i);
+    for (const auto& o : op.output())
+      if (auto d = s.state.dims.find(o); d != s.state.dims.end()) c.SetDims(o, d->second);
+  }
+  for (int i = 0; i < c.num_outputs(); ++i) {
+    if (!c.has_out(i)) continue;
+    if (s.out_consts[i]) {
+      c.DefineConst(c.out(i), *s.out_consts[i]);
+      continue;
+    }
+    c.Emit("Copy", {s.net.external_output(i)}, {c.out(i)});
+    if (s.out_dims[i]) c.SetDims(c.out(i), *s.out_dims[i]);
+  }
+}
+
+void If(ConvertContext& c) {
+  HN_CHECK_KIND(kInvalidArgument, c.has_in(0), "If: the condition input is missing");
+  CheckScalarInput(c, 0, caffe2::TensorProto::BOOL, "the condition");
+  const char* expected = "a branch takes no inputs and makes one value per If output";
+  if (const ConstTensor* k = c.Const(c.in(0)); k && k->numel() == 1 && !k->integer.empty()) {
+    // Known at import time: only the branch taken is imported (the other may use what we lack).
+    auto taken = ConvertSubgraph(c, k->integer[0] ? "then_branch" : "else_branch", {});
+    CheckCount(c, *taken, 0, c.num_outputs(), expected);
+    if (taken->inlinable) return InlineBranch(c, *taken);
+  }
+  auto then_net = ConvertSubgraph(c, "then_branch", {});
+  auto else_net = ConvertSubgraph(c, "else_branch", {});
+  for (const Subnet* s : {then_net.get(), else_net.get()}) CheckCount(c, *s, 0, c.num_outputs(), expected);
+  auto& op = EmitControl(c, "OnnxIf", {c.in(0)}, {then_net.get(), else_net.get()});
+  AddNetArg(op, "then_net", then_net->net);
+  AddNetArg(op, "else_net", else_net->net);
+  for (int i = 0; i < c.num_outputs(); ++i) {
+    const auto *a = then_net->out_dims[i], *b = else_net->out_dims[i];
+    if (!a || !b || a->size() != b->size()) continue;
+    std::vector<int64_t> dims(*a);
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] != (*b)[d]) dims[d] = -1;
+    c.SetDims(op.output(i), dims);
+  }
+}
+
+void Loop(ConvertContext& c) {
+  const std::string node = "Loop" + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  HN_CHECK_KIND(kInvalidArgument, c.num_inputs() >= 2, node, ": takes M and cond (either may be empty), has ",
+                c.num_inputs(), " inputs");
+  const int n = c.num_inputs() - 2;
+  HN_CHECK_KIND(kInvalidArgument, c.num_outputs() >= n, node, ": ", n, " loop-carried values but only ", c.num_outputs(),
+                " outputs");
+  if (c.has_in(0)) CheckScalarInput(c, 0, caffe2::TensorProto::INT64, "the trip count M");
+  if (c.has_in(1)) CheckScalarInput(c, 1, caffe2::TensorProto::BOOL, "the condition");
+  static const std::vector<int64_t> kScalar;
+  std::vector<LocalInfo> locals{{&kScalar, caffe2::TensorProto::INT64}, {&kScalar, caffe2::TensorProto::BOOL}};
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 2; ++i)
+    if (c.has_in(i)) inputs.push_back(c.in(i));
+  for (int j = 0; j < n; ++j) {
+    HN_CHECK_KIND(kInvalidArgument, c.has_in(2 + j), node, ": loop-carried input ", j, " is empty");
+    locals.push_back({c.Dims(c.in(2 + j)), c.Dtype(c.in(2 + j))});
+    inputs.push_back(c.in(2 + j));
+  }
+  auto body = ConvertSubgraph(c, "body", locals);
+  CheckCount(c, *body, 2 + n, 1 + c.num_outputs(),
+             "iteration number, condition and the carried values in; condition, carried values and scan outputs out");
+  auto& op = EmitControl(c, "OnnxLoop", inputs, {body.get()});
+  AddArg(op, "has_trip_count", int64_t{c.has_in(0)});
+  AddArg(op, "has_cond", int64_t{c.has_in(1)});
+  AddArg(op, "num_carried", int64_t{n});
+  AddNetArg(op, "body", body->net);
+  for (int i = 0; i < c.num_outputs(); ++i) {
+    const auto* d = body->out_dims[1 + i];
+    if (!d) continue;
+    std::vector<int64_t> dims(*d);
+    if (i >= n) dims.insert(dims.begin(), -1);  // scan outputs: one slice per iteration
+    c.SetDims(op.output(i), dims);
+  }
+}
+
+void Scan(ConvertContext& c) {
+  const std::string node = "Scan" + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  const int64_t m = c.Int("num_scan_inputs", -1);
+  HN_CHECK_KIND(kInvalidArgument, m >= 1 && m <= c.num_inputs(), node, ": num_scan_inputs ", m,
+                " must be in [1, ", c.num_inputs(), "] (the number of inputs)");
+  const int n = c.num_inputs() - static_cast<int>(m), k = c.num_outputs() - n;
+  HN_CHECK_KIND(kInvalidArgument, k >= 0, node, ": ", n, " states but only ", c.num_outputs(), " outputs");
+  auto per = [&](const char* name, int count) {
+    auto v = c.Ints(name);
+    if (v.empty()) v.assign(count, 0);
+    HN_CHECK_KIND(kInvalidArgument, static_cast<int>(v.size()) == count, node, ": ", name, " has ", v.size(),
+                  " values, expected ", count);
+    return v;
+  };
+  const auto in_axes = per("scan_input_axes", static_cast<int>(m)), in_dirs = per("scan_input_directions", static_cast<int>(m));
+  const auto out_axes = per("scan_output_axes", k), out_dirs = per("scan_output_directions", k);
+  std::vector<LocalInfo> locals;
+  std::vector<std::vector<int64_t>> slice_dims(m);
+  std::vector<std::string> inputs;
+  int64_t length = -1;
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    HN_CHECK_KIND(kInvalidArgument, c.has_in(i), node, ": input ", i, " is empty");
+    inputs.push_back(c.in(i));
+    const auto* d = c.Dims(c.in(i));
+    if (i < n || !d) {
+      locals.push_back({i < n ? d : nullptr, c.Dtype(c.in(i))});
+      continue;
+    }
+    const int64_t axis = c.Axis(in_axes[i - n], static_cast<int>(d->size()), "scan_input_axes");
+    slice_dims[i - n] = *d;
+    slice_dims[i - n].erase(slice_dims[i - n].begin() + axis);
+    if ((*d)[axis] >= 0) length = (*d)[axis];
+    locals.push_back({&slice_dims[i - n], c.Dtype(c.in(i))});
+  }
+  auto body = ConvertSubgraph(c, "body", locals);
+  CheckCount(c, *body, c.num_inputs(), c.num_outputs(), "states and scan slices in; states and scan outputs out");
+  auto& op = EmitControl(c, "OnnxScan", inputs, {body.get()});
+  AddArg(op, "num_states", int64_t{n});
+  AddArg(op, "num_scan_inputs", m);
+  AddArg(op, "scan_input_axes", in_axes);
+  AddArg(op, "scan_input_directions", in_dirs);
+  AddArg(op, "scan_output_axes", out_axes);
+  AddArg(op, "scan_output_directions", out_dirs);
+  AddNetArg(op, "body", body->net);
+  for (int i = 0; i < c.num_outputs(); ++i) {
+    const auto* d = body->out_dims[i];
+    if (!d) continue;
+    std::vector<int64_t> dims(*d);
+    if (i >= n) {
+      const int64_t r = static_cast<int64_t>(dims.size()), a = out_axes[i - n] < 0 ? out_axes[i - n] + r + 1 : out_axes[i - n];
+      if (a < 0 || a > r) continue;  // refused by the operator when it runs
+      dims.insert(dims.begin() + a, length);
+    }
+    c.SetDims(op.output(i), dims);
+  }
+}
+
+}  // namespace
+
+void RegisterControlFlowConverters(ConverterRegistry& r) {
+  r.Add("If", 1, kNewestOpset, If);
+  r.Add("Loop", 1, kNewestOpset, Loop);
+  r.Add("Scan", 9, kNewestOpset, Scan);
+}
+
+}  // namespace hetnet::onnxio
