@@ -12,7 +12,8 @@ better than both on the mixed net, predicted total within 25% of measured.
 
 Timing: weights live on the device of their first reader (loaded once, as the planner assumes);
 the input is fed on the CPU and each timed run is RunNet plus fetching the output to the host
-(the planner counts that copy). The median over runs filling --seconds, after 3 warm-up runs.
+(the planner counts that copy). The median over runs filling --seconds, after 3 warm-up runs; the
+three placements of a row are timed in interleaved rounds, each in a workspace of its own.
 
 Every operator type of this build has a CUDA kernel except store, communicator and weight-folding
 ops, so the mixed net's CPU-only operator is a Tanh pinned to the CPU (what net creation does for
@@ -128,9 +129,8 @@ def _predict(ws, net, profile):
     return ws.AutoPlace(net, devices=["cpu", "cuda:0"], profile=profile, data_inputs=["data"])
 
 
-def _measure(ws, model, placed, data, seconds, profile=None):
-    """Median milliseconds per run of placed (RunNet + fetching the output), weights on their readers;
-    with a profile, also that profile with the net's operator times recorded (MeasureOpCosts)."""
+def _setup(ws, model, placed, data):
+    """The current workspace holds model's weights on their first readers' devices, data, and placed."""
     from hetnet import core
     from hetnet.proto import caffe2_pb2
     ws.ResetWorkspace()
@@ -147,15 +147,44 @@ def _measure(ws, model, placed, data, seconds, profile=None):
     for _ in range(3):
         ws.RunNet(placed.name)
         ws.FetchBlob("prob")
+
+
+def _times(ws, name, seconds, at_least=5):
+    """Seconds per run of net `name` (RunNet + fetching the output) over a `seconds` budget."""
     times, deadline = [], time.perf_counter() + seconds
-    while len(times) < 5 or (time.perf_counter() < deadline and len(times) < 1000):
+    while len(times) < at_least or (time.perf_counter() < deadline and len(times) < 1000):
         t0 = time.perf_counter()
-        ws.RunNet(placed.name)
+        ws.RunNet(name)
         ws.FetchBlob("prob")
         times.append(time.perf_counter() - t0)
-    if profile is not None:
-        profile = ws.MeasureOpCosts(placed.name, profile=profile, runs=10, warmup=1)
-    return 1e3 * statistics.median(times), profile
+    return times
+
+
+def _measure_ops(ws, model, placed, data, seconds, profile):
+    """Records placed's operator times into profile (MeasureOpCosts) after timing it once."""
+    _setup(ws, model, placed, data)
+    _times(ws, placed.name, seconds)
+    return ws.MeasureOpCosts(placed.name, profile=profile, runs=10, warmup=1)
+
+
+def _interleaved(ws, model, nets, data, seconds, rounds=5):
+    """Median milliseconds per run of each (label, net), each in a workspace of its own, timed in
+    `rounds` rounds that visit the nets in rotating order, so drift (clocks, other load) hits all
+    alike; the all-CPU, all-GPU and auto times of a row come from the same rounds."""
+    home = ws.CurrentWorkspace()
+    for label, placed in nets:
+        ws.SwitchWorkspace("proof_" + label, True)
+        _setup(ws, model, placed, data)
+    times = {label: [] for label, _ in nets}
+    for r in range(rounds):
+        for label, placed in nets[r % len(nets):] + nets[:r % len(nets)]:
+            ws.SwitchWorkspace("proof_" + label)
+            times[label] += _times(ws, placed.name, seconds / rounds, at_least=2)
+    for label, _ in nets:
+        ws.SwitchWorkspace("proof_" + label)
+        ws.ResetWorkspace()
+    ws.SwitchWorkspace(home)
+    return {label: 1e3 * statistics.median(t) for label, t in times.items()}
 
 
 def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
@@ -178,13 +207,10 @@ def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
            "estimate_ms": {"auto": estimate["predicted_us"] / 1e3},
            "estimate_devices": [_device(op) for op in estimate_net.op]}
     data = np.random.RandomState(0).uniform(0, 1, size=shape).astype(np.float32)
-    if not plan_only:
-        for label, placed in (("cpu", all_cpu), ("gpu", all_gpu)):
-            placed.name = "%s_%s" % (net.name, label)
-            row["measured_ms"][label], measured = _measure(ws, model, placed, data, seconds,
-                                                           profile if measure_ops else None)
-            if measure_ops:
-                profile = measured
+    all_cpu.name, all_gpu.name = net.name + "_cpu", net.name + "_gpu"
+    if measure_ops:
+        for placed in (all_cpu, all_gpu):
+            profile = _measure_ops(ws, model, placed, data, seconds, profile)
     auto_net, report = plan(net, profile)
     row.update(planner_ms=report["planner_ms"], exact=report["exact"],
                auto_devices=[_device(op) for op in auto_net.op],
@@ -193,7 +219,9 @@ def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
         row["predicted_ms"][label] = plan(placed, profile)[1]["predicted_us"] / 1e3
     if not plan_only:
         auto_net.name = "%s_auto" % net.name
-        row["measured_ms"]["auto"] = _measure(ws, model, auto_net, data, seconds)[0]
+        row["measured_ms"] = _interleaved(ws, model, [("cpu", all_cpu), ("gpu", all_gpu), ("auto", auto_net)], data,
+                                          3 * seconds)
+        _setup(ws, model, auto_net, data)
         # For diagnosis (the JSON): the auto net's profile beside its per-op predictions.
         prof = ws.ProfileNet(auto_net.name, 1, 10)
         row["auto_profile"] = {k: prof[k] for k in ("type_ms", "copy_share", "wall_ms", "unprofiled_ms", "text")}

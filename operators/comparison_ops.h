@@ -57,19 +57,15 @@ class ComparisonOp final : public Operator<Context> {
       ix_ = math::MakeBroadcastIndex(out_, {A.shape(), B.shape()});
       numpy_ = true;
     }
-    constexpr bool cpu = std::is_same<Context, CPUContext>::value;  // uint32/uint64: CPU kernels only
+    constexpr bool cpu = std::is_same<Context, CPUContext>::value;  // float16/bfloat16: CPU only
     switch (A.dtype()) {
       case DataType::Float: return Compute<float>(A, B);
       case DataType::Double: return Compute<double>(A, B);
       case DataType::Int32: return Compute<int32_t>(A, B);
       case DataType::Int64: return Compute<int64_t>(A, B);
       case DataType::Bool: return Compute<bool>(A, B);
-      case DataType::UInt32:
-        if constexpr (cpu) return Compute<uint32_t>(A, B);
-        break;
-      case DataType::UInt64:
-        if constexpr (cpu) return Compute<uint64_t>(A, B);
-        break;
+      case DataType::UInt32: return Compute<uint32_t>(A, B);
+      case DataType::UInt64: return Compute<uint64_t>(A, B);
       case DataType::Float16:
       case DataType::BFloat16:  // compared as float32 (exact: both widen without rounding)
         if constexpr (cpu) return Compute<float>(WidenToFloat(A), WidenToFloat(B));
@@ -77,8 +73,8 @@ class ComparisonOp final : public Operator<Context> {
       default: break;
     }
     HN_THROW(kInvalidArgument, this->type(), ": unsupported dtype ", DataTypeName(A.dtype()), " of input 0 ('",
-             this->def().input(0), "'); float32, float64, int32, int64 and bool are supported",
-             cpu ? ", and uint32, uint64, float16 and bfloat16" : " (uint32, uint64, float16 and bfloat16 on CPU only)");
+             this->def().input(0), "'); float32, float64, int32, int64, uint32, uint64 and bool are supported",
+             cpu ? ", and float16 and bfloat16" : " (float16 and bfloat16 on CPU only)");
   }
 
  private:

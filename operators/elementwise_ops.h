@@ -61,8 +61,7 @@ inline bool IsSixteenBitFloat(DataType t) { return t == DataType::Float16 || t =
 Tensor WidenToFloat(const Tensor& x);            // a float32 CPU copy of a float16 / bfloat16 CPU tensor
 void NarrowFromFloat(const Tensor& f, Tensor* y);  // f's values rounded into y (y's dtype, f's shape)
 
-// Calls f(T{}) for the arithmetic dtypes; other dtypes are refused naming input 0. uint32 and uint64
-// (hetnet's own types) are dispatched on CPU only: the CUDA kernels are not instantiated for them.
+// Calls f(T{}) for the arithmetic dtypes; other dtypes are refused naming input 0.
 template <class Context, typename F>
 void DispatchArithmeticType(const caffe2::OperatorDef& def, DataType t, F&& f) {
   constexpr bool cpu = std::is_same<Context, CPUContext>::value;
@@ -71,17 +70,13 @@ void DispatchArithmeticType(const caffe2::OperatorDef& def, DataType t, F&& f) {
     case DataType::Double: return f(double{});
     case DataType::Int32: return f(int32_t{});
     case DataType::Int64: return f(int64_t{});
-    case DataType::UInt32:
-      if constexpr (cpu) return f(uint32_t{});
-      break;
-    case DataType::UInt64:
-      if constexpr (cpu) return f(uint64_t{});
-      break;
+    case DataType::UInt32: return f(uint32_t{});
+    case DataType::UInt64: return f(uint64_t{});
     default: break;
   }
   HN_THROW(kInvalidArgument, def.type(), ": unsupported dtype ", DataTypeName(t), " of input 0 ('", def.input(0),
-           "'); float32, float64, int32 and int64 are supported", cpu ? ", and uint32 and uint64" : "",
-           cpu ? " (float16 and bfloat16 through float32)" : " (uint32, uint64, float16 and bfloat16 on CPU only)");
+           "'); float32, float64, int32, int64, uint32 and uint64 are supported",
+           cpu ? " (float16 and bfloat16 through float32)" : " (float16 and bfloat16 on CPU only)");
 }
 
 template <class Context, math::BinaryOp Op>

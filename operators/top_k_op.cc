@@ -36,31 +36,13 @@ int64_t ReadTopK(OperatorBase* op, const caffe2::OperatorDef& def, DeviceContext
 }
 
 template <>
-void TopKForward<CPUContext>(TopKGeom g, const float* x, float* vals, int64_t* idx, int64_t* flat, CPUContext*) {
-  for (int64_t c = 0, m = g.outer * g.inner; c < m; ++c) TopKColumn(c, g, x, vals, idx, flat);
-}
-void TopKForwardCpu(const caffe2::OperatorDef& def, DataType t, TopKGeom g, const void* x, void* vals, int64_t* idx,
-                    int64_t* flat, bool largest) {
-  auto run = [&](auto zero) {
+void TopKForward<CPUContext>(const caffe2::OperatorDef& def, DataType t, TopKGeom g, const void* x, void* vals,
+                             int64_t* idx, int64_t* flat, bool largest, CPUContext*) {
+  DispatchTopKType(def, t, [&](auto zero) {
     using T = decltype(zero);
     for (int64_t c = 0, m = g.outer * g.inner; c < m; ++c)
       TopKColumn(c, g, static_cast<const T*>(x), static_cast<T*>(vals), idx, flat, largest);
-  };
-  switch (t) {
-    case DataType::Float: return run(float{});
-    case DataType::Double: return run(double{});
-    case DataType::Int8: return run(int8_t{});
-    case DataType::Int16: return run(int16_t{});
-    case DataType::Int32: return run(int32_t{});
-    case DataType::Int64: return run(int64_t{});
-    case DataType::UInt8: return run(uint8_t{});
-    case DataType::UInt16: return run(uint16_t{});
-    case DataType::UInt32: return run(uint32_t{});
-    case DataType::UInt64: return run(uint64_t{});
-    default:
-      HN_THROW(kInvalidArgument, def.type(), ": input 0 ('", def.input(0), "') is ", DataTypeName(t),
-               "; float32/64, int8/16/32/64 or uint8/16/32/64 is required on CPU");
-  }
+  });
 }
 
 template <>

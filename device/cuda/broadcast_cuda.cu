@@ -85,6 +85,8 @@ void NumpyBroadcastBinary(BinaryOp op, const BroadcastIndex& ix, int64_t total, 
   template void NumpyBroadcastBinary<T, CUDAContext>(BinaryOp, const BroadcastIndex&, int64_t, const T*, const T*, \
                                                      T*, CUDAContext*);
 HN_FOR_EACH_BINARY_MATH_TYPE(HN_INSTANTIATE_NUMPY)
+HN_INSTANTIATE_NUMPY(uint32_t)  // ONNX's unsigned types, as on the CPU (device/broadcast.cc)
+HN_INSTANTIATE_NUMPY(uint64_t)
 #undef HN_INSTANTIATE_NUMPY
 
 template <>

@@ -98,6 +98,8 @@ void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T*
   template void BroadcastBinary<T, CUDAContext>(BinaryOp, int64_t, int64_t, int64_t, const T*, const T*, T*, \
                                                 CUDAContext*);
 HN_FOR_EACH_BINARY_MATH_TYPE(HN_INSTANTIATE_BINARY)
+HN_INSTANTIATE_BINARY(uint32_t)  // ONNX's unsigned types, as on the CPU (device/math_cpu.cc)
+HN_INSTANTIATE_BINARY(uint64_t)
 #undef HN_INSTANTIATE_BINARY
 
 template <>
