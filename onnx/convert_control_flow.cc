@@ -1,4 +1,4 @@
-// Converters of ONNX's control flow If, Loop and Scan (opset 9+) onto the CPU operators OnnxIf,
+// Converters of ONNX's control flow If, Loop and Scan (opset 8's batched form too) onto the CPU operators OnnxIf,
 // OnnxLoop and OnnxScan (operators/onnx_if_op, onnx_loop_op, onnx_scan_op). Each GraphProto attribute
 // (then_branch, else_branch, body) is imported, node by node through the same converter registry,
 // into a NetDef carried as a net argument (then_net, else_net, body) as Caffe2's If / While carry
@@ -316,45 +316,55 @@ void Loop(ConvertContext& c) {
   }
 }
 
-void Scan(ConvertContext& c) {
+// Scan; batched: opset 8's form (input 0 sequence_lens, then every input and output with a batch
+// axis 0, scan inputs scanned along axis 1, attr directions).
+void ScanAny(ConvertContext& c, bool batched) {
   const std::string node = "Scan" + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  const int first = batched ? 1 : 0, num_in = c.num_inputs() - first;
+  if (batched && c.has_in(0)) c.Refuse("sequence_lens (per-batch sequence lengths) is not supported");
   const int64_t m = c.Int("num_scan_inputs", -1);
-  HN_CHECK_KIND(kInvalidArgument, m >= 1 && m <= c.num_inputs(), node, ": num_scan_inputs ", m,
-                " must be in [1, ", c.num_inputs(), "] (the number of inputs)");
-  const int n = c.num_inputs() - static_cast<int>(m), k = c.num_outputs() - n;
+  HN_CHECK_KIND(kInvalidArgument, m >= 1 && m <= num_in, node, ": num_scan_inputs ", m, " must be in [1, ", num_in,
+                "] (the number of state and scan inputs)");
+  const int n = num_in - static_cast<int>(m), k = c.num_outputs() - n;
   HN_CHECK_KIND(kInvalidArgument, k >= 0, node, ": ", n, " states but only ", c.num_outputs(), " outputs");
   auto per = [&](const char* name, int count) {
-    auto v = c.Ints(name);
+    auto v = batched && std::string(name) != "directions" ? std::vector<int64_t>() : c.Ints(name);
     if (v.empty()) v.assign(count, 0);
     HN_CHECK_KIND(kInvalidArgument, static_cast<int>(v.size()) == count, node, ": ", name, " has ", v.size(),
                   " values, expected ", count);
     return v;
   };
-  const auto in_axes = per("scan_input_axes", static_cast<int>(m)), in_dirs = per("scan_input_directions", static_cast<int>(m));
+  const int mi = static_cast<int>(m);
+  const auto in_axes = per("scan_input_axes", mi), in_dirs = per(batched ? "directions" : "scan_input_directions", mi);
   const auto out_axes = per("scan_output_axes", k), out_dirs = per("scan_output_directions", k);
   std::vector<LocalInfo> locals;
-  std::vector<std::vector<int64_t>> slice_dims(m);
+  std::vector<std::vector<int64_t>> dims(num_in);  // without the batch axis; scan inputs: a slice's
   std::vector<std::string> inputs;
-  int64_t length = -1;
-  for (int i = 0; i < c.num_inputs(); ++i) {
-    HN_CHECK_KIND(kInvalidArgument, c.has_in(i), node, ": input ", i, " is empty");
-    inputs.push_back(c.in(i));
-    const auto* d = c.Dims(c.in(i));
-    if (i < n || !d) {
-      locals.push_back({i < n ? d : nullptr, c.Dtype(c.in(i))});
-      continue;
+  int64_t length = -1, batch = -1;
+  for (int i = 0; i < num_in; ++i) {
+    const std::string& name = c.in(first + i);
+    HN_CHECK_KIND(kInvalidArgument, !name.empty(), node, ": input ", first + i, " is empty");
+    inputs.push_back(name);
+    const auto* d = c.Dims(name);
+    if (d) dims[i] = *d;
+    if (d && batched) {
+      HN_CHECK_KIND(kInvalidArgument, !dims[i].empty(), node, ": input '", name, "' has no batch axis (rank 0)");
+      batch = dims[i][0];
+      dims[i].erase(dims[i].begin());
     }
-    const int64_t axis = c.Axis(in_axes[i - n], static_cast<int>(d->size()), "scan_input_axes");
-    slice_dims[i - n] = *d;
-    slice_dims[i - n].erase(slice_dims[i - n].begin() + axis);
-    if ((*d)[axis] >= 0) length = (*d)[axis];
-    locals.push_back({&slice_dims[i - n], c.Dtype(c.in(i))});
+    if (d && i >= n) {
+      const int64_t axis = c.Axis(in_axes[i - n], static_cast<int>(dims[i].size()), "scan_input_axes");
+      if (dims[i][axis] >= 0) length = dims[i][axis];
+      dims[i].erase(dims[i].begin() + axis);
+    }
+    locals.push_back({d ? &dims[i] : nullptr, c.Dtype(name)});
   }
   auto body = ConvertSubgraph(c, "body", locals);
-  CheckCount(c, *body, c.num_inputs(), c.num_outputs(), "states and scan slices in; states and scan outputs out");
+  CheckCount(c, *body, num_in, c.num_outputs(), "states and scan slices in; states and scan outputs out");
   auto& op = EmitControl(c, "OnnxScan", inputs, {body.get()});
   AddArg(op, "num_states", int64_t{n});
   AddArg(op, "num_scan_inputs", m);
+  AddArg(op, "batched", int64_t{batched});
   AddArg(op, "scan_input_axes", in_axes);
   AddArg(op, "scan_input_directions", in_dirs);
   AddArg(op, "scan_output_axes", out_axes);
@@ -363,13 +373,14 @@ void Scan(ConvertContext& c) {
   for (int i = 0; i < c.num_outputs(); ++i) {
     const auto* d = body->out_dims[i];
     if (!d) continue;
-    std::vector<int64_t> dims(*d);
+    std::vector<int64_t> out(*d);
     if (i >= n) {
-      const int64_t r = static_cast<int64_t>(dims.size()), a = out_axes[i - n] < 0 ? out_axes[i - n] + r + 1 : out_axes[i - n];
+      const int64_t r = static_cast<int64_t>(out.size()), a = out_axes[i - n] < 0 ? out_axes[i - n] + r + 1 : out_axes[i - n];
       if (a < 0 || a > r) continue;  // refused by the operator when it runs
-      dims.insert(dims.begin() + a, length);
+      out.insert(out.begin() + a, length);
     }
-    c.SetDims(op.output(i), dims);
+    if (batched) out.insert(out.begin(), batch);
+    c.SetDims(op.output(i), out);
   }
 }
 
@@ -378,7 +389,8 @@ void Scan(ConvertContext& c) {
 void RegisterControlFlowConverters(ConverterRegistry& r) {
   r.Add("If", 1, kNewestOpset, If);
   r.Add("Loop", 1, kNewestOpset, Loop);
-  r.Add("Scan", 9, kNewestOpset, Scan);
+  r.Add("Scan", 8, 8, [](ConvertContext& c) { ScanAny(c, true); });
+  r.Add("Scan", 9, kNewestOpset, [](ConvertContext& c) { ScanAny(c, false); });
 }
 
 }  // namespace hetnet::onnxio

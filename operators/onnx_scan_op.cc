@@ -26,6 +26,7 @@ OnnxScanOp::OnnxScanOp(const caffe2::OperatorDef& def, Workspace* ws)
     : Operator<CPUContext>(def, ws),
       num_states_(static_cast<int>(GetSingleArgument<int64_t>("num_states", 0))),
       num_scan_inputs_(static_cast<int>(GetSingleArgument<int64_t>("num_scan_inputs", 0))),
+      batched_(GetSingleArgument<int64_t>("batched", 0) != 0),
       body_(*this, ws, "body", num_states_ + num_scan_inputs_) {
   HN_CHECK_KIND(kInvalidArgument, num_states_ >= 0 && num_states_ <= OutputSize() && num_scan_inputs_ >= 1 &&
                                       num_states_ + num_scan_inputs_ <= InputSize(),
@@ -44,36 +45,53 @@ OnnxScanOp::OnnxScanOp(const caffe2::OperatorDef& def, Workspace* ws)
 }
 
 void OnnxScanOp::RunOnDevice() {
+  const int num_in = num_states_ + num_scan_inputs_;
+  std::vector<const Tensor*> in;
+  std::vector<Tensor> out(OutputSize());
+  if (!batched_) {
+    for (int i = 0; i < num_in; ++i) in.push_back(&Input(i));
+    ScanOnce(in, &out);
+    for (int i = 0; i < OutputSize(); ++i) Output(i)->CopyFrom(out[i]);
+    return;
+  }
+  const int64_t batch = Input(0).ndim() ? Input(0).dim(0) : -1;
+  for (int i = 0; i < num_in; ++i)
+    HN_CHECK_KIND(kInvalidArgument, Input(i).ndim() >= 1 && Input(i).dim(0) == batch, type(), " '", def().name(),
+                  "': input '", def().input(i), "' of shape ", ShapeToString(Input(i).shape()),
+                  " does not have the batch size of '", def().input(0), "' (", batch, ") on axis 0");
+  std::vector<Tensor> slices(num_in);
+  std::vector<std::vector<Tensor>> parts(OutputSize());
+  for (int i = 0; i < num_in; ++i) in.push_back(&slices[i]);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int i = 0; i < num_in; ++i) SliceOnnxAxis(Input(i), 0, b, &slices[i]);
+    ScanOnce(in, &out);
+    for (int i = 0; i < OutputSize(); ++i) parts[i].push_back(std::move(out[i])), out[i] = Tensor();
+  }
+  for (int i = 0; i < OutputSize(); ++i)
+    StackOnnxParts(*this, parts[i], 0, false, "output '" + def().output(i) + "'", Output(i));
+}
+
+void OnnxScanOp::ScanOnce(const std::vector<const Tensor*>& in, std::vector<Tensor>* out) {
   const int n = num_states_, m = num_scan_inputs_, num_scan_outputs = OutputSize() - n;
   int64_t length = -1;
   std::vector<int> axes(m);
   for (int j = 0; j < m; ++j) {
-    const Tensor& x = Input(n + j);
+    const Tensor& x = *in[n + j];
     const int64_t a = in_axes_[j] < 0 ? in_axes_[j] + x.ndim() : in_axes_[j];
     HN_CHECK_KIND(kInvalidArgument, a >= 0 && a < x.ndim(), type(), " '", def().name(), "': scan_input_axes ",
                   in_axes_[j], " is out of range for scan input '", def().input(n + j), "' of shape ",
-                  ShapeToString(x.shape()));
+                  ShapeToString(x.shape()), batched_ ? " (without its batch axis)" : "");
     axes[j] = static_cast<int>(a);
     if (length < 0) length = x.dim(axes[j]);
     HN_CHECK_KIND(kInvalidArgument, x.dim(axes[j]) == length, type(), " '", def().name(), "': scan input '",
                   def().input(n + j), "' has length ", x.dim(axes[j]), " along axis ", a, ", scan input '",
                   def().input(n), "' has ", length);
   }
-  for (int j = 0; j < n; ++j) body_.Local(j)->CopyFrom(Input(j));
+  for (int j = 0; j < n; ++j) body_.Local(j)->CopyFrom(*in[j]);
   std::vector<std::vector<Tensor>> scans(num_scan_outputs);
   std::vector<Tensor> next(n);
   for (int64_t t = 0; t < length; ++t) {
-    for (int j = 0; j < m; ++j) {
-      const Tensor& x = Input(n + j);
-      const int64_t index = in_dirs_[j] ? length - 1 - t : t;
-      std::vector<int64_t> shape = x.shape();
-      shape.erase(shape.begin() + axes[j]);
-      Tensor* slice = body_.Local(n + j);
-      slice->Resize(shape);
-      slice->raw_mutable_data(x.dtype());
-      const int64_t outer = x.size_to_dim(axes[j]), inner = x.size_from_dim(axes[j] + 1);
-      for (int64_t o = 0; o < outer; ++o) CopyOnnxElements(x, (o * length + index) * inner, slice, o * inner, inner);
-    }
+    for (int j = 0; j < m; ++j) SliceOnnxAxis(*in[n + j], axes[j], in_dirs_[j] ? length - 1 - t : t, body_.Local(n + j));
     body_.Run();
     for (int j = 0; j < n; ++j) next[j].CopyFrom(body_.Output(j));
     for (int k = 0; k < num_scan_outputs; ++k) {
@@ -82,12 +100,12 @@ void OnnxScanOp::RunOnDevice() {
     }
     for (int j = 0; j < n; ++j) body_.Local(j)->ShareData(next[j]), next[j] = Tensor();
   }
-  for (int j = 0; j < n; ++j) Output(j)->CopyFrom(*body_.Local(j));
+  for (int j = 0; j < n; ++j) (*out)[j].CopyFrom(*body_.Local(j));
   for (int k = 0; k < num_scan_outputs; ++k) {
     const int rank = scans[k].empty() ? 0 : scans[k][0].ndim();
     const int64_t axis = out_axes_[k] < 0 ? out_axes_[k] + rank + 1 : out_axes_[k];
     StackOnnxParts(*this, scans[k], static_cast<int>(axis), out_dirs_[k] != 0,
-                   "scan output '" + def().output(n + k) + "'", Output(n + k));
+                   "scan output '" + def().output(n + k) + "'", &(*out)[n + k]);
   }
 }
 

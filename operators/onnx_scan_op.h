@@ -5,7 +5,9 @@
 // All scan inputs must have one length L along their axis; the NetDef argument `body` (inputs: the
 // N states, then one slice of each scan input with the axis removed; outputs: the N states, then the
 // scan outputs) runs L times in a child workspace (operators/onnx_subgraph.h); the slices of each
-// scan output are stacked along its axis (reversed for direction 1). CPU only; no gradient.
+// scan output are stacked along its axis (reversed for direction 1). Arg batched=1 is opset 8's
+// form: every input and output has a batch axis 0 (of one size B) and the scan above runs once per
+// batch item (scan_input_axes then count without the batch axis). CPU only; no gradient.
 #pragma once
 
 #include <vector>
@@ -21,7 +23,11 @@ class OnnxScanOp final : public Operator<CPUContext> {
   void RunOnDevice() override;
 
  private:
+  // One scan over `in` (states, then scan inputs); out: final states, then the stacked scan outputs.
+  void ScanOnce(const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
+
   int num_states_, num_scan_inputs_;
+  bool batched_;
   std::vector<int64_t> in_axes_, in_dirs_, out_axes_, out_dirs_;
   OnnxSubgraph body_;
 };

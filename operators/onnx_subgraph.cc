@@ -83,6 +83,16 @@ void CopyOnnxElements(const Tensor& src, int64_t src_offset, Tensor* dst, int64_
   std::memcpy(d, s, static_cast<size_t>(count) * item);
 }
 
+void SliceOnnxAxis(const Tensor& x, int axis, int64_t index, Tensor* out) {
+  std::vector<int64_t> shape = x.shape();
+  const int64_t length = shape.at(axis);
+  shape.erase(shape.begin() + axis);
+  out->Resize(shape);
+  out->raw_mutable_data(x.dtype());
+  const int64_t outer = x.size_to_dim(axis), inner = x.size_from_dim(axis + 1);
+  for (int64_t o = 0; o < outer; ++o) CopyOnnxElements(x, (o * length + index) * inner, out, o * inner, inner);
+}
+
 void StackOnnxParts(const OperatorBase& op, const std::vector<Tensor>& parts, int axis, bool reverse,
                     const std::string& what, Tensor* out) {
   if (parts.empty()) {  // no iteration: an empty tensor (the element shape is unknown)

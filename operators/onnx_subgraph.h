@@ -49,6 +49,9 @@ bool ReadOnnxCondition(const OperatorBase& op, const Tensor& t, const std::strin
 // Copies `count` elements (any dtype, strings included) from src at src_offset to dst at dst_offset.
 void CopyOnnxElements(const Tensor& src, int64_t src_offset, Tensor* dst, int64_t dst_offset, int64_t count);
 
+// out = x[..., index, ...] along `axis` (that axis removed).
+void SliceOnnxAxis(const Tensor& x, int axis, int64_t index, Tensor* out);
+
 // Stacks tensors of one shape and dtype along a new axis `axis` (in [0, rank]); index t of the new
 // axis is parts[order[t]]. Refuses parts of differing shapes or dtypes naming `what`.
 void StackOnnxParts(const OperatorBase& op, const std::vector<Tensor>& parts, int axis, bool reverse,

@@ -127,6 +127,39 @@ def test_scan_axes_and_directions_match_reference(in_axes, in_dirs, out_axes, ou
     _CheckAgainstReference(_ScanModel(in_axes, in_dirs, out_axes, out_dirs, shapes), feeds, ort=True)
 
 
+def test_opset8_batched_scan_matches_onnxruntime():
+    """Scan-8: a batch axis 0 on every input and output, the scan along axis 1, per-input directions."""
+    body = _Graph("body", [oh.make_node("Add", ["s_in", "a"], ["s_out"]), oh.make_node("Mul", ["s_out", "b"], ["e"])],
+                  [_Info("s_in", F, [2]), _Info("a", F, [2]), _Info("b", F, [2])], [_Info("s_out", F, [2]), _Info("e", F, [2])])
+    node = oh.make_node("Scan", ["", "s0", "A", "Bx"], ["s", "E"], num_scan_inputs=2, directions=[0, 1], body=body)
+    model = _Model([node], [_Info("s0", F, [3, 2]), _Info("A", F, [3, 4, 2]), _Info("Bx", F, [3, 4, 2])],
+                   [_Info("s"), _Info("E")], opset=8)
+    rng = np.random.default_rng(8)
+    feeds = {k: rng.normal(size=v).astype(np.float32) for k, v in [("s0", (3, 2)), ("A", (3, 4, 2)), ("Bx", (3, 4, 2))]}
+    _CheckAgainstReference(model, feeds, ort=True)
+    with_lens = _Model([oh.make_node("Scan", ["lens", "s0", "A", "Bx"], ["s", "E"], num_scan_inputs=2, body=body)],
+                       [_Info("lens", I64, [3]), _Info("s0", F, [3, 2]), _Info("A", F, [3, 4, 2]), _Info("Bx", F, [3, 4, 2])],
+                       [_Info("s"), _Info("E")], opset=8)
+    _Expect(hetnet.UnsupportedError, with_lens, ["Scan (opset 8)", "sequence_lens"])
+
+
+def test_an_outer_input_the_runtime_renames_is_still_what_the_subgraph_reads():
+    """Cross-device copies rename an operator's inputs; the subgraph keeps reading the outer name, and
+    must see the renamed blob's value (here a Scale(x, 10) standing in for the copy)."""
+    imported, _ = HetnetBackend._Import(_If(_Info("c", B, [])), "CPU", None)
+    net = caffe2_pb2.NetDef.FromString(imported["predict_net"])
+    (op,) = [o for o in net.op if o.type == "OnnxIf"]
+    assert list(op.input) == ["c", "x"]
+    scale = caffe2_pb2.OperatorDef(type="Scale", input=["x"], output=["x_moved"])
+    arg = scale.arg.add()
+    arg.name, arg.f = "scale", 10.0
+    op.input[1] = "x_moved"
+    net.op.insert(0, scale)
+    predictor = Predictor(imported["init_net"], net.SerializeToString())
+    (y,) = predictor.run({"c": np.array(True), "x": np.array([1, -2], np.float32)})
+    np.testing.assert_array_equal(y, [20, -40])
+
+
 def _If(cond_info, then_branch=True, else_branch=True, cond="c"):
     attrs = {}
     if then_branch:
