@@ -48,6 +48,7 @@ struct Subnet {
   std::vector<std::string> outer;       // outer blobs it reads, sorted
   std::vector<const std::vector<int64_t>*> out_dims;  // per output; nullptr: rank unknown
   std::vector<const ConstTensor*> out_consts;         // per output; nullptr: known only at run time
+  std::vector<caffe2::TensorProto::DataType> out_dtypes;  // per output; UNDEFINED: unknown
   bool inlinable = true;                // defines no name the outer graph uses
   ImportState state;                    // what out_dims / out_consts point into
 };
@@ -182,6 +183,9 @@ std::unique_ptr<Subnet> ConvertSubgraph(ConvertContext& c, const std::string& at
     sub->out_dims.push_back(d == st.dims.end() ? nullptr : &d->second);
     auto k = st.consts.find(v.name());
     sub->out_consts.push_back(k == st.consts.end() ? nullptr : &k->second);
+    auto t = st.dtypes.find(v.name());
+    sub->out_dtypes.push_back(k != st.consts.end() ? k->second.dtype
+                              : t == st.dtypes.end() ? caffe2::TensorProto::UNDEFINED : t->second);
   }
   sub->net.set_name(c.node().name().empty() ? c.op_type() + "_" + attr : c.node().name() + "_" + attr);
   outer.names = st.names;
@@ -235,11 +239,18 @@ void CheckScalarInput(const ConvertContext& c, int i, caffe2::TensorProto::DataT
   }
 }
 
+// Records the dtype of output i where the model declares none (UNDEFINED: nothing known).
+void SetDtype(ConvertContext& c, int i, caffe2::TensorProto::DataType dtype) {
+  if (c.has_out(i) && dtype != caffe2::TensorProto::UNDEFINED) c.state().dtypes.emplace(c.out(i), dtype);
+}
+
 void InlineBranch(ConvertContext& c, const Subnet& s) {
   for (const auto& [name, k] : s.consts) c.DefineConst(name, k);
   for (int i = s.num_fills; i < s.net.op_size(); ++i) {
     auto& op = c.Emit(s.net.op(i).type(), {}, {});
+    const caffe2::DeviceOption device = op.device_option();  // the node's (imported on CPU)
     op = s.net.op(i);
+    if (device.device_type() != 0 || device.device_id() != 0) *op.mutable_device_option() = device;
     for (const auto& o : op.output())
       if (auto d = s.state.dims.find(o); d != s.state.dims.end()) c.SetDims(o, d->second);
   }
@@ -251,6 +262,7 @@ void InlineBranch(ConvertContext& c, const Subnet& s) {
     }
     c.Emit("Copy", {s.net.external_output(i)}, {c.out(i)});
     if (s.out_dims[i]) c.SetDims(c.out(i), *s.out_dims[i]);
+    SetDtype(c, i, s.out_dtypes[i]);
   }
 }
 
@@ -271,6 +283,7 @@ void If(ConvertContext& c) {
   AddNetArg(op, "then_net", then_net->net);
   AddNetArg(op, "else_net", else_net->net);
   for (int i = 0; i < c.num_outputs(); ++i) {
+    if (then_net->out_dtypes[i] == else_net->out_dtypes[i]) SetDtype(c, i, then_net->out_dtypes[i]);
     const auto *a = then_net->out_dims[i], *b = else_net->out_dims[i];
     if (!a || !b || a->size() != b->size()) continue;
     std::vector<int64_t> dims(*a);
@@ -308,6 +321,7 @@ void Loop(ConvertContext& c) {
   AddArg(op, "num_carried", int64_t{n});
   AddNetArg(op, "body", body->net);
   for (int i = 0; i < c.num_outputs(); ++i) {
+    SetDtype(c, i, i < n ? c.Dtype(c.in(2 + i)) : body->out_dtypes[1 + i]);
     const auto* d = body->out_dims[1 + i];
     if (!d) continue;
     std::vector<int64_t> dims(*d);
@@ -371,6 +385,7 @@ void ScanAny(ConvertContext& c, bool batched) {
   AddArg(op, "scan_output_directions", out_dirs);
   AddNetArg(op, "body", body->net);
   for (int i = 0; i < c.num_outputs(); ++i) {
+    SetDtype(c, i, i < n ? c.Dtype(inputs[i]) : body->out_dtypes[i]);
     const auto* d = body->out_dims[i];
     if (!d) continue;
     std::vector<int64_t> out(*d);

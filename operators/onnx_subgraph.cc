@@ -29,6 +29,8 @@ OnnxSubgraph::OnnxSubgraph(const OperatorBase& op, Workspace* ws, const std::str
     Blob* b = child_->CreateBlob(name);
     locals_.push_back(b->GetMutableTensor(Device::CPU()));
   }
+  HN_CHECK_KIND(kInvalidArgument, first_outer >= 0 && first_outer <= def.input_size(), def.type(), " '", def.name(),
+                "': its arguments name ", first_outer, " inputs before the outer ones, it has ", def.input_size());
   const auto outer = op.GetRepeatedArgument<std::string>("outer_inputs");
   HN_CHECK_KIND(kInvalidArgument, static_cast<int>(outer.size()) == def.input_size() - first_outer, def.type(), " '",
                 def.name(), "': arg outer_inputs names ", outer.size(), " blobs, the operator has ",
