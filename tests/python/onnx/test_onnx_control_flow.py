@@ -13,11 +13,13 @@ from onnx import TensorProto, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import hetnet
+from hetnet import workspace
 from hetnet._predictor import Predictor
 from hetnet.onnx.backend import HetnetBackend
 from hetnet.proto import caffe2_pb2
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+NUM_GPUS = workspace.NumCudaDevices() if workspace.has_gpu_support else 0
 
 
 def _Info(name, elem=None, shape=None):
@@ -267,3 +269,22 @@ def test_scan_refusals_name_the_node_and_the_blob():
     _Expect(hetnet.InvalidArgumentError, bad_dirs, ["OnnxScan", "scan_input_directions", "got 2"], feeds)
     few = _ScanModel([0], [0, 0], [0, 0], [0, 0], ([5, 3], [5, 3]))
     _Expect(hetnet.InvalidArgumentError, few, ["Scan", "scan_input_axes has 1 values, expected 2"])
+
+
+@pytest.mark.skipif(NUM_GPUS < 1, reason="no CUDA device here")
+def test_control_flow_imported_for_cuda_matches_cpu():
+    """On CUDA the control-flow operators stay on the CPU and the runtime copies their inputs (the
+    subgraphs read outer values through those copies): results equal the CPU import's."""
+    rng = np.random.default_rng(11)
+    cases = [(_Decoder(6), {"xs": rng.normal(size=(4, 1, 2)).astype(np.float32),
+                            "h0": rng.normal(size=(1, 3)).astype(np.float32) * 0.1}),
+             (_ScanModel([1, 0], [1, 0], [1, -1], [0, 1], ([3, 5], [5, 3])),
+              {"s0": rng.normal(size=3).astype(np.float32), "A": rng.normal(size=(3, 5)).astype(np.float32),
+               "Bx": rng.normal(size=(5, 3)).astype(np.float32)}),
+             (_If(_Info("c", B, [])), {"c": np.array(False), "x": np.array([1.5, -2.0], np.float32)}),
+             (_Counter(), {"M": np.array(5, np.int64), "s0": np.array([0.5], np.float32)})]
+    for model, feeds in cases:
+        want = HetnetBackend.prepare(model, "CPU").run(feeds)
+        got = HetnetBackend.prepare(model, "CUDA").run(feeds)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
