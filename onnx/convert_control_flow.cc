@@ -1,197 +1,19 @@
-// Converters of ONNX's control flow If, Loop and Scan (opset 8's batched form too) onto the CPU operators OnnxIf,
-// OnnxLoop and OnnxScan (operators/onnx_if_op, onnx_loop_op, onnx_scan_op). Each GraphProto attribute
-// (then_branch, else_branch, body) is imported, node by node through the same converter registry,
-// into a NetDef carried as a net argument (then_net, else_net, body) as Caffe2's If / While carry
-// theirs: the subgraph's inputs are the NetDef's external inputs, its outputs the external outputs,
-// its initializers and constants fills at its start. The operator runs it in a child workspace; the
-// outer blobs a subgraph reads become inputs of the operator (arg outer_inputs names them), so the
-// executors order it and the init net fills the outer constants it reads. An If whose condition is
-// known at import time is replaced by the branch it takes.
+// Converters of ONNX's control flow If, Loop and Scan (opset 8's batched form too) onto the CPU
+// operators OnnxIf, OnnxLoop and OnnxScan (operators/onnx_if_op, onnx_loop_op, onnx_scan_op). Each
+// GraphProto attribute (then_branch, else_branch, body) is imported (onnx_subgraph_import.h) into a
+// NetDef carried as a net argument (then_net, else_net, body), as Caffe2's If / While carry theirs.
+// The operator runs it in a child workspace; the outer blobs a subgraph reads become inputs of the
+// operator (arg outer_inputs names them), so that the executors order it and the init net fills the
+// outer constants it reads. An If whose condition is known at import time is replaced by the
+// branch it takes.
 #include <algorithm>
 #include <set>
 
-#include "onnx/onnx_context.h"
+#include "onnx/onnx_subgraph_import.h"
 
 namespace hetnet::onnxio {
 
 namespace {
-
-// The names a subgraph reads and does not define, nested subgraphs included.
-void FreeNames(const onnx::GraphProto& g, std::set<std::string>* out) {
-  std::set<std::string> defined, used;
-  for (const auto& v : g.input()) defined.insert(v.name());
-  for (const auto& t : g.initializer()) defined.insert(t.name());
-  for (const auto& n : g.node()) {
-    for (const auto& o : n.output()) defined.insert(o);
-    for (const auto& i : n.input()) used.insert(i);
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) FreeNames(a.g(), &used);
-      for (const auto& sub : a.graphs()) FreeNames(sub, &used);
-    }
-  }
-  for (const auto& v : g.output()) used.insert(v.name());
-  for (const auto& u : used)
-    if (!u.empty() && !defined.count(u)) out->insert(u);
-}
-
-// What the caller knows of a subgraph input when the subgraph does not declare it.
-struct LocalInfo {
-  const std::vector<int64_t>* dims = nullptr;  // nullptr: rank unknown
-  caffe2::TensorProto::DataType dtype = caffe2::TensorProto::UNDEFINED;
-};
-
-struct Subnet {
-  std::string attr;
-  caffe2::NetDef net;                   // fills of its constants, then its operators
-  int num_fills = 0;                    // the first num_fills ops of net
-  std::vector<std::pair<std::string, ConstTensor>> consts;  // what those fills make
-  std::vector<std::string> outer;       // outer blobs it reads, sorted
-  std::vector<const std::vector<int64_t>*> out_dims;  // per output; nullptr: rank unknown
-  std::vector<const ConstTensor*> out_consts;         // per output; nullptr: known only at run time
-  std::vector<caffe2::TensorProto::DataType> out_dtypes;  // per output; UNDEFINED: unknown
-  bool inlinable = true;                // defines no name the outer graph uses
-  ImportState state;                    // what out_dims / out_consts point into
-};
-
-std::string NodeLabel(const onnx::NodeProto& n, int i) {
-  return "node #" + std::to_string(i) + " (" + n.op_type() + (n.name().empty() ? "" : " '" + n.name() + "'") + ")";
-}
-
-void ConvertNodes(const onnx::GraphProto& g, ImportState& st, int64_t opset, const std::string& where) {
-  const ConverterRegistry& registry = Converters();
-  for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& node = g.node(i);
-    const std::string label = where + ", " + NodeLabel(node, i);
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      throw Error(ErrorKind::kUnsupported, label + ": only the default ONNX domain (ai.onnx) is supported");
-    const Converter* convert = registry.Find(node.op_type(), opset);
-    if (!convert)
-      throw Error(ErrorKind::kUnsupported, label + ": " + node.op_type() + " (opset " + std::to_string(opset) +
-                                               ") has no converter");
-    ConvertContext ctx(st, node, opset, caffe2::DeviceOption());
-    try {
-      (*convert)(ctx);
-      ctx.FoldIfConstant();
-      ctx.Commit();
-    } catch (Error& e) {
-      if (e.kind() == ErrorKind::kUnsupported && e.context().empty())
-        throw Error(ErrorKind::kUnsupported, label + ": " + e.message());
-      throw e.AddContext("in " + label);
-    }
-  }
-}
-
-void SetDeclared(const onnx::ValueInfoProto& v, ImportState& st) {
-  if (!v.type().has_tensor_type()) return;
-  const auto& t = v.type().tensor_type();
-  if (t.elem_type() != 0) {
-    st.dtypes[v.name()] = DtypeFromOnnx(t.elem_type());
-    st.onnx_dtypes[v.name()] = t.elem_type();
-  }
-  if (!t.has_shape()) return;
-  std::vector<int64_t> dims;
-  for (const auto& d : t.shape().dim()) dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
-  st.dims[v.name()] = dims;
-}
-
-// Imports the GraphProto attribute `attr` of c's node; locals: what the caller knows of its inputs.
-std::unique_ptr<Subnet> ConvertSubgraph(ConvertContext& c, const std::string& attr, const std::vector<LocalInfo>& locals) {
-  const onnx::AttributeProto* a = c.Attr(attr);
-  const std::string node = c.op_type() + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
-  HN_CHECK_KIND(kInvalidArgument, a, node, ": the subgraph attribute '", attr, "' is missing");
-  HN_CHECK_KIND(kInvalidArgument, a->type() == onnx::AttributeProto::GRAPH && a->has_g(), node, ": attribute '", attr,
-                "' must be a graph");
-  const onnx::GraphProto& g = a->g();
-  ImportState& outer = c.state();
-  auto sub = std::make_unique<Subnet>();
-  sub->attr = attr;
-  ImportState& st = sub->state;
-  st.names = outer.names;
-  st.fresh_counter = outer.fresh_counter;
-  st.base_dir = outer.base_dir;
-  st.dims = outer.dims;
-  st.dtypes = outer.dtypes;
-  st.onnx_dtypes = outer.onnx_dtypes;
-  std::set<std::string> free;
-  FreeNames(g, &free);
-  for (const auto& name : free) {
-    auto k = outer.consts.find(name);
-    if (k != outer.consts.end()) st.consts.insert(*k);
-  }
-  caffe2::NetDef ops, scratch;
-  st.predict_net = &ops;
-  st.init_net = &scratch;
-  const std::string where = "subgraph '" + attr + "' of " + node;
-  for (int i = 0; i < g.input_size(); ++i) {
-    const std::string& name = g.input(i).name();
-    HN_CHECK_KIND(kInvalidArgument, !name.empty(), where, ": input ", i, " has no name");
-    st.consts.erase(name);
-    st.dims.erase(name);
-    st.dtypes.erase(name);
-    st.onnx_dtypes.erase(name);
-    if (i < static_cast<int>(locals.size())) {
-      if (locals[i].dims) st.dims[name] = *locals[i].dims;
-      st.dtypes[name] = locals[i].dtype;
-    }
-    SetDeclared(g.input(i), st);
-    st.names.insert(name);
-    sub->net.add_external_input(name);
-  }
-  for (const auto& v : g.value_info()) SetDeclared(v, st);
-  for (const auto& t : g.initializer()) {
-    HN_CHECK_KIND(kInvalidArgument, !t.name().empty(), where, ": an initializer has no name");
-    ConstTensor k = ConstFromOnnx(t, st.base_dir, t.name());
-    st.dims[t.name()] = k.dims;
-    st.consts[t.name()] = std::move(k);
-    st.names.insert(t.name());
-    st.const_order.emplace_back(t.name(), caffe2::DeviceOption());
-  }
-  for (const auto& n : g.node())
-    for (const auto& o : n.output()) st.names.insert(o);
-  ConvertNodes(g, st, c.opset(), where);
-
-  std::set<std::string> used, made(sub->net.external_input().begin(), sub->net.external_input().end());
-  for (const auto& v : g.output()) {
-    HN_CHECK_KIND(kInvalidArgument, !v.name().empty(), where, ": an output has no name");
-    sub->net.add_external_output(v.name());
-    used.insert(v.name());
-  }
-  for (const auto& op : ops.op())
-    for (const auto& i : op.input()) used.insert(i);
-  std::set<std::string> filled;
-  for (const auto& [name, device] : st.const_order) {
-    if (!used.count(name) || !filled.insert(name).second) continue;
-    AppendFill(&sub->net, name, st.consts.at(name), device);
-    sub->consts.emplace_back(name, st.consts.at(name));
-    made.insert(name);
-  }
-  sub->num_fills = sub->net.op_size();
-  for (auto& op : *ops.mutable_op()) {
-    for (const auto& o : op.output()) made.insert(o);
-    *sub->net.add_op() = std::move(op);
-  }
-  for (const auto& name : made)
-    if (outer.names.count(name)) sub->inlinable = false;
-  for (const auto& name : used) {
-    if (made.count(name)) continue;
-    HN_CHECK_KIND(kInvalidArgument, outer.names.count(name), where, " reads '", name,
-                  "', which neither the subgraph nor an outer graph defines");
-    sub->outer.push_back(name);
-  }
-  for (const auto& v : g.output()) {
-    auto d = st.dims.find(v.name());
-    sub->out_dims.push_back(d == st.dims.end() ? nullptr : &d->second);
-    auto k = st.consts.find(v.name());
-    sub->out_consts.push_back(k == st.consts.end() ? nullptr : &k->second);
-    auto t = st.dtypes.find(v.name());
-    sub->out_dtypes.push_back(k != st.consts.end() ? k->second.dtype
-                              : t == st.dtypes.end() ? caffe2::TensorProto::UNDEFINED : t->second);
-  }
-  sub->net.set_name(c.node().name().empty() ? c.op_type() + "_" + attr : c.node().name() + "_" + attr);
-  outer.names = st.names;
-  outer.fresh_counter = st.fresh_counter;
-  return sub;
-}
 
 void AddNetArg(caffe2::OperatorDef& op, const std::string& name, const caffe2::NetDef& net) {
   auto& arg = *op.add_arg();
@@ -217,7 +39,7 @@ caffe2::OperatorDef& EmitControl(ConvertContext& c, const std::string& type, std
 }
 
 void CheckCount(const ConvertContext& c, const Subnet& s, int inputs, int outputs, const std::string& expected) {
-  const std::string node = c.op_type() + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  const std::string node = NodeName(c);
   HN_CHECK_KIND(kInvalidArgument, s.net.external_input_size() == inputs, node, ": subgraph '", s.attr, "' has ",
                 s.net.external_input_size(), " inputs, expected ", inputs, " (", expected, ")");
   HN_CHECK_KIND(kInvalidArgument, s.net.external_output_size() == outputs, node, ": subgraph '", s.attr, "' has ",
@@ -226,7 +48,7 @@ void CheckCount(const ConvertContext& c, const Subnet& s, int inputs, int output
 
 // Checks that input i, where the model declares it, is a `want` tensor holding one value.
 void CheckScalarInput(const ConvertContext& c, int i, caffe2::TensorProto::DataType want, const char* what) {
-  const std::string node = c.op_type() + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  const std::string node = NodeName(c);
   const auto dtype = c.Dtype(c.in(i));
   HN_CHECK_KIND(kInvalidArgument, dtype == caffe2::TensorProto::UNDEFINED || dtype == want, node, ": ", what, " '",
                 c.in(i), "' is ", caffe2::TensorProto::DataType_Name(dtype), ", must be ",
@@ -294,7 +116,7 @@ void If(ConvertContext& c) {
 }
 
 void Loop(ConvertContext& c) {
-  const std::string node = "Loop" + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  const std::string node = NodeName(c);
   HN_CHECK_KIND(kInvalidArgument, c.num_inputs() >= 2, node, ": takes M and cond (either may be empty), has ",
                 c.num_inputs(), " inputs");
   const int n = c.num_inputs() - 2;
@@ -307,9 +129,14 @@ void Loop(ConvertContext& c) {
   std::vector<std::string> inputs;
   for (int i = 0; i < 2; ++i)
     if (c.has_in(i)) inputs.push_back(c.in(i));
+  // A carried value may change its shape from one iteration to the next: the body is told only the
+  // initial value's rank (unless it declares more).
+  std::vector<std::vector<int64_t>> ranks(n);
   for (int j = 0; j < n; ++j) {
     HN_CHECK_KIND(kInvalidArgument, c.has_in(2 + j), node, ": loop-carried input ", j, " is empty");
-    locals.push_back({c.Dims(c.in(2 + j)), c.Dtype(c.in(2 + j))});
+    const auto* d = c.Dims(c.in(2 + j));
+    if (d) ranks[j].assign(d->size(), -1);
+    locals.push_back({d ? &ranks[j] : nullptr, c.Dtype(c.in(2 + j))});
     inputs.push_back(c.in(2 + j));
   }
   auto body = ConvertSubgraph(c, "body", locals);
@@ -333,7 +160,7 @@ void Loop(ConvertContext& c) {
 // Scan; batched: opset 8's form (input 0 sequence_lens, then every input and output with a batch
 // axis 0, scan inputs scanned along axis 1, attr directions).
 void ScanAny(ConvertContext& c, bool batched) {
-  const std::string node = "Scan" + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
+  const std::string node = NodeName(c);
   const int first = batched ? 1 : 0, num_in = c.num_inputs() - first;
   if (batched && c.has_in(0)) c.Refuse("sequence_lens (per-batch sequence lengths) is not supported");
   const int64_t m = c.Int("num_scan_inputs", -1);
@@ -371,6 +198,7 @@ void ScanAny(ConvertContext& c, bool batched) {
       if (dims[i][axis] >= 0) length = dims[i][axis];
       dims[i].erase(dims[i].begin() + axis);
     }
+    if (d && i < n) std::fill(dims[i].begin(), dims[i].end(), -1);  // a state may change its shape (as Loop's)
     locals.push_back({d ? &dims[i] : nullptr, c.Dtype(name)});
   }
   auto body = ConvertSubgraph(c, "body", locals);

@@ -234,6 +234,24 @@ def test_loop_counts_like_the_reference_and_zero_trips_keep_the_initial_value():
         _CheckAgainstReference(_Counter(), {"M": np.array(m, np.int64), "s0": s0}, ort=True)
 
 
+def test_a_carried_value_that_grows_keeps_its_shape_at_run_time():
+    """v grows by one element per iteration; the body's Shape(v) must be read at run time, not
+    fixed at import from the initial value's shape."""
+    body = _Graph("grow", [
+        oh.make_node("Identity", ["c_in"], ["c_out"]),
+        oh.make_node("Cast", ["i"], ["fi"], to=F),
+        oh.make_node("Unsqueeze", ["fi", "axis0"], ["fi1"]),
+        oh.make_node("Concat", ["v_in", "fi1"], ["v_out"], axis=0),
+        oh.make_node("Shape", ["v_in"], ["n"]),
+    ], [_Info("i", I64, []), _Info("c_in", B, []), _Info("v_in", F, None)],
+        [_Info("c_out", B, []), _Info("v_out"), _Info("n")])
+    model = _Model([oh.make_node("Loop", ["M", "go", "v0"], ["v", "ns"], body=body)],
+                   [_Info("M", I64, []), _Info("go", B, []), _Info("v0", F, [1])], [_Info("v"), _Info("ns")],
+                   {"axis0": np.array([0], np.int64)})
+    got = _CheckAgainstReference(model, {"M": np.array(4, np.int64), "go": np.array(True), "v0": np.array([7], np.float32)})
+    np.testing.assert_array_equal(got[1].ravel(), [1, 2, 3, 4])
+
+
 def test_loop_refusals_name_the_node_and_the_blob():
     s0 = np.array([0.5], np.float32)
     _Expect(hetnet.InvalidArgumentError, _Counter(), ["OnnxLoop 'count'", "trip count 'M'", "negative"],
