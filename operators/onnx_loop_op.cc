@@ -12,7 +12,7 @@ OnnxLoopOp::OnnxLoopOp(const caffe2::OperatorDef& def, Workspace* ws)
     : Operator<CPUContext>(def, ws),
       has_trip_count_(GetSingleArgument<int64_t>("has_trip_count", 0) != 0),
       has_cond_(GetSingleArgument<int64_t>("has_cond", 0) != 0),
-      num_carried_(static_cast<int>(GetSingleArgument<int64_t>("num_carried", 0))),
+      num_carried_(OnnxCountArg(*this, "num_carried")),
       max_iterations_(GetSingleArgument<int64_t>("max_iterations", kDefaultOnnxMaxIterations)),
       body_(*this, ws, "body", int{has_trip_count_} + int{has_cond_} + num_carried_) {
   HN_CHECK_KIND(kInvalidArgument, num_carried_ >= 0 && num_carried_ <= OutputSize(), type(), " '", def.name(),

@@ -24,8 +24,8 @@ std::vector<int64_t> PerItem(const OperatorBase& op, const std::string& name, in
 
 OnnxScanOp::OnnxScanOp(const caffe2::OperatorDef& def, Workspace* ws)
     : Operator<CPUContext>(def, ws),
-      num_states_(static_cast<int>(GetSingleArgument<int64_t>("num_states", 0))),
-      num_scan_inputs_(static_cast<int>(GetSingleArgument<int64_t>("num_scan_inputs", 0))),
+      num_states_(OnnxCountArg(*this, "num_states")),
+      num_scan_inputs_(OnnxCountArg(*this, "num_scan_inputs")),
       batched_(GetSingleArgument<int64_t>("batched", 0) != 0),
       body_(*this, ws, "body", num_states_ + num_scan_inputs_) {
   HN_CHECK_KIND(kInvalidArgument, num_states_ >= 0 && num_states_ <= OutputSize() && num_scan_inputs_ >= 1 &&

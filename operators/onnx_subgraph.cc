@@ -63,6 +63,13 @@ const Tensor& OnnxSubgraph::Output(int i) const {
   return b->GetTensor();
 }
 
+int OnnxCountArg(const OperatorBase& op, const std::string& name) {
+  const auto v = op.GetSingleArgument<int64_t>(name, 0);
+  HN_CHECK_KIND(kInvalidArgument, v >= 0 && v <= (int64_t{1} << 20), op.type(), " '", op.def().name(), "': ", name, " ",
+                v, " is out of range");
+  return static_cast<int>(v);
+}
+
 bool ReadOnnxCondition(const OperatorBase& op, const Tensor& t, const std::string& what) {
   HN_CHECK_KIND(kInvalidArgument, t.dtype() == DataType::Bool, op.type(), " '", op.def().name(), "': ", what,
                 " must be a bool tensor, got ", DataTypeName(t.dtype()));

@@ -43,6 +43,9 @@ class OnnxSubgraph {
   std::unique_ptr<NetBase> net_;
 };
 
+// Int argument `name` of op (a count of inputs or outputs): kInvalidArgument unless in [0, 2^20].
+int OnnxCountArg(const OperatorBase& op, const std::string& name);
+
 // The one-element bool tensor of input `i` (kInvalidArgument naming the blob otherwise).
 bool ReadOnnxCondition(const OperatorBase& op, const Tensor& t, const std::string& what);
 
