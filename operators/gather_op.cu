@@ -1,4 +1,4 @@
-// NOT VERIFIED ON A GPU
+// Checked on an H200 (2026-11-26) by the op harness's CUDA column: CUDA vs CPU, gradients where cases check them.
 // Gather and GatherGradient on CUDA: one thread per output element (Gather) or per dOUTPUT element
 // with atomicAdd (GatherGradient: repeated indices accumulate; float sums in any order). Indices are
 // checked by their own kernel (the smallest invalid position, atomicMin) and reported after the

@@ -1,4 +1,4 @@
-// NOT VERIFIED ON A GPU (compiled with nvcc here; the machine has no GPU).
+// Checked on an H200 (2026-11-26) by the op harness's CUDA column: CUDA vs CPU, gradients where cases check them.
 // GroupNorm on CUDA: one thread per (n, group) (forward, dX) or per channel (dgamma, dbeta),
 // grid-stride loops over the functions the CPU path runs (group_norm_op.h). Simple, not fast.
 #include "device/cuda/cuda_context.h"

@@ -1,4 +1,4 @@
-// NOT VERIFIED ON A GPU (compiled with nvcc here; the machine has no GPU).
+// Checked on an H200 (2026-11-26) by the op harness's CUDA column: CUDA vs CPU, gradients where cases check them.
 // InstanceNorm on CUDA: one thread per (n, c) slice (forward, dX) or per channel (dscale, dbias),
 // grid-stride loops over the slice/channel functions the CPU path runs (instance_norm_op.h).
 // Simple, not fast for large images.

@@ -1,4 +1,4 @@
-// NOT VERIFIED ON A GPU (compiled with nvcc here; the machine has no GPU).
+// Checked on an H200 (2026-11-26) by the op harness's CUDA column: CUDA vs CPU, gradients where cases check them.
 // LayerNorm on CUDA: one thread per row (forward, dX) or per column (dgamma, dbeta), grid-stride
 // loops over the same row/column functions the CPU path runs (layer_norm_op.h). Simple, not fast
 // for long rows.

@@ -1,4 +1,4 @@
-// NOT VERIFIED ON A GPU (compiled with nvcc here; the machine has no GPU).
+// Checked on an H200 (2026-11-26) by the op harness's CUDA column: CUDA vs CPU, gradients where cases check them.
 // PadImage on CUDA: one thread per output element (grid-stride) over PadSourceOffset, the index
 // function the CPU path uses; the gradient adds dY into dX with atomicAdd (reflect/edge pixels are
 // read by several outputs).

@@ -1,4 +1,4 @@
-// NOT VERIFIED ON A GPU (compiled with nvcc here; the machine has no GPU).
+// Checked on an H200 (2026-11-26) by the op harness's CUDA column: CUDA vs CPU, gradients where cases check them.
 // SquaredL2Distance on CUDA: one thread per row (forward) or per element (gradient), grid-stride,
 // running the functions the CPU path runs (squared_l2_distance_op.h).
 #include "device/cuda/cuda_context.h"

@@ -1,4 +1,4 @@
-// NOT VERIFIED ON A GPU (compiled with nvcc here; the machine has no GPU).
+// Checked on an H200 (2026-11-26) by the op harness's CUDA column: CUDA vs CPU, gradients where cases check them.
 // Tile on CUDA: one thread per output element (forward) or per dX element summing its copies
 // (gradient), grid-stride loops.
 #include "device/cuda/cuda_context.h"

