@@ -192,6 +192,34 @@ def test_if_with_a_constant_condition_imports_only_the_branch_taken():
     np.testing.assert_array_equal(rep.run({"x": np.array([1, 2], np.float32)})[0], [-1, -2])
 
 
+def test_nested_subgraphs_read_values_of_every_enclosing_graph():
+    """Scan body -> Loop body -> If branch: the branch reads a top-level weight (w), the Scan body's
+    slice (row) and the Loop body's counter (i); the Loop body has an initializer of its own."""
+    branch_then = _Graph("then", [oh.make_node("Mul", ["row", "w"], ["rw"]), oh.make_node("Add", ["rw", "acc_in"], ["t"])],
+                         [], [_Info("t")])
+    branch_else = _Graph("else", [oh.make_node("Cast", ["i"], ["fi"], to=F), oh.make_node("Sub", ["acc_in", "fi"], ["e"])],
+                         [], [_Info("e")])
+    loop_body = oh.make_graph([
+        oh.make_node("Identity", ["c_in"], ["c_out"]),
+        oh.make_node("Mod", ["i", "two"], ["parity"]),
+        oh.make_node("Equal", ["parity", "zero"], ["even"]),
+        oh.make_node("If", ["even"], ["acc_out"], then_branch=branch_then, else_branch=branch_else),
+    ], "inner", [_Info("i", I64, []), _Info("c_in", B, []), _Info("acc_in", F, [2])],
+        [_Info("c_out", B, []), _Info("acc_out", F, [2])],
+        initializer=[numpy_helper.from_array(np.array(2, np.int64), "two"),
+                     numpy_helper.from_array(np.array(0, np.int64), "zero")])
+    scan_body = _Graph("outer", [
+        oh.make_node("Loop", ["M", "", "s_in"], ["s_out"], body=loop_body),
+        oh.make_node("Identity", ["s_out"], ["emit"]),
+    ], [_Info("s_in", F, [2]), _Info("row", F, [2])], [_Info("s_out", F, [2]), _Info("emit", F, [2])])
+    model = _Model([oh.make_node("Scan", ["s0", "X"], ["s", "trace"], num_scan_inputs=1, body=scan_body)],
+                   [_Info("s0", F, [2]), _Info("X", F, [4, 2])], [_Info("s"), _Info("trace")],
+                   {"w": np.array([0.5, -2.0], np.float32), "M": np.array(3, np.int64)})
+    rng = np.random.default_rng(5)
+    feeds = {"s0": rng.normal(size=2).astype(np.float32), "X": rng.normal(size=(4, 2)).astype(np.float32)}
+    _CheckAgainstReference(model, feeds, ort=True)
+
+
 def _Expect(error, model, words, feeds=None):
     with pytest.raises(error) as info:
         rep = HetnetBackend.prepare(model)
