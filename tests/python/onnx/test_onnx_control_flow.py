@@ -276,8 +276,16 @@ def test_a_carried_value_that_grows_keeps_its_shape_at_run_time():
     model = _Model([oh.make_node("Loop", ["M", "go", "v0"], ["v", "ns"], body=body)],
                    [_Info("M", I64, []), _Info("go", B, []), _Info("v0", F, [1])], [_Info("v"), _Info("ns")],
                    {"axis0": np.array([0], np.int64)})
-    got = _CheckAgainstReference(model, {"M": np.array(4, np.int64), "go": np.array(True), "v0": np.array([7], np.float32)})
+    feeds = {"M": np.array(4, np.int64), "go": np.array(True), "v0": np.array([7], np.float32)}
+    got = _CheckAgainstReference(model, feeds)
     np.testing.assert_array_equal(got[1].ravel(), [1, 2, 3, 4])
+    # Emitting the growing value itself as a scan output: the slices cannot be stacked.
+    body.output[2].CopyFrom(_Info("v_out"))
+    model.graph.node[0].attribute[0].g.CopyFrom(body)
+    _Expect(hetnet.InvalidArgumentError, model, ["OnnxLoop", "scan output 'ns'", "at iteration 1", "one shape"], feeds)
+    # A body operator that fails names the subgraph and the loop.
+    feeds["v0"] = np.ones((2, 2), np.float32)
+    _Expect(hetnet.HetnetError, model, ["running subgraph 'body' of OnnxLoop", "Concat"], feeds)
 
 
 def test_loop_refusals_name_the_node_and_the_blob():
