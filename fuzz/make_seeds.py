@@ -269,6 +269,32 @@ def onnx_seeds():
         [helper.make_node("Constant", [], ["c2"], value=raw), helper.make_node("MatMul", ["x", "c2"], ["m"]),
          helper.make_node("Transpose", ["m"], ["y"], perm=[1, 0])], [vi("x", f32, [3, 2])], [vi("y", f32, [2, 3])]))
 
+    # Control flow (If, Loop, Scan): subgraphs that read outer values.
+    cond = numpy_helper.from_array(np.array(True), "cond")
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", f32, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [vi("e", f32, [2])])
+    add("fuzz_onnx_import", "if_outer_value.onnx", model(
+        [helper.make_node("Greater", ["x", "x"], ["c"]), helper.make_node("ReduceMax", ["c"], ["cm"], keepdims=0),
+         helper.make_node("Cast", ["cond"], ["cb"], to=TensorProto.BOOL),
+         helper.make_node("If", ["cb"], ["y"], then_branch=then_g, else_branch=else_g)],
+        [vi("x", f32, [2])], [vi("y", f32, [2])], [cond], opset=13))
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["acc", "x"], ["acc_out"])],
+        "body", [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []), vi("acc", f32, [2])],
+        [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", f32, [2])])
+    trip = numpy_helper.from_array(np.array(3, np.int64), "trip")
+    keep = numpy_helper.from_array(np.array(True), "keep")
+    add("fuzz_onnx_import", "loop_accumulate.onnx", model(
+        [helper.make_node("Loop", ["trip", "keep", "x"], ["y"], body=body)],
+        [vi("x", f32, [2])], [vi("y", f32, [2])], [trip, keep], opset=13))
+    sbody = helper.make_graph(
+        [helper.make_node("Add", ["s", "xi"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["scan_out"])],
+        "scan_body", [vi("s", f32, [2]), vi("xi", f32, [2])], [vi("s_out", f32, [2]), vi("scan_out", f32, [2])])
+    init = numpy_helper.from_array(np.zeros(2, np.float32), "s0")
+    add("fuzz_onnx_import", "scan_cumsum.onnx", model(
+        [helper.make_node("Scan", ["s0", "x"], ["y", "ys"], body=sbody, num_scan_inputs=1)],
+        [vi("x", f32, [3, 2])], [vi("y", f32, [2]), vi("ys", f32, [3, 2])], [init], opset=11))
+
 
 try:
     onnx_seeds()
