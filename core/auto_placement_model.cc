@@ -90,7 +90,8 @@ void FillLinks(const DeviceProfile& profile, Problem* p) {
       const LinkCaps* l = find(p->dev_names[a], p->dev_names[b]);
       if (l) {
         p->us_per_byte[a * n + b] = 1.0 / (l->bandwidth_gbs * 1e3);
-        p->latency_us[a * n + b] = l->latency_us;
+        auto measured = profile.measured_copy_latency_us.find(p->dev_names[a] + "->" + p->dev_names[b]);
+        p->latency_us[a * n + b] = measured != profile.measured_copy_latency_us.end() ? measured->second : l->latency_us;
         continue;
       }
       // GPU to GPU without a direct link: through the host.

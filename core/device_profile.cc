@@ -207,6 +207,7 @@ std::string DeviceProfile::ToJson() const {
   w.EndArray();
   WriteClassMap(w, "corrections", corrections);
   if (!measured_op_us.empty()) WriteClassMap(w, "measured_ops", measured_op_us);
+  if (!measured_copy_latency_us.empty()) WriteClassMap(w, "measured_copy_latency_us", measured_copy_latency_us);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
@@ -220,7 +221,8 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
     HN_THROW(kInvalidArgument, "device profile '", what, "': not valid JSON at offset ", doc.GetErrorOffset(), ": ",
              rapidjson::GetParseError_En(doc.GetParseError()));
   ObjectReader top(doc, what, "");
-  top.OnlyKeys({"machine", "source", "notes", "devices", "links", "corrections", "measured_ops"});
+  top.OnlyKeys({"machine", "source", "notes", "devices", "links", "corrections", "measured_ops",
+                "measured_copy_latency_us"});
   DeviceProfile p;
   p.machine = top.String("machine", false);
   p.source = top.String("source", false);
@@ -276,6 +278,16 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
       if (bar == std::string::npos || bar == 0 || bar + 1 == key.size())
         r.Fail(r.Path(key), "is not of the form \"<device>|<op signature>\"");
       p.measured_op_us[key] = r.Number(it->value, r.Path(key), false);
+    }
+  }
+  if (const Value* m = top.Get("measured_copy_latency_us", false)) {
+    ObjectReader r(*m, what, "measured_copy_latency_us");
+    for (auto it = m->MemberBegin(); it != m->MemberEnd(); ++it) {
+      const std::string key(it->name.GetString(), it->name.GetStringLength());
+      const size_t arrow = key.find("->");
+      if (arrow == std::string::npos || arrow == 0 || arrow + 2 == key.size())
+        r.Fail(r.Path(key), "is not of the form \"<from device>-><to device>\"");
+      p.measured_copy_latency_us[key] = r.Number(it->value, r.Path(key), false);
     }
   }
   return p;

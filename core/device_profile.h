@@ -48,6 +48,11 @@ struct DeviceProfile {
   // Measured time of one operator run, per "<device>|<op signature>" (core/op_cost.h OpSignature):
   // the cost model uses it instead of the FLOP estimate (core/measured_op_costs.h records it).
   std::map<std::string, double> measured_op_us;
+  // Measured fixed time of a copy inside a net run, per "<from>-><to>" ("cpu->cuda:0"): what a
+  // profiled copy took beyond bytes / the link's bandwidth (the wait for the producer's stream and
+  // the host's wake-up included, which a copy loop in `hetnet calibrate` does not see). The cost
+  // model uses it instead of the link's latency_us (core/measured_op_costs.h records it).
+  std::map<std::string, double> measured_copy_latency_us;
 
   const DeviceCaps* Find(const std::string& device) const;  // nullptr when absent
   const LinkCaps* FindLink(const std::string& from, const std::string& to, bool pinned = true) const;

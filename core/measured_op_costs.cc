@@ -13,6 +13,34 @@
 
 namespace hetnet {
 
+namespace {
+
+double Median(std::vector<double>* v) {
+  std::nth_element(v->begin(), v->begin() + v->size() / 2, v->end());
+  return (*v)[v->size() / 2];
+}
+
+// A copy's times, less the bytes' time over the profile's link between its input's and output's
+// devices, into (*out)["<from>-><to>"]; nothing without both tensors or such a link.
+void AddCopyLatency(const DeviceProfile& profile, const OperatorBase& op, const Workspace& ws,
+                    const std::vector<double>& times_us, double time_scale,
+                    std::map<std::string, std::vector<double>>* out) {
+  if (op.def().input_size() < 1 || op.def().output_size() < 1) return;
+  const Blob* in = ws.GetBlob(op.def().input(0));
+  const Blob* res = ws.GetBlob(op.def().output(0));
+  if (!in || !res || !in->IsTensor() || !res->IsTensor()) return;
+  const std::string from = in->GetTensor().device().str(), to = res->GetTensor().device().str();
+  if (from == to) return;
+  const LinkCaps* link = profile.FindLink(from, to, true);
+  if (!link || link->bandwidth_gbs <= 0) link = profile.FindLink(from, to, false);
+  if (!link || link->bandwidth_gbs <= 0) return;
+  const double bytes_us = static_cast<double>(in->GetTensor().nbytes()) / (link->bandwidth_gbs * 1e3);
+  auto& v = (*out)[from + "->" + to];
+  for (double us : times_us) v.push_back(us * time_scale - bytes_us);
+}
+
+}  // namespace
+
 int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspace& ws,
                       const std::vector<RunProfile>& runs, double time_scale) {
   HN_ENFORCE(profile != nullptr, "RecordMeasuredOps: no profile");
@@ -25,16 +53,21 @@ int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspac
                "' has ", run.op_types.size(), " ops, net '", net.name(), "' has ", ops.size());
     for (const OpTiming& t : run.ops) {
       if (t.op < 0 || static_cast<size_t>(t.op) >= ops.size()) continue;
-      const bool gpu = !ops[t.op]->device().is_cpu();
+      // A GPU op, or a copy (its waits are on the host), costs the longer of device and host time.
+      const bool gpu = !ops[t.op]->device().is_cpu() || IsCopyOpType(ops[t.op]->type());
       const double us = gpu ? std::max(t.dur_us, t.host_dur_us) : t.dur_us;
       if (us >= 0) times[t.op].push_back(us);
     }
   }
   // Ops of one signature on one device (the repeated layers of a net) pool their times.
   std::map<std::string, std::vector<double>> by_key;
+  std::map<std::string, std::vector<double>> copy_latency;  // "<from>-><to>" -> time beyond bytes / bandwidth
   for (auto& kv : times) {
     const OperatorBase& op = *ops[kv.first];
-    if (IsCopyOpType(op.type())) continue;
+    if (IsCopyOpType(op.type())) {
+      AddCopyLatency(*profile, op, ws, kv.second, time_scale, &copy_latency);
+      continue;
+    }
     std::vector<TensorInfo> inputs;
     for (const auto& name : op.def().input()) {
       const Blob* b = ws.GetBlob(name);
@@ -49,9 +82,11 @@ int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspac
   }
   int written = 0;
   for (auto& kv : by_key) {
-    std::vector<double>& v = kv.second;
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    profile->measured_op_us[kv.first] = v[v.size() / 2] * time_scale;
+    profile->measured_op_us[kv.first] = Median(&kv.second) * time_scale;
+    ++written;
+  }
+  for (auto& kv : copy_latency) {
+    profile->measured_copy_latency_us[kv.first] = std::max(0.0, Median(&kv.second));
     ++written;
   }
   return written;

@@ -148,3 +148,64 @@ TEST_CASE("RecordMeasuredOps: a profiled run's medians under each op's signature
   wrong.op_types.pop_back();
   CHECK_THROWS_WITH(RecordMeasuredOps(&profile, *created, ws, {wrong}), Catch::Contains("has 2 ops"));
 }
+
+TEST_CASE("measured copy latency replaces the link's latency in the plan; the profile keeps it",
+          "[auto_placement][measured]") {
+  // One small FC at batch 1 whose input lives on the CPU: on the GPU it pays a copy each way.
+  std::map<std::string, TensorInfo> shapes;
+  caffe2::NetDef net;
+  net.set_name("small");
+  net.add_external_input("x");
+  shapes["x"] = TensorInfo::Of({1, 256}, DataType::Float);
+  AddFC(&net, &shapes, "x", "y", 256, 256);
+  DeviceProfile profile = SyntheticProfile();
+  profile.devices[0].gemm_gflops = {{"small", 1}, {"medium", 1}, {"large", 1}};  // a slow CPU: the GPU wins
+  AutoPlacementOptions exact;
+  exact.min_mixed_gain = 0;
+  const auto base = AutoPlace(net, shapes, profile, exact);
+  REQUIRE(OnDevice(base, "cuda:0") == 1);
+  // Both directions measured 100 us above the link's 10: the GPU run costs 180 us more, and the CPU wins.
+  profile.measured_copy_latency_us["cpu->cuda:0"] = 110;
+  profile.measured_copy_latency_us["cuda:0->cpu"] = 110;
+  const auto slow = AutoPlace(net, shapes, profile, exact);
+  CHECK(slow.baselines_us.at("all cuda:0") == Approx(base.baselines_us.at("all cuda:0") + 200));
+  CHECK(OnDevice(slow, "cpu") == 1);
+
+  const DeviceProfile again = DeviceProfile::FromJson(profile.ToJson());
+  CHECK(again.measured_copy_latency_us == profile.measured_copy_latency_us);
+  auto bad = [](const std::string& entry) {
+    return "{\"devices\": [{\"name\": \"cpu\"}], \"measured_copy_latency_us\": {" + entry + "}}";
+  };
+  CHECK_THROWS_WITH(DeviceProfile::FromJson(bad("\"cpu-cuda:0\": 1")), Catch::Contains("<from device>-><to device>"));
+  CHECK_THROWS_WITH(DeviceProfile::FromJson(bad("\"->cuda:0\": 1")), Catch::Contains("measured_copy_latency_us"));
+  CHECK_THROWS_WITH(DeviceProfile::FromJson(bad("\"cpu->cuda:0\": -2")), Catch::Contains(">= 0"));
+}
+
+TEST_CASE("GPU: RecordMeasuredOps keeps each copy direction's time beyond its bytes", "[gpu][auto_placement][measured]") {
+  if (optest::SkipWithoutGpu()) return;
+  Workspace ws;
+  caffe2::NetDef net;
+  net.set_name("copies");
+  net.add_external_input("x");
+  std::map<std::string, TensorInfo> shapes;
+  shapes["x"] = TensorInfo::Of({8, 64}, DataType::Float);
+  AddFC(&net, &shapes, "x", "h", 64, 64);
+  Op(&net, "Relu", {"h"}, {"y"});
+  DeviceToOption(Device::CUDA(0), net.mutable_op(0)->mutable_device_option());  // FC on the GPU, Relu on the CPU
+  for (const auto& [name, info] : shapes) {
+    Tensor* t = ws.CreateBlob(name)->GetMutableTensor(Device::CPU());
+    t->Resize(info.dims);
+    for (int64_t i = 0; i < t->numel(); ++i) t->mutable_data<float>()[i] = 0.01f * static_cast<float>(i % 7);
+  }
+  NetBase* created = ws.CreateNet(net);
+  const ProfileResult runs = ProfileNet(created, 1, 5, true);
+  DeviceProfile profile = SyntheticProfile();
+  RecordMeasuredOps(&profile, *created, ws, runs.runs);
+  REQUIRE(profile.measured_copy_latency_us.count("cpu->cuda:0"));
+  REQUIRE(profile.measured_copy_latency_us.count("cuda:0->cpu"));
+  for (const auto& [key, us] : profile.measured_copy_latency_us) {
+    INFO(key);
+    CHECK(us >= 0);
+    CHECK(us < 1e5);  // a copy of a few KB: well under 0.1 s
+  }
+}
