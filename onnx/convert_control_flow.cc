@@ -89,7 +89,7 @@ void InlineBranch(ConvertContext& c, const Subnet& s) {
 }
 
 void If(ConvertContext& c) {
-  HN_CHECK_KIND(kInvalidArgument, c.has_in(0), "If: the condition input is missing");
+  HN_CHECK_KIND(kInvalidArgument, c.has_in(0), NodeName(c), ": the condition input is missing");
   CheckScalarInput(c, 0, caffe2::TensorProto::BOOL, "the condition");
   const char* expected = "a branch takes no inputs and makes one value per If output";
   if (const ConstTensor* k = c.Const(c.in(0)); k && k->numel() == 1 && !k->integer.empty()) {
