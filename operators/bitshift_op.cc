@@ -33,19 +33,7 @@ void BitShiftOp::RunOnDevice() {
       z[i] = BitShiftOne<T>(x[off[0]], y[off[1]], left_);
     }
   };
-  switch (X.dtype()) {
-    case DataType::Int8: return run(int8_t{});
-    case DataType::Int16: return run(int16_t{});
-    case DataType::Int32: return run(int32_t{});
-    case DataType::Int64: return run(int64_t{});
-    case DataType::UInt8: return run(uint8_t{});
-    case DataType::UInt16: return run(uint16_t{});
-    case DataType::UInt32: return run(uint32_t{});
-    case DataType::UInt64: return run(uint64_t{});
-    default:
-      HN_THROW(kInvalidArgument, type(), ": input 0 ('", d.input(0), "') is ", DataTypeName(X.dtype()),
-               "; BitShift takes int8/16/32/64 or uint8/16/32/64");
-  }
+  DispatchIntegerType(d, X.dtype(), 0, run);
 }
 
 OPERATOR_SCHEMA(BitShift)

@@ -18,24 +18,6 @@ T Apply(T a, T b) {
   else return static_cast<T>(~a);
 }
 
-// Calls f(T{}) for the integer dtypes the ops take; refuses the rest naming input `i`.
-template <typename G>
-void DispatchInteger(const OperatorBase& op, DataType t, int i, G&& f) {
-  switch (t) {
-    case DataType::Int8: return f(int8_t{});
-    case DataType::Int16: return f(int16_t{});
-    case DataType::Int32: return f(int32_t{});
-    case DataType::Int64: return f(int64_t{});
-    case DataType::UInt8: return f(uint8_t{});
-    case DataType::UInt16: return f(uint16_t{});
-    case DataType::UInt32: return f(uint32_t{});
-    case DataType::UInt64: return f(uint64_t{});
-    default:
-      HN_THROW(kInvalidArgument, op.type(), ": input ", i, " ('", op.def().input(i), "') is ", DataTypeName(t),
-               "; int8/16/32/64 or uint8/16/32/64 is required");
-  }
-}
-
 }  // namespace
 
 template <BitwiseFn F>
@@ -44,7 +26,7 @@ void BitwiseOp<F>::RunOnDevice() {
   const auto& d = def();
   if constexpr (F == BitwiseFn::kNot) {
     Tensor* Y = Output(0, A.shape(), A.dtype());
-    DispatchInteger(*this, A.dtype(), 0, [&](auto zero) {
+    DispatchIntegerType(def(), A.dtype(), 0, [&](auto zero) {
       using T = decltype(zero);
       const T* a = A.template data<T>();
       T* y = Y->template mutable_data<T>();
@@ -60,7 +42,7 @@ void BitwiseOp<F>::RunOnDevice() {
                " do not broadcast (numpy rule: aligned from the last dim, each dim equal or 1)");
     const math::BroadcastIndex ix = math::MakeBroadcastIndex(out, {A.shape(), B.shape()});
     Tensor* C = Output(0, out, A.dtype());
-    DispatchInteger(*this, A.dtype(), 0, [&](auto zero) {
+    DispatchIntegerType(def(), A.dtype(), 0, [&](auto zero) {
       using T = decltype(zero);
       const T* a = A.template data<T>();
       const T* b = B.template data<T>();

@@ -12,6 +12,7 @@
 #include "core/op_schema.h"
 #include "core/operator.h"
 #include "device/broadcast.h"
+#include "operators/dtype_dispatch.h"
 
 namespace hetnet {
 
@@ -24,26 +25,10 @@ inline std::vector<TensorInfo> NumpyBroadcastInference(const caffe2::OperatorDef
   return {TensorInfo::Of(out, in[0].dtype)};
 }
 
-// Calls f(T{}) for the numeric dtypes (float16 and bfloat16 excluded: no arithmetic on them); refuses the rest
-// naming input i of op.
+// Calls f(T{}) for the numeric dtypes (operators/dtype_dispatch.h); refuses the rest naming input i of op.
 template <typename G>
 decltype(auto) DispatchArithmetic(const OperatorBase& op, DataType t, int i, G&& f) {
-  switch (t) {
-    case DataType::Float: return f(float{});
-    case DataType::Double: return f(double{});
-    case DataType::Int8: return f(int8_t{});
-    case DataType::Int16: return f(int16_t{});
-    case DataType::Int32: return f(int32_t{});
-    case DataType::Int64: return f(int64_t{});
-    case DataType::Byte:
-    case DataType::UInt8: return f(uint8_t{});
-    case DataType::UInt16: return f(uint16_t{});
-    case DataType::UInt32: return f(uint32_t{});
-    case DataType::UInt64: return f(uint64_t{});
-    default:
-      HN_THROW(kInvalidArgument, op.type(), ": input ", i, " ('", op.def().input(i), "') is ", DataTypeName(t),
-               "; a numeric dtype (float32/64, int8/16/32/64, uint8/16/32/64) is required");
-  }
+  return DispatchRealOrIntegerType(op.def(), t, i, static_cast<G&&>(f));
 }
 
 // Element k of a numeric tensor as double (float16, bfloat16 and bool included).

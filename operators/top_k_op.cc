@@ -38,7 +38,7 @@ int64_t ReadTopK(OperatorBase* op, const caffe2::OperatorDef& def, DeviceContext
 template <>
 void TopKForward<CPUContext>(const caffe2::OperatorDef& def, DataType t, TopKGeom g, const void* x, void* vals,
                              int64_t* idx, int64_t* flat, bool largest, CPUContext*) {
-  DispatchTopKType(def, t, [&](auto zero) {
+  DispatchRealOrIntegerType(def, t, 0, [&](auto zero) {
     using T = decltype(zero);
     for (int64_t c = 0, m = g.outer * g.inner; c < m; ++c)
       TopKColumn(c, g, static_cast<const T*>(x), static_cast<T*>(vals), idx, flat, largest);

@@ -20,7 +20,7 @@ void TopKForward<CUDAContext>(const caffe2::OperatorDef& def, DataType t, TopKGe
                               int64_t* idx, int64_t* flat, bool largest, CUDAContext* ctx) {
   const int64_t m = g.outer * g.inner;
   if (m == 0) return;
-  DispatchTopKType(def, t, [&](auto zero) {
+  DispatchRealOrIntegerType(def, t, 0, [&](auto zero) {
     using T = decltype(zero);
     TopKFwdKernel<T><<<CudaBlocks(m), kCudaThreads, 0, ctx->stream()>>>(g, static_cast<const T*>(x),
                                                                        static_cast<T*>(vals), idx, flat, largest);

@@ -14,6 +14,7 @@
 
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
+#include "operators/dtype_dispatch.h"
 
 namespace hetnet {
 
@@ -74,27 +75,7 @@ HN_HOST_DEVICE inline void TopKGradColumn(int64_t c, TopKGeom g, const float* dv
   }
 }
 
-// Calls f(T{}) for the dtypes TopK takes; refuses the others naming input 0.
-template <typename F>
-void DispatchTopKType(const caffe2::OperatorDef& def, DataType t, F&& f) {
-  switch (t) {
-    case DataType::Float: return f(float{});
-    case DataType::Double: return f(double{});
-    case DataType::Int8: return f(int8_t{});
-    case DataType::Int16: return f(int16_t{});
-    case DataType::Int32: return f(int32_t{});
-    case DataType::Int64: return f(int64_t{});
-    case DataType::UInt8: return f(uint8_t{});
-    case DataType::UInt16: return f(uint16_t{});
-    case DataType::UInt32: return f(uint32_t{});
-    case DataType::UInt64: return f(uint64_t{});
-    default:
-      HN_THROW(kInvalidArgument, def.type(), ": input 0 ('", def.input(0), "') is ", DataTypeName(t),
-               "; float32/64, int8/16/32/64 or uint8/16/32/64 is required");
-  }
-}
-
-// The forward for x and vals of dtype t (DispatchTopKType's).
+// The forward for x and vals of dtype t (DispatchRealOrIntegerType's).
 template <class Context>
 void TopKForward(const caffe2::OperatorDef& def, DataType t, TopKGeom g, const void* x, void* vals, int64_t* idx,
                  int64_t* flat, bool largest, Context* ctx);
