@@ -30,14 +30,17 @@ void ChannelSums<CPUContext, double>(const ChannelLayout& d, const float* x, dou
 
 OPERATOR_SCHEMA(ChannelStats)
     .NumInputs(1)
-    .NumOutputs(2)
+    .NumOutputs(2, 3)
     .TensorInference([](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
       const ChannelLayout d = ChannelLayoutOf(def, in[0].dims);
       const DataType t = ChannelStatsDtype(def);
-      return std::vector<TensorInfo>{TensorInfo::Of({d.C}, t), TensorInfo::Of({d.C}, t)};
+      std::vector<TensorInfo> out{TensorInfo::Of({d.C}, t), TensorInfo::Of({d.C}, t)};
+      if (def.output_size() > 2) out.push_back(TensorInfo::Of({1}, t));
+      return out;
     })
     .SetDoc("ChannelStats(X) -> sum, sumsq: per channel, the sum of X and of X^2 over all other dims "
-            "(float64 accumulation). Args: order \"NCHW\" (default, channel = dim 1) or \"NHWC\" (channel = "
+            "(float64 accumulation); hetnet extension: an optional third output, the element count per channel "
+            "as a [1] tensor (sync BN's count, from X's shape). Args: order \"NCHW\" (default, channel = dim 1) or \"NHWC\" (channel = "
             "last dim); X has 2 or more dims. hetnet extension: dtype \"float\" (default, as Caffe2) or "
             "\"double\" for the outputs, which keeps SpatialBN's var = sumsq/M - mean^2 accurate when "
             "|mean| >> std (the 7-input SpatialBN accepts either dtype).");

@@ -109,9 +109,19 @@ class ChannelStatsOp final : public Operator<Context> {
     else
       ChannelSums<Context, float>(d, X.template data<float>(), S->template mutable_data<float>(),
                                   Q->template mutable_data<float>(), &this->context_);
+    if (this->OutputSize() > 2) WriteCount(static_cast<double>(d.N) * static_cast<double>(d.HW));
   }
 
  private:
+  // Output 2 (hetnet's): the element count per channel as a [1] tensor of the stats' dtype, from the
+  // shape alone (sync BN's count, without a pass over X). Copied from the host on the op's stream
+  // (from pageable memory the copy has left `v` when CopyBytes returns).
+  void WriteCount(double count) {
+    Tensor* M = this->Output(2, {1}, dtype_);
+    const float f = static_cast<float>(count);
+    const void* v = dtype_ == DataType::Double ? static_cast<const void*>(&count) : static_cast<const void*>(&f);
+    this->context_.CopyBytes(M->nbytes(), v, Device::CPU(), M->raw_mutable_data(dtype_), M->device());
+  }
   DataType dtype_;
 };
 

@@ -3,8 +3,8 @@ device replicas in one process and/or of several processes (shards), as Caffe2's
 data_parallel_model(combine_spatial_bn=True) did within one process.
 
 For each group of SpatialBN ops (one per replica: the same unscoped output name):
-  forward   ChannelStats(X_d) -> X_d_sums, X_d_sumsq; X_d_count = N * HxW (ChannelStats of ones shaped
-            like one channel of X_d; batches may differ in size); Sum over the replicas on CPU
+  forward   ChannelStats(X_d) -> X_d_sums, X_d_sumsq, X_d_count = N * HxW (hetnet's third output, from
+            X_d's shape; batches may differ in size); Sum over the replicas on CPU
             (GPU replicas through CopyGPUToCPU/CopyCPUToGPU, Caffe2's *_gpu_{i}_copy names) into
             '<first X>_sums_combined', '_sumsq_combined', '_count_combined'; across processes one
             Allreduce of the three (concatenated) on a common world; each SpatialBN gets inputs 5, 6 and
@@ -97,13 +97,8 @@ def _forward_block(members, reducer, num_batches, dtype):
     order = [_arg(m, "order", "NCHW") for m in members]
     sums, sumsq, counts = [], [], []
     for m, x, device, o in zip(members, xs, devices, order):
-        ops.append(_op("ChannelStats", [x], [x + "_sums", x + "_sumsq"], device, order=o, dtype=dtype))
-        # The element count per channel (N * HxW) as a [1] tensor: ones shaped like X with one channel
-        # (1/C of X's size), summed by ChannelStats; no op gives a tensor's size without its rank.
-        ops.append(_op("ReduceSum", [x], [x + "_one_channel"], device, axes=[1 if o == "NCHW" else -1], keepdims=1))
-        ops.append(_op("ConstantFill", [x + "_one_channel"], [x + "_one_channel"], device, value=1.0))
-        ops.append(_op("ChannelStats", [x + "_one_channel"], [x + "_count", x + "_count_sumsq"], device, order=o,
-                       dtype=dtype))
+        # Output 2 (hetnet's ChannelStats extension): the element count per channel (N * HxW), [1].
+        ops.append(_op("ChannelStats", [x], [x + "_sums", x + "_sumsq", x + "_count"], device, order=o, dtype=dtype))
         sums.append(x + "_sums")
         sumsq.append(x + "_sumsq")
         counts.append(x + "_count")

@@ -37,13 +37,15 @@ double ChannelSum(const Geom& g, int64_t c, F f) {
 }
 
 RefFn ChannelStatsRef(const std::string& order, DataType dtype) {
-  return [=](const caffe2::OperatorDef&, const RefTensors& in) {
+  return [=](const caffe2::OperatorDef& def, const RefTensors& in) {
     const Geom g = GeomOf(in[0], order);
-    RefTensor s({g.C}, dtype), q({g.C}, dtype);
+    RefTensor s({g.C}, dtype), q({g.C}, dtype), m({1}, dtype);
     for (int64_t c = 0; c < g.C; ++c) {
       s[c] = ChannelSum(g, c, [&](int64_t i) { return in[0][i]; });
       q[c] = ChannelSum(g, c, [&](int64_t i) { return in[0][i] * in[0][i]; });
     }
+    m[0] = ChannelSum(g, 0, [](int64_t) { return 1.0; });  // the count output: elements per channel
+    if (def.output_size() > 2) return RefTensors{s, q, m};
     return RefTensors{s, q};
   };
 }
@@ -141,6 +143,12 @@ HN_OP_CASES(SyncBatchNorm) {
                          .Ref(ChannelStatsRef(order, t))
                          .Tol(Tolerance{1e-5, 1e-9, 1e-2, 1e-2, 1e-5})
                          .NoGrad());
+      cs.push_back(Case(label + " with count")
+                       .Def(Op("ChannelStats", {"X"}, {"sum", "sumsq", "count"}, {Arg("order", order)}))
+                       .Inputs({In(x).Range(-3, 3)})
+                       .Ref(ChannelStatsRef(order, DataType::Float))
+                       .Tol(Tolerance{1e-5, 1e-9, 1e-2, 1e-2, 1e-5})
+                       .NoGrad());
       cs.push_back(Case(label)
                        .Def(Op("ChannelBackpropStats", {"X", "mean", "rstd", "dY"}, {"dscale", "dbias"},
                                {Arg("order", order)}))
