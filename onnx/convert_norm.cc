@@ -146,7 +146,15 @@ void LpNorm(ConvertContext& c) {
     c.Emit("Sqrt", {norm}, {root});
     norm = root;
   }
-  c.Emit("Div", {c.in(0), norm}, {c.out(0)});
+  // A zero norm (an all-zero slice) divides by 1 instead, so the result is 0, not 0/0 (ONNX's
+  // reference); norm + (norm == 0) is exact wherever the norm is not 0.
+  const std::string zero = c.AddConst(c.out(0) + "_zero", ConstTensor::Float({}, {0}));
+  const std::string is_zero = c.Fresh(c.out(0) + "_norm_is_zero"), ones = c.Fresh(c.out(0) + "_norm_is_zero_f");
+  const std::string safe = c.Fresh(c.out(0) + "_norm_safe");
+  c.Emit("EQ", {norm, zero}, {is_zero});
+  AddArg(c.Emit("Cast", {is_zero}, {ones}), "to", static_cast<int64_t>(caffe2::TensorProto::FLOAT));
+  c.Emit("Add", {norm, ones}, {safe});
+  c.Emit("Div", {c.in(0), safe}, {c.out(0)});
   c.SameDims(c.out(0), c.in(0));
 }
 
