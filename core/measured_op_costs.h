@@ -18,7 +18,8 @@ struct RunProfile;
 // Records the median time over `runs` (profiled runs of `net`, ops indexed as in net.operators())
 // of every operator whose inputs are tensors in `ws` (their current shapes) into
 // profile->measured_op_us. Copy operators are link costs, not device work: each direction's median
-// time beyond bytes / the profile's link bandwidth goes to profile->measured_copy_latency_us. A GPU
+// time beyond bytes / the link's bandwidth, over the copies that bandwidth does not dominate, goes to
+// profile->measured_copy_latency_us. A GPU
 // operator costs the longer of its device time and its launch on the host thread (at small
 // sizes the launch is the bottleneck of a chain). Operators of one signature on one device pool
 // their times. Every time is multiplied by `time_scale`: pass the net's unprofiled wall time over
