@@ -8,6 +8,12 @@
 #                                                          # (build first; ~60 MB: the call's limit is
 #                                                          # 64 MiB with the tree, so leave out what a
 #                                                          # run does not need, e.g. fashion-mnist/)
+#   here, optionally:      bash tools/gpu_suite.sh src     # HEAD as committed -> .gpu-src/ (git-ignored),
+#                                                          # when uncommitted work must not go along;
+#                                                          # there: cd .gpu-src && bash tools/gpu_suite.sh run
+#                                                          # (carry .gpu-deps and .gpu-src; the device
+#                                                          # machine's .git is a stale copy: never
+#                                                          # `git checkout` there)
 #   on the GPU machine:    bash tools/gpu_suite.sh run [STEP...]
 #
 # STEP is any of: gpu (the [gpu] Catch2 cases, verbose, with the harness's CUDA column), sanitize
@@ -204,8 +210,18 @@ run() {
   return $rc
 }
 
+src() {  # HEAD, as committed, in .gpu-src/, with .gpu-deps beside it
+  set -e
+  grep -qx '/.gpu-src/' "$(git rev-parse --git-path info/exclude)" 2>/dev/null ||
+    { mkdir -p "$(dirname "$(git rev-parse --git-path info/exclude)")"; echo /.gpu-src/ >> "$(git rev-parse --git-path info/exclude)"; }
+  rm -rf .gpu-src && mkdir .gpu-src && git archive HEAD | tar -x -C .gpu-src
+  ln -s ../.gpu-deps .gpu-src/.gpu-deps
+  git log --oneline -1
+}
+
 case "${1:-}" in
   pack) pack ;;
+  src) src ;;
   run) shift; run "$@" ;;
-  *) echo "usage: $0 pack | run [gpu|ctest|serving|sanitize|bench|train|extra]..." >&2; exit 2 ;;
+  *) echo "usage: $0 pack | src | run [gpu|ctest|serving|sanitize|bench|train|extra]..." >&2; exit 2 ;;
 esac
