@@ -1,7 +1,8 @@
 // Converters of convolution and pooling: Conv, ConvTranspose, MaxPool, AveragePool, LpPool,
 // GlobalAveragePool, GlobalMaxPool. Our operators are 2-D NCHW: a 1-D node runs as 2-D on [N, C, L, 1]
 // (ExpandDims before, Squeeze after; a 1-D weight gets a trailing 1); 3-D Conv runs as the CPU
-// OnnxConv, pools of the forms they lack (3-D, dilations, ...) and LpPool as the CPU OnnxPool. auto_pad SAME_*
+// OnnxConv, 3-D ConvTranspose as our ConvTranspose's N-D form (CPU only), pools of the forms they
+// lack (3-D, dilations, ...) and LpPool as the CPU OnnxPool. auto_pad SAME_*
 // becomes explicit pads where the input's spatial dims are known (else SAME_UPPER without dilation
 // is our legacy_pad SAME); ConvTranspose's output_shape becomes pads the same way.
 #include <algorithm>
@@ -26,7 +27,7 @@ Geometry ReadGeometry(ConvertContext& c, bool has_weight, bool transpose, const 
   else if (w && w->size() >= 3) g.kernel.assign(w->begin() + 2, w->end());
   const int rank = static_cast<int>(g.kernel.size());
   if (g.kernel.empty()) c.Refuse("the kernel size is unknown (give kernel_shape or a constant weight)");
-  if (rank > 2) c.Refuse(std::to_string(rank) + "-D (only 1-D and 2-D NCHW are supported)");
+  if (rank > 2 && !transpose) c.Refuse(std::to_string(rank) + "-D (only 1-D and 2-D NCHW are supported)");
   auto read = [&](const char* name, size_t n, int64_t def) {
     std::vector<int64_t> v = c.Has(name) ? c.Ints(name) : std::vector<int64_t>(n, def);
     if (v.size() != n) HN_THROW(kInvalidArgument, c.op_type(), ": ", name, " has ", v.size(), " values for ", n);
@@ -37,7 +38,7 @@ Geometry ReadGeometry(ConvertContext& c, bool has_weight, bool transpose, const 
   g.pads = read("pads", 2 * rank, 0);
   g.output_padding = read("output_padding", rank, 0);
   for (int64_t d : g.dilations)
-    if (d != 1 && type != "Conv") c.Refuse("dilations other than 1 are not supported by " + type);
+    if (d != 1 && !has_weight) c.Refuse("dilations other than 1 are not supported by " + type);
   const auto* x = c.Dims(c.in(0));
   if (x && x->size() != static_cast<size_t>(rank) + 2)
     HN_THROW(kInvalidArgument, c.op_type(), ": input '", c.in(0), "' has rank ", x->size(), " for a ", rank, "-D kernel");
@@ -49,6 +50,7 @@ Geometry ReadGeometry(ConvertContext& c, bool has_weight, bool transpose, const 
     g.in.push_back(1);
   }
 
+  const size_t nd = g.kernel.size();  // spatial dims of the emitted op
   const std::string auto_pad = c.Str("auto_pad", "NOTSET");
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   const bool explicit_out = transpose && c.Has("output_shape");
@@ -57,7 +59,8 @@ Geometry ReadGeometry(ConvertContext& c, bool has_weight, bool transpose, const 
   } else if (same || explicit_out) {
     const bool known = std::count(g.in.begin(), g.in.end(), -1) == 0;
     if (!known) {
-      if (auto_pad == "SAME_UPPER" && !transpose && std::count(g.dilations.begin(), g.dilations.end(), 1) == 2) {
+      if (auto_pad == "SAME_UPPER" && !transpose && nd == 2 &&
+          std::count(g.dilations.begin(), g.dilations.end(), 1) == 2) {
         g.legacy_same = true;
         return g;
       }
@@ -65,10 +68,10 @@ Geometry ReadGeometry(ConvertContext& c, bool has_weight, bool transpose, const 
                " needs the input's spatial dims, which the model does not declare");
     }
     std::vector<int64_t> out_shape = explicit_out ? c.Ints("output_shape") : std::vector<int64_t>{};
-    if (explicit_out && out_shape.size() + (g.lifted ? 1 : 0) != 2)
+    if (explicit_out && out_shape.size() + (g.lifted ? 1 : 0) != nd)
       HN_THROW(kInvalidArgument, c.op_type(), ": output_shape has ", out_shape.size(), " values");
     if (g.lifted && explicit_out) out_shape.push_back(-1);
-    for (int i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < nd; ++i) {
       const int64_t dk = g.dilations[i] * (g.kernel[i] - 1) + 1, s = g.strides[i], in = g.in[i];
       int64_t total;
       if (transpose) {
@@ -86,7 +89,7 @@ Geometry ReadGeometry(ConvertContext& c, bool has_weight, bool transpose, const 
       if (total < 0) c.Refuse("the requested output size needs negative padding");
       const bool upper = auto_pad == "SAME_UPPER";
       g.pads[i] = upper ? total / 2 : total - total / 2;
-      g.pads[i + 2] = total - g.pads[i];
+      g.pads[i + nd] = total - g.pads[i];
     }
   } else if (auto_pad != "NOTSET") {
     HN_THROW(kInvalidArgument, c.op_type(), ": unknown auto_pad '", auto_pad, "'");
@@ -97,7 +100,9 @@ Geometry ReadGeometry(ConvertContext& c, bool has_weight, bool transpose, const 
 void AddGeometryArgs(caffe2::OperatorDef& op, const Geometry& g, bool transpose) {
   AddArg(op, "kernels", g.kernel);
   AddArg(op, "strides", g.strides);
-  if (op.type() == "Conv") AddArg(op, "dilations", g.dilations);
+  const bool dilated = std::count(g.dilations.begin(), g.dilations.end(), 1) != static_cast<long>(g.dilations.size());
+  if (op.type() == "Conv" || dilated)
+    AddArg(op, "dilations", g.dilations);
   if (g.legacy_same) AddArg(op, "legacy_pad", int64_t{2});
   else AddArg(op, "pads", g.pads);
   if (transpose) AddArg(op, "adjs", g.output_padding);
@@ -114,7 +119,8 @@ std::pair<std::string, std::string> Lift(ConvertContext& c, const Geometry& g) {
 
 void FinishLift(ConvertContext& c, const Geometry& g, const std::string& y4) {
   if (g.lifted) AddArg(c.Emit("Squeeze", {y4}, {c.out(0)}), "dims", std::vector<int64_t>{3});
-  c.SetRank(c.out(0), g.lifted ? 3 : 4);
+  // (a global pool's geometry has no kernel)
+  c.SetRank(c.out(0), g.lifted ? 3 : g.kernel.size() > 2 ? static_cast<int>(g.kernel.size()) + 2 : 4);
 }
 
 void Conv(ConvertContext& c, bool transpose) {

@@ -1,4 +1,4 @@
-// Converters of the neural-network family: Gemm, MatMul, QLinearMatMul, BatchNormalization, LRN,
+// Converters of the neural-network family: Gemm, MatMul, MatMulInteger, QLinearMatMul, BatchNormalization, LRN,
 // Dropout, Softmax / LogSoftmax, NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (convolution and pooling:
 // convert_conv.cc; attention: convert_attention.cc; RNN / GRU / LSTM: convert_rnn.cc; GridSample:
 // convert_grid_sample.cc; BitCast: convert_bitcast.cc; TfIdfVectorizer: convert_text.cc).
@@ -83,16 +83,7 @@ void MatMul(ConvertContext& c) {
     c.SetDims(c.out(0), {(*da)[0], (*db)[1]});
     return;
   }
-  // BatchMatMul broadcast=1: 1-D operands as numpy's; the shorter operand's batch dims must equal the
-  // longer's trailing ones (numpy's size-1 stretching between them is not supported).
-  if (da && db && da->size() > 2 && db->size() > 2) {
-    const auto& lo = da->size() < db->size() ? *da : *db;
-    const auto& hi = da->size() < db->size() ? *db : *da;
-    for (size_t i = 0; i + 2 < lo.size(); ++i) {
-      const int64_t x = lo[i], y = hi[hi.size() - lo.size() + i];
-      if (x >= 0 && y >= 0 && x != y) c.Refuse("batch dims that broadcast by stretching size-1 dims are not supported");
-    }
-  }
+  // BatchMatMul broadcast=1: 1-D operands and batch dims as numpy's.
   const bool scalar = da && db && da->size() == 1 && db->size() == 1;  // numpy: a 0-D result
   const std::string y = scalar ? c.Fresh(c.out(0) + "_1") : c.out(0);
   AddArg(c.Emit("BatchMatMul", {c.in(0), c.in(1)}, {y}), "broadcast", int64_t{1});
@@ -219,6 +210,15 @@ void RegisterNnConverters(ConverterRegistry& r) {
       ins.push_back(c.in(i));
     }
     c.Emit("QLinearMatMul", ins, {c.out(0)});
+  });
+  r.Add("MatMulInteger", 10, kNewestOpset, [](ConvertContext& c) {  // operators/matmul_integer_op
+    std::vector<std::string> ins{c.in(0), c.in(1)};
+    int64_t zp_at[2] = {-1, -1};
+    for (int i = 0; i < 2; ++i)
+      if (c.has_in(2 + i)) zp_at[i] = static_cast<int64_t>(ins.size()), ins.push_back(c.in(2 + i));
+    auto& op = c.Emit("MatMulInteger", ins, {c.out(0)});
+    AddArg(op, "a_zero_point_input", zp_at[0]);
+    AddArg(op, "b_zero_point_input", zp_at[1]);
   });
   r.Add("MatMul", MatMul);
   r.Add("BatchNormalization", BatchNorm);

@@ -136,7 +136,10 @@ void ResizeInterp(ConvertContext& c, bool upsample, const std::string& mode) {
       if (c.Has(a)) AddArg(op, a, c.Int(a, 0));
     if (c.Has("axes")) AddArg(op, "axes", c.Ints("axes"));
   }
-  if (upsample || c.opset() < 11) AddArg(op, "coordinate_transformation_mode", std::string("asymmetric"));
+  if (upsample || c.opset() < 11) {  // Upsample and Resize-10: index floor(o / scale)
+    AddArg(op, "coordinate_transformation_mode", std::string("asymmetric"));
+    if (mode == "nearest") AddArg(op, "nearest_mode", std::string("floor"));
+  }
   for (const auto& i : ins) op.add_input(i);
   if (const int rank = c.Rank(c.in(0)); rank >= 0) c.SetRank(c.out(0), rank);
 }
@@ -154,6 +157,8 @@ void Resize(ConvertContext& c, bool upsample) {
   const bool runtime_scales = c.num_inputs() > 2 && c.has_in(2) && !const_in(2);
   if (modern && (c.Has("axes") || c.Str("keep_aspect_ratio_policy", "stretch") != "stretch" || runtime_scales))
     return ResizeInterp(c, upsample, mode);
+  // Upsample-9 / Resize-10 with scales computed at run time (input 1 no constant): ResizeInterp reads them.
+  if (!modern && c.opset() >= 9 && c.has_in(1) && !const_in(1)) return ResizeInterp(c, upsample, mode);
   std::vector<double> scales;
   const ConstTensor* sizes = nullptr;
   if (upsample && c.opset() < 9) {

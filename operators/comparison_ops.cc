@@ -65,6 +65,7 @@ HN_COMPARE_CPU(int64_t)
 HN_COMPARE_CPU(bool)
 HN_COMPARE_CPU(uint32_t)
 HN_COMPARE_CPU(uint64_t)
+HN_COMPARE_CPU(std::string)
 #undef HN_COMPARE_CPU
 
 namespace {
@@ -77,7 +78,7 @@ std::vector<TensorInfo> ComparisonShape(const caffe2::OperatorDef& def, const st
 #define HN_COMPARISON_OP(Name, Symbol, Words)                                                                    \
   OPERATOR_SCHEMA(Name).NumInputs(2).NumOutputs(1).TensorInference(ComparisonShape)                            \
       .SetDoc("C = (A " Symbol " B) elementwise (Caffe2's " #Name ": " Words "). Inputs A, B of one dtype: "   \
-              "float32, float64, int32, int64 or bool (uint32, uint64, float16, bfloat16 on CPU); output C: BOOL. Legacy broadcast: with broadcast=1, B's "   \
+              "float32, float64, int32, int64 or bool (uint32, uint64, float16, bfloat16, string on CPU); output C: BOOL. Legacy broadcast: with broadcast=1, B's "   \
               "shape (leading and trailing 1s stripped) matches a contiguous run of A's dims starting at axis " \
               "(default: A's trailing dims), a one-element B broadcasts everywhere, C has A's shape; without "  \
               "broadcast (or 0): equal shapes, or numpy broadcasting of both (C of the broadcast shape). IEEE: a comparison with NaN is false, except "   \

@@ -3,13 +3,14 @@
 // legacy rule (B viewed as [n] against A viewed as [pre, n, post], C of A's shape); otherwise equal
 // shapes, or numpy broadcasting of both (C of the broadcast shape). Inputs of one dtype:
 // float32, float64, int32, int64 or bool (Caffe2 registered bool for all six); uint32 and uint64 on
-// CPU. No gradient.
+// CPU; string (std::string elements, byte-wise ordering) on CPU only. No gradient.
 //
 // NaN: IEEE comparisons, so every comparison with NaN is false except NE, which is true. The CPU
 // loop and the CUDA kernel share CompareValues.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "operators/elementwise_ops.h"
@@ -70,11 +71,15 @@ class ComparisonOp final : public Operator<Context> {
       case DataType::BFloat16:  // compared as float32 (exact: both widen without rounding)
         if constexpr (cpu) return Compute<float>(WidenToFloat(A), WidenToFloat(B));
         break;
+      case DataType::String:
+        if constexpr (cpu) return Compute<std::string>(A, B);
+        HN_THROW(kUnsupported, this->type(), ": input 0 ('", this->def().input(0), "') and input 1 ('",
+                 this->def().input(1), "') are string tensors, which only the CPU kernel compares");
       default: break;
     }
     HN_THROW(kInvalidArgument, this->type(), ": unsupported dtype ", DataTypeName(A.dtype()), " of input 0 ('",
              this->def().input(0), "'); float32, float64, int32, int64, uint32, uint64 and bool are supported",
-             cpu ? ", and float16 and bfloat16" : " (float16 and bfloat16 on CPU only)");
+             cpu ? ", and float16, bfloat16 and string" : " (float16, bfloat16 and string on CPU only)");
   }
 
  private:

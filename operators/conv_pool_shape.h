@@ -15,8 +15,8 @@
 //   CAFFE_LEGACY_POOLING (Caffe's ceil mode): out = ceil((in + 2 pad_head - kernel) / stride + 1),
 //           minus one when pad_head > 0 and the last window would start in the tail padding;
 //           pad_tail = pad_head + stride * (out - floor-mode out).
-//   ConvTranspose: NOTSET: (in - 1) * stride + kernel + adj - pad_head - pad_tail; VALID, SAME:
-//           pads 0, (in - 1) * stride + kernel + adj.
+//   ConvTranspose: NOTSET: (in - 1) * stride + dk + adj - pad_head - pad_tail; VALID, SAME:
+//           pads 0, (in - 1) * stride + dk + adj. (N-D ConvTranspose: conv_transpose_nd.h.)
 #pragma once
 
 #include <cmath>
@@ -94,6 +94,9 @@ inline bool ReadPair(const caffe2::OperatorDef& def, const ArgumentHelper& a, co
   }
   if (a.HasArgument(many)) {
     auto v = a.GetRepeatedArgument<int>(many);
+    HN_CHECK_KIND(kUnsupported, v.size() < 3, OpName(def), ": argument '", many, "' has ", v.size(),
+                  " values but this kernel runs only 2-D (NCHW) (the N-D form runs only in ConvTranspose's CPU "
+                  "forward kernel)");
     HN_ENFORCE(v.size() == 2, OpName(def), ": argument '", many, "' has ", v.size(),
                " values but only 2-D (NCHW) is supported");
     out[0] = v[0];
@@ -185,8 +188,6 @@ inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKi
   HN_ENFORCE(r.group >= 1, op, ": group must be >= 1, got ", r.group);
   HN_ENFORCE(kind != ConvPoolKind::Pool || (r.dilation[0] == 1 && r.dilation[1] == 1), op,
              ": pooling does not support dilation");
-  HN_ENFORCE(kind == ConvPoolKind::Conv || (r.dilation[0] == 1 && r.dilation[1] == 1), op,
-             ": ConvTranspose does not support dilation");
   return r;
 }
 
@@ -284,7 +285,8 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
     }
   }
   if (kind == ConvPoolKind::ConvTranspose) {
-    auto tsize = [&](int64_t in, int s, int k, int adj, int* ph, int* pt) {
+    auto tsize = [&](int64_t in, int s, int kernel, int d, int adj, int* ph, int* pt) {
+      const int64_t k = static_cast<int64_t>(d) * (kernel - 1) + 1;  // the dilated kernel
       if (a.legacy_pad != LegacyPadding::NOTSET) *ph = *pt = 0;
       HN_ENFORCE(in - 1 <= (int64_t{1} << 62) / s, op, ": input size ", in, " with stride ", s,
                  " gives an output size that overflows");
@@ -293,8 +295,8 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
                  ", pads ", *ph, "+", *pt, ")");
       return out;
     };
-    g.OH = tsize(g.H, g.sh, g.kh, a.adj[0], &g.pt, &g.pb);
-    g.OW = tsize(g.W, g.sw, g.kw, a.adj[1], &g.pl, &g.pr);
+    g.OH = tsize(g.H, g.sh, g.kh, g.dh, a.adj[0], &g.pt, &g.pb);
+    g.OW = tsize(g.W, g.sw, g.kw, g.dw, a.adj[1], &g.pl, &g.pr);
   } else {
     g.OH = ConvPoolOutputSize(op, g.H, g.sh, g.kh, g.dh, a.legacy_pad, &g.pt, &g.pb);
     g.OW = ConvPoolOutputSize(op, g.W, g.sw, g.kw, g.dw, a.legacy_pad, &g.pl, &g.pr);

@@ -11,6 +11,11 @@ namespace hetnet {
 namespace {
 std::vector<TensorInfo> ConvTransposeShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
   if (!in[0].known || !in[1].known) return {TensorInfo::Unknown()};
+  if (IsConvTransposeNd(def))
+    return {TensorInfo::Of(ComputeConvTransposeNdGeom(def, in[0].dims, in[1].dims,
+                                                      in.size() > 2 && in[2].known ? &in[2].dims : nullptr)
+                               .y_shape(),
+                           in[0].dtype)};
   const ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::ConvTranspose);
   const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::ConvTranspose, a, in[0].dims, &in[1].dims,
                                              in.size() > 2 && in[2].known ? &in[2].dims : nullptr);
@@ -22,9 +27,10 @@ OPERATOR_SCHEMA(ConvTranspose)
     .NumInputs(2, 3)
     .NumOutputs(1)
     .TensorInference(ConvTransposeShape)
-    .SetDoc("2-D transposed convolution, NCHW: X [N, C, H, W], filter [C, M/group, kH, kW], optional bias [M] "
-            "-> Y [N, M, (H-1)*stride + kH + adj - pad_t - pad_b, ...]. Args kernel(s), stride(s), pad(s), "
-            "adj(s), group, legacy_pad (VALID/SAME: no padding).");
+    .SetDoc("Transposed convolution, NCHW: X [N, C, H, W], filter [C, M/group, kH, kW], optional bias [M] "
+            "-> Y [N, M, (H-1)*stride + dilation*(kH-1) + 1 + adj - pad_t - pad_b, ...]. Args kernel(s), stride(s), "
+            "dilation(s), pad(s), adj(s), group, legacy_pad (VALID/SAME: no padding). A `kernels` argument of other "
+            "than 2 values is the N-D form (pads: begins then ends), CPU only.");
 OPERATOR_SCHEMA(ConvTransposeGradient)
     .NumInputs(3)
     .NumOutputs(1, 3)

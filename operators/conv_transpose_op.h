@@ -3,32 +3,39 @@
 // Per image and group: col = filter_g^T * X_g, Y_g = col2im(col) (+ bias). The gradient
 // ConvTransposeGradient(X, filter, dY) -> dfilter, dbias (absent with no_bias=1), dX (optional) uses
 // im2col(dY). The same code runs on CPU (Eigen) and CUDA (cuBLAS); the CUDNN engine is
-// conv_transpose_op_cudnn.cc when built.
+// conv_transpose_op_cudnn.cc when built. Dilations run in the im2col geometry (every device). The N-D form
+// (`kernels` with other than 2 values, conv_transpose_nd.h) runs on CPU only: other devices and the gradient refuse it
+// (kUnsupported).
 #pragma once
+
+#include <type_traits>
 
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
 #include "device/math.h"
 #include "operators/conv_pool_shape.h"
+#include "operators/conv_transpose_nd.h"
 
 namespace hetnet {
 
 // The im2col geometry whose "image" is Y (M/group channels) and whose output grid is X's H x W.
 inline math::Im2ColGeom ConvTransposeIm2ColGeom(const ConvPoolGeom& g) {
-  return math::Im2ColGeom{g.M / g.group, g.OH, g.OW, g.kh, g.kw, 1, 1, g.sh, g.sw, g.pt, g.pl, g.H, g.W};
+  return math::Im2ColGeom{g.M / g.group, g.OH, g.OW, g.kh, g.kw, g.dh, g.dw, g.sh, g.sw, g.pt, g.pl, g.H, g.W};
 }
 
 template <class Context>
 class ConvTransposeOp final : public Operator<Context> {
  public:
   ConvTransposeOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<Context>(def, ws), args_(ParseConvPoolArgs(def, ConvPoolKind::ConvTranspose)), col_(this->device()) {}
+      : Operator<Context>(def, ws), nd_(IsConvTransposeNd(def)),
+        args_(nd_ ? ConvPoolArgs{} : ParseConvPoolArgs(def, ConvPoolKind::ConvTranspose)), col_(this->device()) {}
 
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
     const Tensor& F = this->Input(1);
     const bool has_bias = this->InputSize() == 3;
     for (int i = 0; i < this->InputSize(); ++i) EnforceFloatInput(this->def(), this->Input(i), i);
+    if (nd_) return RunNd(X, F, has_bias);
     const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::ConvTranspose, args_, X.shape(), &F.shape(),
                                                has_bias ? &this->Input(2).shape() : nullptr);
     Tensor* Y = this->Output(0, g.y_shape(), DataType::Float);
@@ -51,6 +58,21 @@ class ConvTransposeOp final : public Operator<Context> {
   }
 
  private:
+  void RunNd(const Tensor& X, const Tensor& F, bool has_bias) {
+    if constexpr (std::is_same_v<Context, CPUContext>) {
+      const ConvTransposeNdGeom g = ComputeConvTransposeNdGeom(this->def(), X.shape(), F.shape(),
+                                                               has_bias ? &this->Input(2).shape() : nullptr);
+      Tensor* Y = this->Output(0, g.y_shape(), DataType::Float);
+      ConvTransposeNdCpu(g, X.template data<float>(), F.template data<float>(),
+                         has_bias ? this->Input(2).template data<float>() : nullptr, Y->template mutable_data<float>());
+    } else {
+      HN_THROW(kUnsupported, this->def().type(), " (output '", this->def().output(0), "', input '",
+               this->def().input(0), "' ", X.ShapeString(), "): ", F.ndim() - 2,
+               "-D transposed convolution runs on CPU only; this device's kernel runs 2-D NCHW");
+    }
+  }
+
+  bool nd_;
   ConvPoolArgs args_;
   Tensor col_;
 };

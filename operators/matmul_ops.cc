@@ -8,8 +8,13 @@ namespace hetnet {
 BatchMatMulPlan ComputeBatchMatMulPlan(const caffe2::OperatorDef& def, const std::vector<int64_t>& a0,
                                        const std::vector<int64_t>& b0) {
   ArgumentHelper args(def);
-  const bool ta = args.GetSingleArgument<int>("trans_a", 0) != 0, tb = args.GetSingleArgument<int>("trans_b", 0) != 0;
-  const bool broadcast = args.GetSingleArgument<int>("broadcast", 0) != 0;
+  return ComputeBatchMatMulPlan(def, a0, b0, args.GetSingleArgument<int>("trans_a", 0) != 0,
+                                args.GetSingleArgument<int>("trans_b", 0) != 0,
+                                args.GetSingleArgument<int>("broadcast", 0) != 0);
+}
+
+BatchMatMulPlan ComputeBatchMatMulPlan(const caffe2::OperatorDef& def, const std::vector<int64_t>& a0,
+                                       const std::vector<int64_t>& b0, bool ta, bool tb, bool broadcast) {
   const std::string desc = MakeString("input 0 ('", def.input(0), "') has shape ", ShapeToString(a0), " and input 1 ('",
                                       def.input(1), "') has shape ", ShapeToString(b0));
   std::vector<int64_t> a = a0, b = b0;
@@ -32,17 +37,37 @@ BatchMatMulPlan ComputeBatchMatMulPlan(const caffe2::OperatorDef& def, const std
              " trans_b=", tb);
   const std::vector<int64_t>& longer = na >= nb ? a : b;
   const size_t nshort = std::min(na, nb);
-  for (size_t i = 3; i <= nshort; ++i)
-    HN_ENFORCE(a[na - i] == b[nb - i], def.type(), ": ", desc, "; batch dims differ (", a[na - i], " vs ", b[nb - i],
-               ")", broadcast ? " (the shorter's batch dims must equal the longer's trailing ones)" : "");
+  std::vector<int64_t> batch(longer.begin(), longer.end() - 2);  // Y's batch dims
+  bool stretch = false;
+  for (size_t i = 3; i <= nshort; ++i) {
+    const int64_t x = a[na - i], y = b[nb - i];
+    HN_ENFORCE(x == y || (broadcast && (x == 1 || y == 1)), def.type(), ": ", desc, "; batch dims differ (", x,
+               " vs ", y, ")", broadcast ? " and neither is 1" : " (set broadcast=1 for numpy's broadcasting)");
+    stretch |= x != y;
+    batch[batch.size() + 2 - i] = std::max(x, y);
+  }
   p.a_batches = ProdDims(a, 0, na - 2);
   p.b_batches = ProdDims(b, 0, nb - 2);
-  p.batches = ProdDims(longer, 0, longer.size() - 2);
+  p.batches = ProdDims(batch, 0, batch.size());
+  if (stretch) {  // each operand's batch index of every output batch, by strides that are 0 on stretched dims
+    p.a_index.resize(p.batches), p.b_index.resize(p.batches);
+    const size_t nbatch = batch.size();
+    for (int64_t t = 0; t < p.batches; ++t) {
+      int64_t ia = 0, ib = 0, sa = 1, sb = 1, rem = t;
+      for (size_t i = 0; i < nbatch; ++i) {  // i-th batch dim from the right
+        const int64_t c = rem % batch[nbatch - 1 - i];
+        rem /= batch[nbatch - 1 - i];
+        if (i + 2 < na) ia += (a[na - 3 - i] == 1 ? 0 : c) * sa, sa *= a[na - 3 - i];
+        if (i + 2 < nb) ib += (b[nb - 3 - i] == 1 ? 0 : c) * sb, sb *= b[nb - 3 - i];
+      }
+      p.a_index[t] = ia, p.b_index[t] = ib;
+    }
+  }
   if (a_vec && b_vec) {
     p.y_shape = {1};
     return p;
   }
-  p.y_shape.assign(longer.begin(), longer.end() - 2);
+  p.y_shape = batch;
   if (!a_vec) p.y_shape.push_back(p.M);
   if (!b_vec) p.y_shape.push_back(p.N);
   return p;

@@ -2,8 +2,8 @@
 // transposed (trans_a, trans_b); with a third input Y takes that input's shape (used by the gradient).
 // BatchMatMul(A, B) -> Y: batched matrix products over the last two dims (trans_a, trans_b). broadcast=0:
 // same rank >= 2 and equal batch dims. broadcast=1: a 1-D A is [1, K] and a 1-D B is [K, 1] (that dim is
-// dropped from Y; two vectors give [1]); the shorter operand's batch dims must equal the trailing batch
-// dims of the longer's and repeat over its leading ones. Gradients are MatMul / BatchMatMul ops
+// dropped from Y; two vectors give [1]); batch dims broadcast as numpy's (aligned at the right, a size-1
+// dim stretches). Gradients are MatMul / BatchMatMul ops
 // (BatchMatMul's only for broadcast=0, as in Caffe2). float32.
 #pragma once
 
@@ -66,12 +66,18 @@ class MatMulOp final : public Operator<Context> {
 
 struct BatchMatMulPlan {
   int64_t M, K, N;
-  int64_t batches, a_batches, b_batches;  // operand i of batch t is at (t % i_batches)
+  int64_t batches, a_batches, b_batches;  // operand i of batch t is at (t % i_batches), unless:
+  std::vector<int64_t> a_index, b_index;  // non-empty where size-1 batch dims stretch: operand i of batch t
+  int64_t a_at(int64_t t) const { return a_index.empty() ? t % a_batches : a_index[t]; }
+  int64_t b_at(int64_t t) const { return b_index.empty() ? t % b_batches : b_index[t]; }
   std::vector<int64_t> y_shape;
 };
 
 BatchMatMulPlan ComputeBatchMatMulPlan(const caffe2::OperatorDef& def, const std::vector<int64_t>& a,
                                        const std::vector<int64_t>& b);
+// The same with the flags given (not read from def's args); def names the op and inputs in messages.
+BatchMatMulPlan ComputeBatchMatMulPlan(const caffe2::OperatorDef& def, const std::vector<int64_t>& a,
+                                       const std::vector<int64_t>& b, bool trans_a, bool trans_b, bool broadcast);
 
 template <class Context>
 class BatchMatMulOp final : public Operator<Context> {
@@ -91,8 +97,8 @@ class BatchMatMulOp final : public Operator<Context> {
     const float* a = A.template data<float>();
     const float* b = B.template data<float>();
     for (int64_t t = 0; t < p.batches; ++t)
-      GemmOrZero<Context>(ta, tb, p.M, p.N, p.K, a + (t % p.a_batches) * p.M * p.K,
-                          b + (t % p.b_batches) * p.K * p.N, y + t * p.M * p.N, &this->context_);
+      GemmOrZero<Context>(ta, tb, p.M, p.N, p.K, a + p.a_at(t) * p.M * p.K, b + p.b_at(t) * p.K * p.N,
+                          y + t * p.M * p.N, &this->context_);
   }
 
  private:

@@ -144,7 +144,8 @@ TEST_CASE("onnx import: one kUnsupported error lists every unsupported op with i
   const std::string bytes = Model(
       {Node("Bernoulli", {"x"}, {"a"}), Node("ImageDecoder", {"a"}, {"b"}), Node("Bernoulli", {"b"}, {"c"}),
        Node("Multinomial", {"c"}, {"d"}),
-       Node("ConvTranspose", {"d", "w"}, {"e"}, {AttrInts("kernel_shape", {3, 3, 3})}), Node("Relu", {"e"}, {"f"}),
+       Node("ConvTranspose", {"d", "w"}, {"e"}, {AttrInts("kernel_shape", {3, 3}), AttrInts("output_shape", {8, 8})}),
+       Node("Relu", {"e"}, {"f"}),
        Node("Foo", {"f"}, {"y"}, {}, "", "com.example")},
       {Value("x", {1, 1, 8, 8})}, {Value("y", {})}, {FloatTensor("w", {1, 1, 1, 1, 1}, {1})}, 13,
       {{"com.example", 2}});
@@ -155,7 +156,7 @@ TEST_CASE("onnx import: one kUnsupported error lists every unsupported op with i
   CHECK(msg.find("Bernoulli (opset 13)") == msg.rfind("Bernoulli (opset 13)"));  // listed once
   CHECK(msg.find("ImageDecoder (opset 13)") != std::string::npos);
   CHECK(msg.find("Multinomial (opset 13)") != std::string::npos);
-  CHECK(msg.find("ConvTranspose (opset 13): 3-D (only 1-D and 2-D") != std::string::npos);
+  CHECK(msg.find("ConvTranspose (opset 13): output_shape needs the input's spatial dims") != std::string::npos);
   CHECK(msg.find("com.example::Foo (opset 2)") != std::string::npos);
   CHECK(msg.find("Relu") == std::string::npos);
 }

@@ -1,0 +1,142 @@
+"""ONNX forms the conformance cases needed (issue 15), on inputs the cases do not try: ConvTranspose over 3 spatial
+dims and with dilations (strides, pads, output_padding, group, auto_pad, output_shape), MatMul whose batch dims
+broadcast by stretching size-1 dims, MatMulInteger (per-tensor / per-row / per-column zero points, int8 and uint8),
+Equal on strings, Upsample-9 / Resize-10 with scales computed at run time. Expected values come from onnxruntime
+on the same model, and numpy (string Equal, MatMulInteger)."""
+import numpy as np
+import onnx.helper as oh
+import onnxruntime
+import pytest
+
+import hetnet
+from hetnet.onnx.backend import HetnetBackend
+from test_onnx_added_ops import _Model
+
+RNG = np.random.default_rng(15)
+
+
+def _Compare(node, inputs, opset=18, exact=False, tol=1e-5):
+    model = _Model(node, inputs, opset)
+    got = HetnetBackend.run_model(model, list(inputs.values()))
+    want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        if exact:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def _F(*shape):
+    return RNG.uniform(-1, 1, size=shape).astype(np.float32)
+
+
+CONV_TRANSPOSE = [  # (x shape, w shape, attributes)
+    ((1, 2, 3, 4, 2), (2, 3, 3, 2, 2), {}),
+    ((2, 2, 3, 3, 2), (2, 1, 2, 3, 2), dict(strides=[2, 1, 2], dilations=[1, 2, 2], pads=[1, 0, 0, 0, 1, 1])),
+    ((1, 4, 2, 3, 3), (4, 2, 2, 2, 3), dict(group=2, strides=[2, 2, 1], output_padding=[1, 0, 0])),
+    ((1, 1, 3, 2, 3), (1, 2, 3, 3, 2), dict(auto_pad="SAME_UPPER", strides=[2, 1, 2])),
+    ((1, 1, 2, 3, 2), (1, 1, 2, 2, 2), dict(output_shape=[5, 6, 4], strides=[2, 2, 2])),
+    ((1, 2, 4, 4), (2, 2, 3, 2), dict(dilations=[2, 3], strides=[2, 1], pads=[1, 2, 0, 1])),
+    ((2, 2, 3, 5), (2, 1, 2, 2), dict(dilations=[3, 2], auto_pad="SAME_LOWER", strides=[2, 2])),
+    ((1, 1, 5), (1, 2, 3), dict(dilations=[2], strides=[2], output_padding=[1])),
+]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CONV_TRANSPOSE)
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv_transpose_nd_and_dilations_match_onnxruntime(x_shape, w_shape, attrs, bias):
+    inputs = {"x": _F(*x_shape), "w": _F(*w_shape)}
+    if bias:
+        inputs["b"] = _F(w_shape[1] * attrs.get("group", 1))
+    _Compare(oh.make_node("ConvTranspose", list(inputs), ["y"], **attrs), inputs)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((2, 1, 3, 4), (1, 5, 4, 2)), ((3, 1, 2, 4), (2, 4, 5)),
+                                             ((1, 3, 1, 2, 4), (2, 1, 5, 4, 3)), ((4,), (2, 1, 4, 3)),
+                                             ((2, 1, 3, 4), (4,))])
+def test_matmul_batch_dims_stretch_as_numpy(a_shape, b_shape):
+    inputs = {"a": _F(*a_shape), "b": _F(*b_shape)}
+    _Compare(oh.make_node("MatMul", ["a", "b"], ["y"]), inputs)
+    got = HetnetBackend.run_model(_Model(oh.make_node("MatMul", ["a", "b"], ["y"]), inputs), list(inputs.values()))[0]
+    np.testing.assert_allclose(got, np.matmul(inputs["a"], inputs["b"]), rtol=1e-5, atol=1e-5)
+
+
+def _Bytes(dtype, *shape):
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+
+
+MATMUL_INTEGER = [  # (a dtype, a shape, b dtype, b shape, a_zero_point shape or None, b_zero_point shape or None)
+    (np.uint8, (4, 3), np.uint8, (3, 2), (), (1,)),
+    (np.uint8, (2, 5), np.uint8, (5, 3), None, None),
+    (np.int8, (3, 4), np.uint8, (4, 5), (3,), (5,)),
+    (np.int8, (2, 1, 3, 4), np.int8, (1, 2, 4, 2), (), ()),
+    (np.uint8, (2, 3, 8), np.int8, (8, 4), (2, 3, 1), (4,)),
+    (np.uint8, (7,), np.uint8, (7,), (), ()),
+    (np.uint8, (64, 300), np.uint8, (300, 5), (), ()),  # sums past int16
+]
+
+
+def _MatMulIntegerRef(a, b, a_zp, b_zp):
+    """numpy: (a - a_zp) @ (b - b_zp) in int64, wrapped to int32; a 1-D a_zp of A's row count is per row."""
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    if a_zp is not None:
+        z = a_zp.astype(np.int64)
+        a = a - (z[:, None] if z.ndim == 1 and a.ndim >= 2 else z)
+    if b_zp is not None:
+        b = b - b_zp.astype(np.int64)
+    return np.matmul(a, b).astype(np.int32)
+
+
+@pytest.mark.parametrize("at,ash,bt,bsh,azs,bzs", MATMUL_INTEGER)
+def test_matmul_integer_matches_numpy_and_onnxruntime(at, ash, bt, bsh, azs, bzs):
+    inputs = {"a": _Bytes(at, *ash), "b": _Bytes(bt, *bsh)}
+    names = ["a", "b"]
+    if azs is not None:
+        inputs["a_zp"] = _Bytes(at, *azs)
+    names.append("a_zp" if azs is not None else "")
+    if bzs is not None:
+        inputs["b_zp"] = _Bytes(bt, *bzs)
+        names.append("b_zp")
+    node = oh.make_node("MatMulInteger", names, ["y"])
+    got = HetnetBackend.run_model(_Model(node, inputs, 10), list(inputs.values()))[0]
+    want = _MatMulIntegerRef(inputs["a"], inputs["b"], inputs.get("a_zp"), inputs.get("b_zp"))
+    assert got.dtype == np.int32 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    try:
+        _Compare(node, inputs, opset=10, exact=True)
+    except (onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented,
+            onnxruntime.capi.onnxruntime_pybind11_state.Fail):
+        pass  # onnxruntime's CPU kernel lacks this dtype / per-row zero point; numpy above is the reference
+
+
+def test_matmul_integer_refuses_a_zero_point_of_another_shape():
+    inputs = {"a": _Bytes(np.uint8, 2, 3), "b": _Bytes(np.uint8, 3, 4), "a_zp": _Bytes(np.uint8, 3)}
+    model = _Model(oh.make_node("MatMulInteger", ["a", "b", "a_zp"], ["y"]), inputs, 10)
+    with pytest.raises(hetnet.InvalidArgumentError, match="zero point 'a_zp' has shape \\[3\\]"):
+        HetnetBackend.run_model(model, list(inputs.values()))
+
+
+def test_equal_on_strings_matches_numpy():
+    from onnx import TensorProto
+    x = np.array([["a", "bb", ""], ["ccc", "a", "é"]], dtype=object)
+    for y in (np.array(["a", "a", ""], dtype=object), np.array([["ccc"], ["é"]], dtype=object), x.copy()):
+        node = oh.make_node("Equal", ["x", "y"], ["z"])
+        graph = oh.make_graph([node], "g", [oh.make_tensor_value_info("x", TensorProto.STRING, list(x.shape)),
+                                            oh.make_tensor_value_info("y", TensorProto.STRING, list(y.shape))],
+                              [oh.make_tensor_value_info("z", TensorProto.BOOL, None)])
+        model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 19)])
+        got = HetnetBackend.run_model(model, [x, y])[0]
+        np.testing.assert_array_equal(got, x == y)
+
+
+@pytest.mark.parametrize("op,opset", [("Upsample", 9), ("Resize", 10)])
+@pytest.mark.parametrize("mode,scales", [("nearest", [1, 1, 2, 3]), ("nearest", [1, 2, 1.5, 2.5]),
+                                         ("linear", [1, 1, 2, 3]), ("linear", [1, 1, 1.5, 2.5]),
+                                         ("nearest", [1, 1, 0.5, 2]), ("linear", [1, 1, 0.75, 2])])
+def test_upsample_and_resize10_take_scales_at_run_time(op, opset, mode, scales):
+    if op == "Upsample" and min(scales) < 1:
+        pytest.skip("Upsample's scales are >= 1")
+    inputs = {"x": _F(1, 2, 4, 6), "scales": np.array(scales, dtype=np.float32)}
+    _Compare(oh.make_node(op, ["x", "scales"], ["y"], mode=mode), inputs, opset=opset)
