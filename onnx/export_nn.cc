@@ -76,6 +76,7 @@ void ExportConvTranspose(OpExport& op) {
   SetAttr(n, "kernel_shape", win.kernel);
   SetAttr(n, "pads", win.pads);
   SetAttr(n, "strides", win.strides);
+  SetAttr(n, "dilations", win.dilations);
   SetAttr(n, "output_padding", std::vector<int64_t>{a.adj[0], a.adj[1]});
   SetAttr(n, "group", int64_t{win.group});
 }

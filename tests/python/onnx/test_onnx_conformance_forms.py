@@ -140,3 +140,21 @@ def test_upsample_and_resize10_take_scales_at_run_time(op, opset, mode, scales):
         pytest.skip("Upsample's scales are >= 1")
     inputs = {"x": _F(1, 2, 4, 6), "scales": np.array(scales, dtype=np.float32)}
     _Compare(oh.make_node(op, ["x", "scales"], ["y"], mode=mode), inputs, opset=opset)
+
+
+def test_dilated_conv_transpose_exports_its_dilations(ws):
+    """A Caffe2 ConvTranspose with dilations exports them (onnxruntime and hetnet's importer agree with hetnet)."""
+    import os
+    import sys
+    from hetnet import _C, core
+    if not getattr(_C, "has_onnx_export", False):
+        pytest.skip("this build has no ONNX export (libonnx-dev)")
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from test_onnx_export import _init, _net, _op_types, export_and_compare
+    params = {"wt": _F(2, 3, 3, 2), "bt": _F(3)}
+    ops = [core.CreateOperator("ConvTranspose", ["x", "wt", "bt"], ["ct"], kernels=[3, 2], strides=[2, 1],
+                               dilations=[2, 3], pads=[1, 0, 2, 1], adjs=[1, 0])]
+    m = export_and_compare(_net("ct", ops, ["x"] + list(params), ["ct"]), _init(params), {"x": _F(2, 2, 4, 5)},
+                           round_trip=True)
+    assert _op_types(m) == ["ConvTranspose"]
+    assert [a.ints for a in m.graph.node[0].attribute if a.name == "dilations"] == [[2, 3]]
