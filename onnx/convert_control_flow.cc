@@ -15,29 +15,6 @@ namespace hetnet::onnxio {
 
 namespace {
 
-void AddNetArg(caffe2::OperatorDef& op, const std::string& name, const caffe2::NetDef& net) {
-  auto& arg = *op.add_arg();
-  arg.set_name(name);
-  *arg.mutable_n() = net;
-}
-
-// Emits `type` with inputs `fixed` then the outer blobs the subnets read; outputs: the node's
-// (omitted ones get fresh names). On CPU (the operators are CPU ones; the runtime copies inputs).
-caffe2::OperatorDef& EmitControl(ConvertContext& c, const std::string& type, std::vector<std::string> inputs,
-                                 const std::vector<const Subnet*>& subs) {
-  std::set<std::string> outer;
-  for (const Subnet* s : subs) outer.insert(s->outer.begin(), s->outer.end());
-  std::vector<std::string> outputs;
-  for (int i = 0; i < c.num_outputs(); ++i) outputs.push_back(c.has_out(i) ? c.out(i) : c.Fresh(c.op_type() + "_unused"));
-  inputs.insert(inputs.end(), outer.begin(), outer.end());
-  auto& op = c.Emit(type, inputs, outputs);
-  op.clear_device_option();
-  auto& arg = *op.add_arg();
-  arg.set_name("outer_inputs");
-  for (const auto& name : outer) arg.add_strings(name);
-  return op;
-}
-
 void CheckCount(const ConvertContext& c, const Subnet& s, int inputs, int outputs, const std::string& expected) {
   const std::string node = NodeName(c);
   HN_CHECK_KIND(kInvalidArgument, s.net.external_input_size() == inputs, node, ": subgraph '", s.attr, "' has ",

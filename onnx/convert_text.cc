@@ -1,7 +1,6 @@
 // Converters of ONNX's text ops onto the CPU hetnet operators of the same names: TfIdfVectorizer
 // (opset 9; operators/tfidf_vectorizer_op: integer pools only, pool_strings is refused),
-// StringConcat, StringSplit, StringNormalizer, RegexFullMatch (operators/onnx_string_ops); and
-// OptionalHasElement without an input (a constant false; optional-typed values are not supported).
+// StringConcat, StringSplit, StringNormalizer, RegexFullMatch (operators/onnx_string_ops).
 // Registered from RegisterNnConverters.
 #include "onnx/onnx_context.h"
 
@@ -33,13 +32,6 @@ void RegisterTextConverters(ConverterRegistry& r) {
   r.Add("RegexFullMatch", 20, kNewestOpset, [](ConvertContext& c) {
     AddArg(c.Emit("RegexFullMatch", {c.in(0)}, {c.out(0)}), "pattern", c.Str("pattern", ""));
     c.SameDims(c.out(0), c.in(0));
-  });
-  r.Add("OptionalHasElement", 15, kNewestOpset, [](ConvertContext& c) {
-    if (c.has_in(0)) c.Refuse("optional-typed inputs are not supported (only the form without an input)");
-    ConstTensor no;
-    no.dtype = caffe2::TensorProto::BOOL;
-    no.integer = {0};
-    c.DefineConst(c.out(0), std::move(no));
   });
   r.Add("StringNormalizer", 10, kNewestOpset, [](ConvertContext& c) {
     auto& op = c.Emit("StringNormalizer", {c.in(0)}, {c.out(0)});

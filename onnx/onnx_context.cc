@@ -200,6 +200,7 @@ std::vector<std::string> ConverterRegistry::OpTypes() const {
 const ConverterRegistry& Converters() {
   static const ConverterRegistry* registry = [] {
     auto* r = new ConverterRegistry;
+    RegisterSequenceConverters(*r);
     RegisterMathConverters(*r);
     RegisterNnConverters(*r);
     RegisterConvConverters(*r);

@@ -68,6 +68,7 @@ struct ImportState {
   std::map<std::string, caffe2::TensorProto::DataType> dtypes;  // blob -> dtype the model declares
   std::map<std::string, int32_t> onnx_dtypes;  // blob -> declared ONNX elem_type, hetnet dtype or not
   std::set<std::string> names;                        // every blob name in use (for fresh names)
+  std::set<std::string> non_tensors;  // blobs holding an ONNX sequence or optional (convert_sequence.cc)
   caffe2::NetDef* init_net = nullptr;
   caffe2::NetDef* predict_net = nullptr;
   std::string base_dir;
@@ -180,5 +181,7 @@ void RegisterActivationConverters(ConverterRegistry& r);  // convert_activation.
 void RegisterNormConverters(ConverterRegistry& r);    // convert_norm.cc
 void RegisterResizeConverters(ConverterRegistry& r);  // convert_resize.cc
 void RegisterControlFlowConverters(ConverterRegistry& r);  // convert_control_flow.cc
+// Sequences, optionals and Identity on them; registered first (its Identity precedes convert_math's).
+void RegisterSequenceConverters(ConverterRegistry& r);  // convert_sequence.cc
 
 }  // namespace hetnet::onnxio

@@ -36,6 +36,11 @@ OnnxValueInfo ValueInfoOf(const onnx::ValueInfoProto& v) {
   return info;
 }
 
+// Marks blobs whose declared type is an ONNX sequence or optional (not a tensor).
+void NoteNonTensor(const onnx::ValueInfoProto& v, ImportState& st) {
+  if (v.type().has_sequence_type() || v.type().has_optional_type()) st.non_tensors.insert(v.name());
+}
+
 bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 // Well-formed UTF-8 without NUL (what blob names may be: they reach Python and the NetDefs).
@@ -150,6 +155,7 @@ ImportedOnnxModel Import(const std::string& model_bytes, const OnnxImportOptions
   for (const auto& v : graph.input()) {
     st.names.insert(v.name());
     if (initializers.count(v.name())) continue;
+    NoteNonTensor(v, st);
     OnnxValueInfo info = ValueInfoOf(v);
     if (info.known_rank) st.dims[v.name()] = info.dims;
     st.dtypes[v.name()] = info.dtype;
@@ -157,12 +163,14 @@ ImportedOnnxModel Import(const std::string& model_bytes, const OnnxImportOptions
     out.inputs.push_back(std::move(info));
   }
   for (const auto& v : graph.value_info()) {
+    NoteNonTensor(v, st);
     OnnxValueInfo info = ValueInfoOf(v);
     if (info.known_rank && !st.dims.count(v.name())) st.dims[v.name()] = info.dims;
     st.dtypes.emplace(v.name(), info.dtype);
     st.onnx_dtypes.emplace(v.name(), info.onnx_dtype);
   }
   for (const auto& v : graph.output()) {
+    NoteNonTensor(v, st);
     OnnxValueInfo info = ValueInfoOf(v);
     if (info.known_rank && !st.dims.count(v.name())) st.dims[v.name()] = info.dims;
     st.dtypes.emplace(v.name(), info.dtype);

@@ -5,6 +5,27 @@
 
 namespace hetnet::onnxio {
 
+void AddNetArg(caffe2::OperatorDef& op, const std::string& name, const caffe2::NetDef& net) {
+  auto& arg = *op.add_arg();
+  arg.set_name(name);
+  *arg.mutable_n() = net;
+}
+
+caffe2::OperatorDef& EmitControl(ConvertContext& c, const std::string& type, std::vector<std::string> inputs,
+                                 const std::vector<const Subnet*>& subs) {
+  std::set<std::string> outer;
+  for (const Subnet* s : subs) outer.insert(s->outer.begin(), s->outer.end());
+  std::vector<std::string> outputs;
+  for (int i = 0; i < c.num_outputs(); ++i) outputs.push_back(c.has_out(i) ? c.out(i) : c.Fresh(c.op_type() + "_unused"));
+  inputs.insert(inputs.end(), outer.begin(), outer.end());
+  auto& op = c.Emit(type, inputs, outputs);
+  op.clear_device_option();
+  auto& arg = *op.add_arg();
+  arg.set_name("outer_inputs");
+  for (const auto& name : outer) arg.add_strings(name);
+  return op;
+}
+
 std::string NodeName(const ConvertContext& c) {
   return c.op_type() + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
 }

@@ -33,6 +33,14 @@ struct Subnet {
   ImportState state;                    // what out_dims / out_consts point into
 };
 
+// Adds NetDef argument `name` (a subgraph) to op.
+void AddNetArg(caffe2::OperatorDef& op, const std::string& name, const caffe2::NetDef& net);
+
+// Emits `type` with inputs `fixed` then the outer blobs the subnets read (arg outer_inputs names
+// them); outputs: the node's (omitted ones get fresh names). On CPU (the operators are CPU ones).
+caffe2::OperatorDef& EmitControl(ConvertContext& c, const std::string& type, std::vector<std::string> inputs,
+                                 const std::vector<const Subnet*>& subs);
+
 // "If 'name'" (or "If" for a node without a name), for errors.
 std::string NodeName(const ConvertContext& c);
 

@@ -158,8 +158,20 @@ def _AsFeedableArray(value):
     return arr if arr.flags.c_contiguous else arr.copy(order="C")  # keeps 0-d arrays 0-d
 
 
+def _IsArraySequence(value):
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, np.ndarray) for v in value)
+
+
 def FeedBlob(name, arr, device_option=None):
-    """Copies arr into blob `name`. A protobuf message or a str/bytes value is stored serialized."""
+    """Copies arr into blob `name`. A protobuf message or a str/bytes value is stored serialized.
+    A list/tuple of numpy arrays is an ONNX sequence (a list of numbers is still one array); None
+    an empty ONNX optional."""
+    if arr is None:
+        _C.feed_blob(str(name), None, _DeviceOptionBytes(device_option))
+        return True
+    if _IsArraySequence(arr):
+        _C.feed_blob(str(name), [_AsFeedableArray(v) for v in arr], _DeviceOptionBytes(device_option))
+        return True
     if isinstance(arr, caffe2_pb2.TensorProto):
         raise TypeError("feeding a TensorProto is not supported; feed a numpy array")
     if hasattr(arr, "SerializeToString") and not isinstance(arr, np.ndarray):
@@ -173,7 +185,8 @@ def FeedBlob(name, arr, device_option=None):
 
 
 def FetchBlob(name):
-    """A new numpy array with the contents of blob `name` (bytes for a blob holding a string)."""
+    """A new numpy array with the contents of blob `name` (bytes for a blob holding a string, a list
+    of arrays for an ONNX sequence, None for an empty ONNX optional)."""
     return _C.fetch_blob(str(name))
 
 

@@ -10,6 +10,7 @@
 #include "core/checked_size.h"
 #include "core/run_guard.h"
 #include "core/workspace_memory.h"
+#include "operators/tensor_sequence.h"
 
 namespace hetnet_python {
 
@@ -148,6 +149,28 @@ void FeedBlobImpl(const std::string& name, const py::object& value, const py::ob
     ws->CreateBlob(name)->Reset(std::move(s));
     return;
   }
+  if (value.is_none()) {  // an empty ONNX optional
+    ws->CreateBlob(name)->Reset(std::make_shared<hetnet::OptionalNone>());
+    return;
+  }
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {  // an ONNX sequence (on CPU)
+    HN_CHECK_KIND(kInvalidArgument, device.is_cpu(), "a sequence (a list of arrays) is fed on CPU only, not ",
+                  device.str());
+    auto seq = std::make_shared<hetnet::TensorSequence>();
+    for (auto item : py::reinterpret_borrow<py::sequence>(value)) {
+      if (!py::isinstance<py::array>(item))
+        throw py::type_error("a sequence fed to hetnet holds numpy arrays only, found " +
+                             std::string(py::str(py::type::of(item))));
+      seq->items.push_back(TensorFromArray(py::reinterpret_borrow<py::array>(item)));
+      const Tensor& t = seq->items.back();
+      HN_CHECK_KIND(kInvalidArgument, t.dtype() == seq->items.front().dtype(), "element ", seq->items.size() - 1,
+                    " of the sequence is ", hetnet::DataTypeName(t.dtype()), ", element 0 is ",
+                    hetnet::DataTypeName(seq->items.front().dtype()), " (a sequence holds one dtype)");
+    }
+    if (!seq->items.empty()) seq->dtype = seq->items.front().dtype();
+    ws->CreateBlob(name)->Reset(std::move(seq));
+    return;
+  }
   const auto arr = py::reinterpret_borrow<py::array>(value);
   const DataType dtype = DataTypeOfArray(arr);  // a bad dtype fails before the blob exists
   if (device.is_cpu() && dtype != DataType::String && ws->HasBlob(name)) {
@@ -182,6 +205,12 @@ py::object FetchBlob(const std::string& name) {
   const hetnet::Blob& blob = CurrentWorkspace()->GetBlobOrThrow(name);
   if (blob.IsTensor()) return ArrayFromTensor(blob.GetTensor());
   if (blob.IsType<std::string>()) return py::bytes(blob.Get<std::string>());
+  if (blob.IsType<hetnet::OptionalNone>()) return py::none();
+  if (blob.IsType<hetnet::TensorSequence>()) {
+    py::list items;
+    for (const auto& t : blob.Get<hetnet::TensorSequence>().items) items.append(ArrayFromTensor(t));
+    return std::move(items);
+  }
   if (blob.empty()) HN_THROW(kInvalidArgument, "blob '", name, "' is empty (nothing was fed or computed into it)");
   HN_THROW(kInvalidArgument, "blob '", name, "' holds ", blob.TypeName(), ", which cannot be fetched to Python");
 }
@@ -190,8 +219,10 @@ py::object FetchBlob(const std::string& name) {
 
 void InitTensorConversion(py::module_& m) {
   m.def("feed_blob", &FeedBlob, py::arg("name"), py::arg("value"), py::arg("device_option") = py::none(),
-        "Copies a C-contiguous numpy array (or bytes) into blob `name` of the current workspace.");
-  m.def("fetch_blob", &FetchBlob, py::arg("name"), "Copies blob `name` into a new numpy array (or bytes).");
+        "Copies a C-contiguous numpy array (or bytes) into blob `name` of the current workspace; a list "
+        "of arrays is an ONNX sequence, None an empty ONNX optional.");
+  m.def("fetch_blob", &FetchBlob, py::arg("name"), "Copies blob `name` into a new numpy array (or bytes; a list for a sequence, None for an "
+        "empty optional).");
   // Caffe2's workspace.SerializeBlob / DeserializeBlob: a serialized BlobProto (tensor or string blob).
   m.def("serialize_blob", [](const std::string& name) {
     return py::bytes(hetnet::SerializeBlob(CurrentWorkspace()->GetBlobOrThrow(name), name));

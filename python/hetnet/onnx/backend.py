@@ -109,7 +109,9 @@ class HetnetBackend(Backend):
         for name, dev in (node_devices or {}).items():
             _CheckAvailable(dev, "device of node %r:" % name)
         imported, proto = cls._Import(model, device, node_devices)
-        return HetnetBackendRep(imported, [v.name for v in proto.graph.input], device)
+        values = [v.name for v in list(proto.graph.input) + list(proto.graph.output)
+                  if v.type.HasField("sequence_type") or v.type.HasField("optional_type")]
+        return HetnetBackendRep(imported, [v.name for v in proto.graph.input], device, values)
 
     @classmethod
     def run_model(cls, model, inputs, device="CPU", **kwargs):
