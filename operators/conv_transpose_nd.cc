@@ -64,8 +64,8 @@ ConvTransposeNdGeom ComputeConvTransposeNdGeom(const caffe2::OperatorDef& def, c
                    pads[k + i] >= 0 && pads[k + i] <= lim && adj[i] >= 0 && adj[i] <= lim && x[i + 2] >= 0 &&
                    x[i + 2] <= (int64_t{1} << 31),
                op, ": dim ", i, ": kernel, stride, dilation must be in [1, 2^30], pads and adj in [0, 2^30]");
-    const int64_t o = (std::max<int64_t>(x[i + 2], 1) - 1) * g.stride[i] + g.dilation[i] * (g.kernel[i] - 1) + 1 +
-                      adj[i] - pads[i] - pads[k + i];
+    const int64_t o = (x[i + 2] - 1) * g.stride[i] + g.dilation[i] * (g.kernel[i] - 1) + 1 + adj[i] - pads[i] -
+                      pads[k + i];
     HN_ENFORCE(o > 0, op, ": output size ", o, " of spatial dim ", i, " is not positive (input '", def.input(0), "' ",
                ShapeToString(x), ")");
     g.in.push_back(x[i + 2]), g.out.push_back(o), g.pad_begin.push_back(pads[i]);
