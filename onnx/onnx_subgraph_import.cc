@@ -79,6 +79,7 @@ void ConvertNodes(const onnx::GraphProto& g, ImportState& st, int64_t opset, con
 }
 
 void SetDeclared(const onnx::ValueInfoProto& v, ImportState& st) {
+  if (v.type().has_sequence_type() || v.type().has_optional_type()) st.non_tensors.insert(v.name());
   if (!v.type().has_tensor_type()) return;
   const auto& t = v.type().tensor_type();
   if (t.elem_type() != 0) {
@@ -110,6 +111,7 @@ std::unique_ptr<Subnet> ConvertSubgraph(ConvertContext& c, const std::string& at
   st.dims = outer.dims;
   st.dtypes = outer.dtypes;
   st.onnx_dtypes = outer.onnx_dtypes;
+  st.non_tensors = outer.non_tensors;
   std::set<std::string> free;
   FreeNames(g, &free);
   for (const auto& name : free) {
@@ -127,6 +129,7 @@ std::unique_ptr<Subnet> ConvertSubgraph(ConvertContext& c, const std::string& at
     st.dims.erase(name);
     st.dtypes.erase(name);
     st.onnx_dtypes.erase(name);
+    st.non_tensors.erase(name);
     if (i < static_cast<int>(locals.size())) {
       if (locals[i].dims) st.dims[name] = *locals[i].dims;
       st.dtypes[name] = locals[i].dtype;

@@ -1,6 +1,7 @@
 #include "operators/onnx_if_op.h"
 
 #include "core/gradient.h"
+#include "operators/tensor_sequence.h"
 
 namespace hetnet {
 
@@ -23,6 +24,10 @@ void OnnxIfOp::RunOnDevice() {
   OnnxSubgraph& branch = ReadOnnxCondition(*this, Input(0), "the condition '" + def().input(0) + "'") ? then_ : else_;
   branch.Run();
   for (int i = 0; i < OutputSize(); ++i) {
+    if (const Blob& v = branch.OutputValue(i); !v.IsTensor()) {  // a sequence or an empty optional
+      CopyOnnxValue(v, OutputBlob(i));
+      continue;
+    }
     const Tensor& t = branch.Output(i);
     Tensor* y = Output(i);
     if (y != &t) y->CopyFrom(t);

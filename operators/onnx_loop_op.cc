@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/gradient.h"
+#include "operators/tensor_sequence.h"
 
 namespace hetnet {
 
@@ -44,10 +45,14 @@ void OnnxLoopOp::RunOnDevice() {
                 "': the trip count ", has_trip_count_ ? "'" + def().input(0) + "' " : std::string("(none given) "),
                 trip_count == std::numeric_limits<int64_t>::max() ? std::string("is unbounded") : std::to_string(trip_count),
                 " and there is no condition: more than max_iterations (", max_iterations_, ")");
-  for (int j = 0; j < num_carried_; ++j) body_.Local(2 + j)->CopyFrom(Input(in + j));
+  // A carried value may be a sequence or an optional (operators/tensor_sequence.h): copied as a value.
+  for (int j = 0; j < num_carried_; ++j)
+    if (InputBlob(in + j)->IsTensor() || !CopyOnnxValue(*InputBlob(in + j), body_.LocalBlob(2 + j)))
+      body_.Local(2 + j)->CopyFrom(Input(in + j));
   const int num_scans = OutputSize() - num_carried_;
   std::vector<std::vector<Tensor>> scans(num_scans);
   std::vector<Tensor> next(num_carried_);
+  std::vector<Blob> next_values(num_carried_);  // carried sequences / optionals
   for (int64_t it = 0; cond && it < trip_count; ++it) {
     HN_CHECK_KIND(kInvalidArgument, it < max_iterations_, type(), " '", def().name(), "': the loop ran max_iterations (",
                   max_iterations_, ") iterations and its condition still holds (arg max_iterations raises the cap)");
@@ -59,14 +64,21 @@ void OnnxLoopOp::RunOnDevice() {
     c->mutable_data<bool>()[0] = cond;
     body_.Run();
     cond = ReadOnnxCondition(*this, body_.Output(0), "the body's condition output");
-    for (int j = 0; j < num_carried_; ++j) next[j].CopyFrom(body_.Output(1 + j));
+    for (int j = 0; j < num_carried_; ++j)
+      if (const Blob& v = body_.OutputValue(1 + j); !v.IsTensor()) CopyOnnxValue(v, &next_values[j]);
+      else next[j].CopyFrom(body_.Output(1 + j)), next_values[j].Reset();
     for (int k = 0; k < num_scans; ++k) {
       scans[k].emplace_back();
       scans[k].back().CopyFrom(body_.Output(1 + num_carried_ + k));
     }
-    for (int j = 0; j < num_carried_; ++j) body_.Local(2 + j)->ShareData(next[j]), next[j] = Tensor();
+    for (int j = 0; j < num_carried_; ++j) {
+      if (!next_values[j].empty()) *body_.LocalBlob(2 + j) = next_values[j], next_values[j].Reset();
+      else body_.Local(2 + j)->ShareData(next[j]), next[j] = Tensor();
+    }
   }
-  for (int j = 0; j < num_carried_; ++j) Output(j)->CopyFrom(*body_.Local(2 + j));
+  for (int j = 0; j < num_carried_; ++j)
+    if (body_.LocalBlob(2 + j)->IsTensor()) Output(j)->CopyFrom(*body_.Local(2 + j));
+    else CopyOnnxValue(*body_.LocalBlob(2 + j), OutputBlob(j));
   for (int k = 0; k < num_scans; ++k)
     StackOnnxParts(*this, scans[k], 0, false, "scan output '" + def().output(num_carried_ + k) + "'",
                    Output(num_carried_ + k));

@@ -30,17 +30,8 @@ Tensor CpuCopyOf(const Tensor& t) {
 }
 
 void CopyValue(OperatorBase& op, int i, int o) {
-  const Blob* in = op.InputBlob(i);
-  Blob* out = op.OutputBlob(o);
-  if (in == out) return;
-  if (in->IsType<TensorSequence>()) {
-    out->Reset(std::make_shared<TensorSequence>(in->Get<TensorSequence>()));
-  } else if (in->IsType<OptionalNone>()) {
-    out->Reset(std::make_shared<OptionalNone>());
-  } else {
-    const Tensor& t = op.InputTensor(i);  // names the blob when it holds something else
-    out->GetMutableTensor(Device::CPU())->CopyFrom(t);
-  }
+  if (op.InputBlob(i)->IsTensor()) op.InputTensor(i);  // a tensor without data: names the blob
+  if (!CopyOnnxValue(*op.InputBlob(i), op.OutputBlob(o))) op.InputTensor(i);  // names the blob
 }
 
 namespace {

@@ -27,7 +27,8 @@ OnnxSubgraph::OnnxSubgraph(const OperatorBase& op, Workspace* ws, const std::str
   const caffe2::NetDef& net = NetArgument(def, arg);
   for (const auto& name : net.external_input()) {
     Blob* b = child_->CreateBlob(name);
-    locals_.push_back(b->GetMutableTensor(Device::CPU()));
+    b->GetMutableTensor(Device::CPU());
+    locals_.push_back(b);
   }
   HN_CHECK_KIND(kInvalidArgument, first_outer >= 0 && first_outer <= def.input_size(), def.type(), " '", def.name(),
                 "': its arguments name ", first_outer, " inputs before the outer ones, it has ", def.input_size());
@@ -47,7 +48,12 @@ OnnxSubgraph::OnnxSubgraph(const OperatorBase& op, Workspace* ws, const std::str
 }
 
 void OnnxSubgraph::Run() {
-  for (auto& [blob, index] : renamed_) blob->GetMutableTensor(Device::CPU())->ShareData(op_.InputTensor(index));
+  for (auto& [blob, index] : renamed_) {
+    if (op_.InputBlob(index)->IsTensor() || op_.InputBlob(index)->empty())
+      blob->GetMutableTensor(Device::CPU())->ShareData(op_.InputTensor(index));
+    else
+      *blob = *op_.InputBlob(index);  // a sequence / optional: never written in place, shared
+  }
   try {
     net_->Run();
   } catch (Error& e) {
@@ -61,6 +67,15 @@ const Tensor& OnnxSubgraph::Output(int i) const {
   HN_CHECK_KIND(kInvalidArgument, b && !b->empty() && b->IsTensor() && b->GetTensor().initialized(), op_.type(), " '",
                 op_.def().name(), "': output ", i, " ('", name, "') of subgraph '", arg_, "' holds no tensor");
   return b->GetTensor();
+}
+
+const Blob& OnnxSubgraph::OutputValue(int i) const {
+  const std::string& name = outputs_.at(i);
+  const Blob* b = child_->GetBlob(name);
+  HN_CHECK_KIND(kInvalidArgument, b && !b->empty(), op_.type(), " '", op_.def().name(), "': output ", i, " ('", name,
+                "') of subgraph '", arg_, "' holds nothing");
+  if (b->IsTensor()) Output(i);  // one with data
+  return *b;
 }
 
 int OnnxCountArg(const OperatorBase& op, const std::string& name) {

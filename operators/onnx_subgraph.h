@@ -26,17 +26,22 @@ class OnnxSubgraph {
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   int num_locals() const { return static_cast<int>(locals_.size()); }
   // The tensor of local input i, written before Run.
-  Tensor* Local(int i) { return locals_.at(i); }
+  Tensor* Local(int i) { return locals_.at(i)->GetMutableTensor(Device::CPU()); }
+  // The blob of local input i (for a sequence / optional value: operators/tensor_sequence.h).
+  Blob* LocalBlob(int i) { return locals_.at(i); }
   void Run();
   // Subgraph output i after Run: a tensor with data, else kInvalidArgument naming the blob.
   const Tensor& Output(int i) const;
+  // Subgraph output i after Run as any value (tensor, sequence, empty optional); kInvalidArgument
+  // naming the blob when it holds nothing.
+  const Blob& OutputValue(int i) const;
   const std::string& arg() const { return arg_; }
 
  private:
   const OperatorBase& op_;
   std::string arg_;
   std::unique_ptr<Workspace> child_;
-  std::vector<Tensor*> locals_;
+  std::vector<Blob*> locals_;
   std::vector<std::string> outputs_;
   // Outer blobs the runtime renamed: child blob name -> operator input index (shared each run).
   std::vector<std::pair<Blob*, int>> renamed_;

@@ -5,6 +5,7 @@
 // in place: every operator that puts one in makes its own copy, so sequences may share them.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,22 @@ inline std::string ValueKindName(const Blob& b) {
   if (b.IsType<TensorSequence>()) return "sequence";
   if (b.IsType<OptionalNone>()) return "empty optional";
   return b.TypeName();
+}
+
+// Copies the value `from` holds (tensor, sequence, empty optional) into `to` (a tensor on CPU);
+// false when `from` holds none of those (or nothing).
+inline bool CopyOnnxValue(const Blob& from, Blob* to) {
+  if (&from == to) return true;
+  if (from.IsType<TensorSequence>()) {
+    to->Reset(std::make_shared<TensorSequence>(from.Get<TensorSequence>()));
+  } else if (from.IsType<OptionalNone>()) {
+    to->Reset(std::make_shared<OptionalNone>());
+  } else if (from.IsTensor() && from.GetTensor().initialized()) {
+    to->GetMutableTensor(Device::CPU())->CopyFrom(from.GetTensor());
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace hetnet

@@ -207,3 +207,24 @@ def test_sequence_map_sequences_and_a_tensor():
     got = HetnetBackend.prepare(_MapModel(False)).run({"a": [], "b": w})  # no element: no body run
     assert got[0] == [] and got[1] == []
     _Fails(_MapModel(True), {"a": a, "b": b[:2]}, "OnnxSequenceMap", "'b'", "2 elements")
+
+
+def test_loop_carries_a_sequence_and_if_returns_one():
+    """A Loop whose carried value is a sequence (SequenceInsert per iteration, then Identity on it in
+    the body), then an If whose branches make a sequence or take the loop's one."""
+    body = oh.make_graph(
+        [oh.make_node("Identity", ["cond_in"], ["cond_out"]), oh.make_node("Cast", ["i"], ["fi"], to=F),
+         oh.make_node("Mul", ["x", "fi"], ["xi"]), oh.make_node("SequenceInsert", ["seq_in", "xi"], ["grown"]),
+         oh.make_node("Identity", ["grown"], ["seq_out"])], "body",
+        [_T("i", I64, []), _T("cond_in", TensorProto.BOOL, []), _Seq("seq_in")],
+        [_T("cond_out", TensorProto.BOOL, []), _Seq("seq_out")])
+    then_g = oh.make_graph([oh.make_node("Identity", ["looped"], ["t"])], "then", [], [_Seq("t")])
+    else_g = oh.make_graph([oh.make_node("SequenceConstruct", ["x", "x"], ["e"])], "else", [], [_Seq("e")])
+    nodes = [oh.make_node("SequenceEmpty", [], ["empty"]), _C(("go", True), np.bool_),
+             oh.make_node("Loop", ["m", "go", "empty"], ["looped"], body=body),
+             oh.make_node("If", ["c"], ["picked"], then_branch=then_g, else_branch=else_g),
+             oh.make_node("ConcatFromSequence", ["picked"], ["cat"], axis=0)]
+    model = _Model(nodes, [_T("x"), _T("m", I64, []), _T("c", TensorProto.BOOL, [])],
+                   [_Seq("looped"), _Seq("picked"), _T("cat")])
+    for m, c in ((3, True), (0, False), (2, False)):
+        _Check(model, {"x": X, "m": np.array(m, np.int64), "c": np.array(c)})
