@@ -1,7 +1,7 @@
 // Converters of the neural-network family: Gemm, MatMul, MatMulInteger, QLinearMatMul, BatchNormalization, LRN,
-// Dropout, Softmax / LogSoftmax, NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (convolution and pooling:
+// Softmax / LogSoftmax, NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (convolution and pooling:
 // convert_conv.cc; attention: convert_attention.cc; RNN / GRU / LSTM: convert_rnn.cc; GridSample:
-// convert_grid_sample.cc; BitCast: convert_bitcast.cc; TfIdfVectorizer: convert_text.cc).
+// convert_grid_sample.cc; Dropout: convert_dropout.cc; BitCast: convert_bitcast.cc; TfIdfVectorizer: convert_text.cc).
 #include <cmath>
 
 #include "onnx/onnx_context.h"
@@ -127,21 +127,6 @@ void BatchNorm(ConvertContext& c) {
   c.SameDims(c.out(0), c.in(0));
 }
 
-void Dropout(ConvertContext& c) {
-  if (c.opset() >= 12 && c.has_in(2)) {
-    const ConstTensor& t = c.RequireConst(2, "training_mode");
-    if (t.numel() == 1 && t.Ints("training_mode")[0] != 0) c.Refuse("training_mode=true is not supported");
-  }
-  c.Emit("StopGradient", {c.in(0)}, {c.out(0)});  // inference: the identity
-  c.SameDims(c.out(0), c.in(0));
-  if (c.has_out(1)) {  // the mask keeps everything: true in X's shape
-    auto& mask = c.Emit("ConstantFill", {c.in(0)}, {c.out(1)});
-    AddArg(mask, "dtype", static_cast<int64_t>(caffe2::TensorProto::BOOL));
-    AddArg(mask, "value", int64_t{1});
-    c.SameDims(c.out(1), c.in(0));
-  }
-}
-
 // Softmax / LogSoftmax. Before opset 13: the input coerced to 2-D at `axis` (default 1), which is
 // Caffe2's Softmax. From opset 13: along one axis (default -1): our Softmax at the last axis, with
 // the axis swapped to the end and back when it is not the last.
@@ -231,7 +216,6 @@ void RegisterNnConverters(ConverterRegistry& r) {
     AddArgF(op, "bias", c.Float("bias", 1.f));
     c.SameDims(c.out(0), c.in(0));
   });
-  r.Add("Dropout", Dropout);
   r.Add("Softmax", [](ConvertContext& c) { Softmax(c, false); });
   r.Add("LogSoftmax", [](ConvertContext& c) { Softmax(c, true); });
   r.Add("NegativeLogLikelihoodLoss", ClassLoss);

@@ -208,6 +208,7 @@ const ConverterRegistry& Converters() {
     RegisterShapeConverters(*r);
     RegisterActivationConverters(*r);
     RegisterNormConverters(*r);
+    RegisterDropoutConverters(*r);
     RegisterResizeConverters(*r);
     RegisterControlFlowConverters(*r);
     return r;
