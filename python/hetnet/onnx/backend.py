@@ -89,6 +89,19 @@ def _ModelBytes(model):
                     % type(model).__name__)
 
 
+def _InputInfo(name, value):
+    """A graph input for run_node: a list of arrays is a sequence, None an empty optional (of float
+    tensors: its element type is not known), anything else a tensor."""
+    if value is None:
+        tensor = onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None)
+        return onnx.helper.make_value_info(name, onnx.helper.make_optional_type_proto(tensor))
+    if isinstance(value, list):
+        elem = _OnnxElemType(np.asarray(value[0]).dtype) if value else onnx.TensorProto.FLOAT
+        return onnx.helper.make_tensor_sequence_value_info(name, elem, None)
+    arr = np.asarray(value)
+    return onnx.helper.make_tensor_value_info(name, _OnnxElemType(arr.dtype), arr.shape)
+
+
 class HetnetBackend(Backend):
     """ONNX's Backend API over hetnet. ``Caffe2Backend`` (caffe2.python.onnx.backend) is this class."""
 
@@ -111,6 +124,8 @@ class HetnetBackend(Backend):
         imported, proto = cls._Import(model, device, node_devices)
         values = [v.name for v in list(proto.graph.input) + list(proto.graph.output)
                   if v.type.HasField("sequence_type") or v.type.HasField("optional_type")]
+        if kwargs.get("_any_value_outputs"):  # run_node: an output may be a sequence / optional
+            values += [v.name for v in proto.graph.output]
         return HetnetBackendRep(imported, [v.name for v in proto.graph.input], device, values)
 
     @classmethod
@@ -123,7 +138,7 @@ class HetnetBackend(Backend):
         come from the arrays, output types from outputs_info [(numpy dtype, shape)] if given.
         Returns the outputs as a namedtupledict keyed by the node's output names."""
         model = cls._OneNodeModel(node, inputs, outputs_info, opset_version)
-        rep = cls.prepare(model, device, **kwargs)
+        rep = cls.prepare(model, device, _any_value_outputs=True, **kwargs)
         feeds = inputs if isinstance(inputs, dict) else \
             {name: value for name, value in zip([n for n in node.input if n], inputs)}
         results = rep.run(feeds)
@@ -134,15 +149,14 @@ class HetnetBackend(Backend):
     def _OneNodeModel(cls, node, inputs, outputs_info, opset_version):
         input_names = [n for n in node.input if n]
         if isinstance(inputs, dict):
-            arrays = {name: np.asarray(inputs[name]) for name in input_names}
+            values = {name: inputs[name] for name in input_names}
         else:
             inputs = list(inputs)
             if len(inputs) != len(input_names):
                 raise ValueError("run_node: node %r takes %d inputs, %d given"
                                  % (node.op_type, len(input_names), len(inputs)))
-            arrays = {name: np.asarray(v) for name, v in zip(input_names, inputs)}
-        graph_inputs = [onnx.helper.make_tensor_value_info(name, _OnnxElemType(arr.dtype), arr.shape)
-                        for name, arr in arrays.items()]
+            values = dict(zip(input_names, inputs))
+        graph_inputs = [_InputInfo(name, value) for name, value in values.items()]
         output_names = [n for n in node.output if n]
         if outputs_info:
             graph_outputs = [onnx.helper.make_tensor_value_info(

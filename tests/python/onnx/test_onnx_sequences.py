@@ -228,3 +228,14 @@ def test_loop_carries_a_sequence_and_if_returns_one():
                    [_Seq("looped"), _Seq("picked"), _T("cat")])
     for m, c in ((3, True), (0, False), (2, False)):
         _Check(model, {"x": X, "m": np.array(m, np.int64), "c": np.array(c)})
+
+
+def test_run_node_takes_and_returns_lists():
+    node = oh.make_node("SequenceInsert", ["s", "x"], ["y"])
+    got = HetnetBackend.run_node(node, [[X, Y], Z])
+    want = ReferenceEvaluator(_Model([node], [_Seq("s"), _T("x")], [_Seq("y")])).run(None, {"s": [X, Y], "x": Z})
+    _Same(got["y"], want[0])
+    has = HetnetBackend.run_node(oh.make_node("OptionalHasElement", ["o"], ["h"]), [None])
+    assert has["h"].dtype == np.bool_ and not bool(has["h"])
+    split = HetnetBackend.run_node(oh.make_node("SplitToSequence", ["x"], ["parts"], axis=0), [X])
+    _Same(split["parts"], [X[:1], X[1:]])
