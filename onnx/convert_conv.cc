@@ -1,4 +1,4 @@
-// Converters of convolution and pooling: Conv, ConvTranspose, MaxPool, AveragePool, LpPool,
+// Converters of convolution and pooling: Conv, ConvInteger, ConvTranspose, MaxPool, AveragePool, LpPool,
 // GlobalAveragePool, GlobalMaxPool. Our operators are 2-D NCHW: a 1-D node runs as 2-D on [N, C, L, 1]
 // (ExpandDims before, Squeeze after; a 1-D weight gets a trailing 1); 3-D Conv runs as the CPU
 // OnnxConv, 3-D ConvTranspose as our ConvTranspose's N-D form (CPU only), pools of the forms they
@@ -215,9 +215,47 @@ void GlobalPool(ConvertContext& c, const std::string& type) {
   FinishLift(c, g, y);
 }
 
+// ConvInteger-10: ONNX's definition, Conv(x - x_zero_point, w - w_zero_point) with zero padding, run exactly in
+// float64 (sums of int8 / uint8 products stay far below 2^53) by the CPU OnnxConv, then Cast to int32. w_zero_point
+// (one value or one per output channel [M]) is reshaped to [-1, 1, ...] so that it broadcasts over w's rows.
+void ConvInteger(ConvertContext& c) {
+  const auto* w = c.Dims(c.in(1));
+  const int rank = c.Has("kernel_shape") ? static_cast<int>(c.Ints("kernel_shape").size())
+                   : w && w->size() >= 3 ? static_cast<int>(w->size()) - 2
+                                         : -1;
+  if (rank < 1) c.Refuse("the kernel rank is unknown (give kernel_shape or a weight of known rank)");
+  auto minus_zero_point = [&c, rank](int value, int zp, bool per_row) {
+    const std::string v = c.Fresh(c.in(value) + "_f64");
+    AddArg(c.Emit("Cast", {c.in(value)}, {v}), "to", static_cast<int64_t>(caffe2::TensorProto::DOUBLE));
+    if (!c.has_in(zp)) return v;
+    std::string z = c.Fresh(c.in(zp) + "_f64");
+    AddArg(c.Emit("Cast", {c.in(zp)}, {z}), "to", static_cast<int64_t>(caffe2::TensorProto::DOUBLE));
+    if (per_row) {
+      const std::string rows = c.Fresh(z + "_rows");
+      std::vector<int64_t> shape(rank + 2, 1);
+      shape[0] = -1;
+      AddArg(c.Emit("Reshape", {z}, {rows, c.Fresh(rows + "_old_shape")}), "shape", shape);
+      z = rows;
+    }
+    const std::string d = c.Fresh(v + "_minus_zp");
+    c.Emit("Sub", {v, z}, {d});
+    return d;
+  };
+  const std::string x = minus_zero_point(0, 2, false), wd = minus_zero_point(1, 3, true);
+  const std::string y = c.Fresh(c.out(0) + "_f64");
+  auto& op = c.Emit("OnnxConv", {x, wd}, {y});
+  for (const char* a : {"kernel_shape", "strides", "dilations", "pads"})
+    if (c.Has(a)) AddArg(op, a, c.Ints(a));
+  if (c.Has("group")) AddArg(op, "group", c.Int("group", 1));
+  if (c.Has("auto_pad")) AddArg(op, "auto_pad", c.Str("auto_pad", "NOTSET"));
+  AddArg(c.Emit("Cast", {y}, {c.out(0)}), "to", static_cast<int64_t>(caffe2::TensorProto::INT32));
+  c.SetRank(c.out(0), rank + 2);
+}
+
 }  // namespace
 
 void RegisterConvConverters(ConverterRegistry& r) {
+  r.Add("ConvInteger", 10, kNewestOpset, ConvInteger);
   r.Add("Conv", [](ConvertContext& c) {
     const auto* w = c.Dims(c.in(1));
     const size_t rank = c.Has("kernel_shape") ? c.Ints("kernel_shape").size() : w && w->size() >= 2 ? w->size() - 2 : 0;

@@ -1,6 +1,7 @@
 """ONNX forms the conformance cases needed (issue 15), on inputs the cases do not try: ConvTranspose over 3 spatial
 dims and with dilations (strides, pads, output_padding, group, auto_pad, output_shape), MatMul whose batch dims
 broadcast by stretching size-1 dims, MatMulInteger (per-tensor / per-row / per-column zero points, int8 and uint8),
+ConvInteger (per-channel weight zero points, groups, dilations, 1-D to 3-D),
 Equal on strings, Upsample-9 / Resize-10 with scales computed at run time. Expected values come from onnxruntime
 on the same model, and numpy (string Equal, MatMulInteger)."""
 import numpy as np
@@ -109,6 +110,50 @@ def test_matmul_integer_matches_numpy_and_onnxruntime(at, ash, bt, bsh, azs, bzs
     except (onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented,
             onnxruntime.capi.onnxruntime_pybind11_state.Fail):
         pass  # onnxruntime's CPU kernel lacks this dtype / per-row zero point; numpy above is the reference
+
+
+CONV_INTEGER = [  # (x dtype, x shape, w dtype, w shape, w_zero_point shape or None, attributes)
+    (np.uint8, (1, 1, 3, 3), np.uint8, (1, 1, 2, 2), None, dict(pads=[1, 1, 1, 1])),
+    (np.uint8, (2, 4, 5, 6), np.uint8, (6, 2, 3, 2), (6,), dict(group=2, strides=[2, 1], dilations=[1, 2],
+                                                                 pads=[1, 0, 2, 1])),
+    (np.int8, (1, 2, 7), np.int8, (3, 2, 3), (), dict(auto_pad="SAME_UPPER", strides=[2])),
+    # 3-D with one weight zero point: the reference evaluator reshapes a per-channel one to [M, 1, 1, 1] (4-D only)
+    (np.uint8, (1, 2, 3, 4, 3), np.int8, (2, 2, 2, 2, 2), (), dict(pads=[0, 1, 0, 1, 0, 1])),
+]
+
+
+@pytest.mark.parametrize("xt,xs,wt,ws_,wzs,attrs", CONV_INTEGER)
+def test_conv_integer_matches_the_reference_evaluator(xt, xs, wt, ws_, wzs, attrs):
+    """Against onnx's reference evaluator (onnxruntime's ConvInteger takes uint8 only and per-tensor zero points)."""
+    from onnx.reference import ReferenceEvaluator
+    inputs = {"x": _Bytes(xt, *xs), "w": _Bytes(wt, *ws_), "x_zp": _Bytes(xt)}
+    names = ["x", "w", "x_zp"]
+    if wzs is not None:
+        inputs["w_zp"] = _Bytes(wt, *wzs)
+        names.append("w_zp")
+    model = _Model(oh.make_node("ConvInteger", names, ["y"], **attrs), inputs, 10)
+    got = HetnetBackend.run_model(model, list(inputs.values()))[0]
+    want = ReferenceEvaluator(model).run(None, inputs)[0]
+    assert got.dtype == np.int32 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_conv_integer_3d_per_channel_zero_points_equal_a_float_conv_of_the_differences():
+    """Per-channel weight zero points in 3-D: onnxruntime's float Conv of (x - x_zp) and (w - w_zp[:, None, ...])
+    (exact in float32: the sums stay below 2^24) is the reference."""
+    x, w = _Bytes(np.uint8, 1, 2, 3, 4, 3), _Bytes(np.int8, 3, 2, 2, 2, 2)
+    x_zp, w_zp = _Bytes(np.uint8), _Bytes(np.int8, 3)
+    attrs = dict(pads=[0, 1, 0, 1, 0, 1], strides=[1, 2, 1])
+    inputs = {"x": x, "w": w, "x_zp": x_zp, "w_zp": w_zp}
+    model = _Model(oh.make_node("ConvInteger", list(inputs), ["y"], **attrs), inputs, 10)
+    got = HetnetBackend.run_model(model, list(inputs.values()))[0]
+    xf = (x.astype(np.int64) - x_zp).astype(np.float32)
+    wf = (w.astype(np.int64) - w_zp.astype(np.int64).reshape(3, 1, 1, 1, 1)).astype(np.float32)
+    conv = _Model(oh.make_node("Conv", ["x", "w"], ["y"], **attrs), {"x": xf, "w": wf})
+    want = onnxruntime.InferenceSession(conv.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": xf, "w": wf})[0]
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want.astype(np.int32))
 
 
 def test_matmul_integer_refuses_a_zero_point_of_another_shape():
