@@ -239,3 +239,30 @@ def test_run_node_takes_and_returns_lists():
     assert has["h"].dtype == np.bool_ and not bool(has["h"])
     split = HetnetBackend.run_node(oh.make_node("SplitToSequence", ["x"], ["parts"], axis=0), [X])
     _Same(split["parts"], [X[:1], X[1:]])
+
+
+def _CudaCount():
+    return workspace.NumCudaDevices() if workspace.has_gpu_support else 0
+
+
+def test_cuda_import_keeps_sequence_ops_on_cpu():
+    """Imported for CUDA, the sequence / optional operators stay on CPU (the tensor ops around them go
+    to the GPU; the runtime copies the tensors between them): no sequence blob crosses devices."""
+    nodes = [oh.make_node("Relu", ["x"], ["r"]), oh.make_node("SplitToSequence", ["r"], ["s"], axis=0),
+             oh.make_node("SequenceInsert", ["s", "y"], ["s2"]), _C(("p", -1)),
+             oh.make_node("SequenceAt", ["s2", "p"], ["last"]), oh.make_node("Neg", ["last"], ["out"]),
+             oh.make_node("Optional", ["s2"], ["o"]), oh.make_node("OptionalGetElement", ["o"], ["back"])]
+    model = _Model(nodes, [_T("x"), _T("y")], [_T("out"), _Seq("back")])
+    _, predict = HetnetBackend.onnx_graph_to_caffe2_net(model, device="CUDA")
+    devices = {op.type: op.device_option.device_type for op in predict.op}
+    for op_type in ("SplitToSequence", "SequenceInsert", "SequenceAt", "OnnxOptional", "OptionalGetElement"):
+        assert devices[op_type] == 0, op_type  # CPU
+    assert devices["Relu"] == devices["Negative"] == 1  # CUDA
+    if _CudaCount() == 0:
+        pytest.skip("no CUDA device here: the run on CUDA is not checked")
+    feeds = {"x": X, "y": Y}
+    want = ReferenceEvaluator(model).run(None, feeds)
+    want[1] = want[1][0]  # the reference's Optional wraps its value in a list
+    got = HetnetBackend.prepare(model, device="CUDA").run(feeds)
+    _Same(got[0], want[0])
+    _Same(got[1], want[1])
