@@ -209,6 +209,7 @@ const ConverterRegistry& Converters() {
     RegisterActivationConverters(*r);
     RegisterNormConverters(*r);
     RegisterDropoutConverters(*r);
+    RegisterFlexAttentionConverters(*r);
     RegisterResizeConverters(*r);
     RegisterControlFlowConverters(*r);
     return r;

@@ -184,7 +184,10 @@ ImportedOnnxModel Import(const std::string& model_bytes, const OnnxImportOptions
   const ConverterRegistry& registry = Converters();
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
-    if (!IsDefaultDomain(node.domain())) {
+    // An op of another domain converts only where a converter is registered as "<domain>::<op>"
+    // (ai.onnx.preview::FlexAttention); it sees the default domain's opset (its subgraphs do).
+    const std::string op_key = IsDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "::" + node.op_type();
+    if (!IsDefaultDomain(node.domain()) && !registry.Find(op_key, opset)) {
       const auto v = out.opsets.find(node.domain());
       refused.Add(node.domain() + "::" + node.op_type() + " (opset " +
                   (v == out.opsets.end() ? std::string("?") : std::to_string(v->second)) +
@@ -192,7 +195,7 @@ ImportedOnnxModel Import(const std::string& model_bytes, const OnnxImportOptions
       continue;
     }
     const std::string label = node.op_type() + " (opset " + std::to_string(opset) + ")";
-    const Converter* convert = registry.Find(node.op_type(), opset);
+    const Converter* convert = registry.Find(op_key, opset);
     if (!convert) {
       const auto known = registry.OpTypes();
       const bool other_opset = std::binary_search(known.begin(), known.end(), node.op_type());
