@@ -1,4 +1,4 @@
-// Converters of convolution and pooling: Conv, ConvInteger, ConvTranspose, MaxPool, AveragePool, LpPool,
+// Converters of convolution and pooling: Conv, ConvInteger, QLinearConv, ConvTranspose, MaxPool, AveragePool, LpPool,
 // GlobalAveragePool, GlobalMaxPool. Our operators are 2-D NCHW: a 1-D node runs as 2-D on [N, C, L, 1]
 // (ExpandDims before, Squeeze after; a 1-D weight gets a trailing 1); 3-D Conv runs as the CPU
 // OnnxConv, 3-D ConvTranspose as our ConvTranspose's N-D form (CPU only), pools of the forms they
@@ -215,47 +215,89 @@ void GlobalPool(ConvertContext& c, const std::string& type) {
   FinishLift(c, g, y);
 }
 
-// ConvInteger-10: ONNX's definition, Conv(x - x_zero_point, w - w_zero_point) with zero padding, run exactly in
-// float64 (sums of int8 / uint8 products stay far below 2^53) by the CPU OnnxConv, then Cast to int32. w_zero_point
-// (one value or one per output channel [M]) is reshaped to [-1, 1, ...] so that it broadcasts over w's rows.
-void ConvInteger(ConvertContext& c) {
-  const auto* w = c.Dims(c.in(1));
+// name Cast to `to` (a fresh blob).
+std::string CastTo(ConvertContext& c, const std::string& name, caffe2::TensorProto::DataType to) {
+  const std::string out = c.Fresh(name + "_as_" + std::to_string(static_cast<int>(to)));
+  AddArg(c.Emit("Cast", {name}, {out}), "to", static_cast<int64_t>(to));
+  return out;
+}
+
+// name reshaped to [-1, 1, ...] of `dims` dims (a per-channel vector or one value, broadcast along dim 0).
+std::string PerRow(ConvertContext& c, const std::string& name, int dims) {
+  const std::string rows = c.Fresh(name + "_rows");
+  std::vector<int64_t> shape(dims, 1);
+  shape[0] = -1;
+  AddArg(c.Emit("Reshape", {name}, {rows, c.Fresh(rows + "_old_shape")}), "shape", shape);
+  return rows;
+}
+
+// ConvInteger-10 and QLinearConv-10, as ONNX defines them: Conv(x - x_zero_point, w - w_zero_point) with zero
+// padding (+ an int32 bias B), run exactly in float64 (sums of int8 / uint8 products stay far below 2^53) by the CPU
+// OnnxConv. A weight zero point or scale (one value or one per output channel [M]) is reshaped to [-1, 1, ...] so
+// that it broadcasts over w's rows / y's channels. Returns the float64 result blob.
+std::string IntegerConvF64(ConvertContext& c, int x, int x_zp, int w, int w_zp, int bias) {
+  const auto* wd = c.Dims(c.in(w));
   const int rank = c.Has("kernel_shape") ? static_cast<int>(c.Ints("kernel_shape").size())
-                   : w && w->size() >= 3 ? static_cast<int>(w->size()) - 2
-                                         : -1;
+                   : wd && wd->size() >= 3 ? static_cast<int>(wd->size()) - 2
+                                           : -1;
   if (rank < 1) c.Refuse("the kernel rank is unknown (give kernel_shape or a weight of known rank)");
+  const std::string y = c.Fresh(c.out(0) + "_f64");
   auto minus_zero_point = [&c, rank](int value, int zp, bool per_row) {
-    const std::string v = c.Fresh(c.in(value) + "_f64");
-    AddArg(c.Emit("Cast", {c.in(value)}, {v}), "to", static_cast<int64_t>(caffe2::TensorProto::DOUBLE));
+    std::string v = CastTo(c, c.in(value), caffe2::TensorProto::DOUBLE);
     if (!c.has_in(zp)) return v;
-    std::string z = c.Fresh(c.in(zp) + "_f64");
-    AddArg(c.Emit("Cast", {c.in(zp)}, {z}), "to", static_cast<int64_t>(caffe2::TensorProto::DOUBLE));
-    if (per_row) {
-      const std::string rows = c.Fresh(z + "_rows");
-      std::vector<int64_t> shape(rank + 2, 1);
-      shape[0] = -1;
-      AddArg(c.Emit("Reshape", {z}, {rows, c.Fresh(rows + "_old_shape")}), "shape", shape);
-      z = rows;
-    }
-    const std::string d = c.Fresh(v + "_minus_zp");
-    c.Emit("Sub", {v, z}, {d});
+    const std::string z = CastTo(c, c.in(zp), caffe2::TensorProto::DOUBLE), d = c.Fresh(v + "_minus_zp");
+    c.Emit("Sub", {v, per_row ? PerRow(c, z, rank + 2) : z}, {d});
     return d;
   };
-  const std::string x = minus_zero_point(0, 2, false), wd = minus_zero_point(1, 3, true);
-  const std::string y = c.Fresh(c.out(0) + "_f64");
-  auto& op = c.Emit("OnnxConv", {x, wd}, {y});
+  std::vector<std::string> ins{minus_zero_point(x, x_zp, false), minus_zero_point(w, w_zp, true)};
+  if (bias >= 0 && c.has_in(bias)) ins.push_back(CastTo(c, c.in(bias), caffe2::TensorProto::DOUBLE));
+  auto& op = c.Emit("OnnxConv", ins, {y});
   for (const char* a : {"kernel_shape", "strides", "dilations", "pads"})
     if (c.Has(a)) AddArg(op, a, c.Ints(a));
   if (c.Has("group")) AddArg(op, "group", c.Int("group", 1));
   if (c.Has("auto_pad")) AddArg(op, "auto_pad", c.Str("auto_pad", "NOTSET"));
+  c.SetRank(y, rank + 2);
+  return y;
+}
+
+void ConvInteger(ConvertContext& c) {
+  const std::string y = IntegerConvF64(c, 0, 2, 1, 3, -1);
   AddArg(c.Emit("Cast", {y}, {c.out(0)}), "to", static_cast<int64_t>(caffe2::TensorProto::INT32));
-  c.SetRank(c.out(0), rank + 2);
+  c.SetRank(c.out(0), c.Rank(y));
+}
+
+// QLinearConv-10 as ONNX's reference computes it: R = conv * float32(float32(x_scale * w_scale) / y_scale) in float64,
+// + y_zero_point, rounded half to even, saturated to y_zero_point's dtype (int8 / uint8).
+void QLinearConv(ConvertContext& c) {
+  for (int i = 0; i < 8; ++i)
+    if (!c.has_in(i)) c.Refuse("inputs 0-7 are required");
+  const auto yt = c.Dtype(c.in(7));
+  if (yt != caffe2::TensorProto::UINT8 && yt != caffe2::TensorProto::INT8)
+    c.Refuse("y_zero_point must be an int8 or uint8 tensor of known type");
+  const std::string conv = IntegerConvF64(c, 0, 2, 3, 5, 8);
+  const int rank = c.Rank(conv);
+  const std::string xw = c.Fresh(c.out(0) + "_xw_scale"), mult = c.Fresh(c.out(0) + "_multiplier");
+  c.Emit("Mul", {c.in(1), c.in(4)}, {xw});  // float32, as the reference's numpy
+  c.Emit("Div", {xw, c.in(6)}, {mult});
+  // Channels of y [N, M, ...] are its dim 1: [M] -> [M, 1, ...] of rank - 1 dims.
+  const std::string scaled = c.Fresh(c.out(0) + "_scaled"), shifted = c.Fresh(c.out(0) + "_shifted");
+  c.Emit("Mul", {conv, PerRow(c, CastTo(c, mult, caffe2::TensorProto::DOUBLE), rank - 1)}, {scaled});
+  c.Emit("Add", {scaled, CastTo(c, c.in(7), caffe2::TensorProto::DOUBLE)}, {shifted});
+  const std::string rounded = c.Fresh(c.out(0) + "_rounded"), clipped = c.Fresh(c.out(0) + "_clipped");
+  c.Emit("Round", {shifted}, {rounded});
+  // Saturation on float32 (exact: whole numbers, and any beyond 2^24 clip anyway), then the narrow cast.
+  auto& clip = c.Emit("Clip", {CastTo(c, rounded, caffe2::TensorProto::FLOAT)}, {clipped});
+  AddArgF(clip, "min", yt == caffe2::TensorProto::INT8 ? -128.f : 0.f);
+  AddArgF(clip, "max", yt == caffe2::TensorProto::INT8 ? 127.f : 255.f);
+  AddArg(c.Emit("Cast", {clipped}, {c.out(0)}), "to", static_cast<int64_t>(yt));
+  c.SetRank(c.out(0), rank);
 }
 
 }  // namespace
 
 void RegisterConvConverters(ConverterRegistry& r) {
   r.Add("ConvInteger", 10, kNewestOpset, ConvInteger);
+  r.Add("QLinearConv", 10, kNewestOpset, QLinearConv);
   r.Add("Conv", [](ConvertContext& c) {
     const auto* w = c.Dims(c.in(1));
     const size_t rank = c.Has("kernel_shape") ? c.Ints("kernel_shape").size() : w && w->size() >= 2 ? w->size() - 2 : 0;

@@ -1,7 +1,7 @@
 """ONNX forms the conformance cases needed (issue 15), on inputs the cases do not try: ConvTranspose over 3 spatial
 dims and with dilations (strides, pads, output_padding, group, auto_pad, output_shape), MatMul whose batch dims
 broadcast by stretching size-1 dims, MatMulInteger (per-tensor / per-row / per-column zero points, int8 and uint8),
-ConvInteger (per-channel weight zero points, groups, dilations, 1-D to 3-D),
+ConvInteger and QLinearConv (per-channel weight zero points and scales, groups, dilations, 1-D to 3-D),
 Equal on strings, Upsample-9 / Resize-10 with scales computed at run time. Expected values come from onnxruntime
 on the same model, and numpy (string Equal, MatMulInteger)."""
 import numpy as np
@@ -154,6 +154,34 @@ def test_conv_integer_3d_per_channel_zero_points_equal_a_float_conv_of_the_diffe
         None, {"x": xf, "w": wf})[0]
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, want.astype(np.int32))
+
+
+QLINEAR_CONV = [  # (x dtype, x shape, w dtype, w shape, per-channel weight scale / zero point, bias, attributes)
+    (np.uint8, (1, 2, 5, 5), np.uint8, (3, 2, 3, 3), False, True, dict(pads=[1, 1, 1, 1])),
+    (np.uint8, (2, 4, 6, 5), np.int8, (4, 2, 2, 3), True, True, dict(group=2, strides=[2, 1], dilations=[1, 2])),
+    (np.int8, (1, 3, 4, 4), np.int8, (2, 3, 2, 2), True, False, dict(auto_pad="SAME_UPPER")),
+    (np.int8, (1, 2, 9), np.int8, (3, 2, 3), False, True, dict(strides=[2], pads=[1, 0])),
+]
+
+
+@pytest.mark.parametrize("xt,xs,wt,ws_,per_channel,bias,attrs", QLINEAR_CONV)
+def test_qlinear_conv_matches_the_reference_evaluator(xt, xs, wt, ws_, per_channel, bias, attrs):
+    """Against onnx's reference evaluator (per-channel weight scales in 2-D only: it reshapes them for 4-D y)."""
+    from onnx.reference import ReferenceEvaluator
+    m = ws_[0]
+    inputs = {"x": _Bytes(xt, *xs), "x_scale": np.array(0.05, np.float32), "x_zp": _Bytes(xt),
+              "w": _Bytes(wt, *ws_),
+              "w_scale": RNG.uniform(0.01, 0.03, size=(m,) if per_channel else ()).astype(np.float32),
+              "w_zp": _Bytes(wt, *((m,) if per_channel else ())),
+              "y_scale": np.array(7.5, np.float32), "y_zp": _Bytes(xt)}
+    if bias:
+        inputs["B"] = RNG.integers(-3000, 3000, size=(m,)).astype(np.int32)
+    model = _Model(oh.make_node("QLinearConv", list(inputs), ["y"], **attrs), inputs, 10)
+    got = HetnetBackend.run_model(model, list(inputs.values()))[0]
+    want = ReferenceEvaluator(model).run(None, inputs)[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(got)) > 3  # not all saturated
 
 
 def test_matmul_integer_refuses_a_zero_point_of_another_shape():
