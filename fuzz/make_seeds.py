@@ -295,6 +295,24 @@ def onnx_seeds():
         [helper.make_node("Scan", ["s0", "x"], ["y", "ys"], body=sbody, num_scan_inputs=1)],
         [vi("x", f32, [3, 2])], [vi("y", f32, [2]), vi("ys", f32, [3, 2])], [init], opset=11))
 
+    # Sequences (made from the tensor input, as the harness feeds tensors): split, insert, erase,
+    # concatenate; SequenceMap over the parts.
+    i64 = TensorProto.INT64
+    pos = numpy_helper.from_array(np.array(-1, np.int64), "pos")
+    add("fuzz_onnx_import", "sequence_split_insert_concat.onnx", model(
+        [helper.make_node("SplitToSequence", ["x"], ["s"], axis=1, keepdims=1),
+         helper.make_node("SequenceInsert", ["s", "x", "pos"], ["s2"]), helper.make_node("SequenceErase", ["s2"], ["s3"]),
+         helper.make_node("SequenceLength", ["s3"], ["n"]),
+         helper.make_node("ConcatFromSequence", ["s3"], ["y"], axis=1)],
+        [vi("x", f32, [2, 3])], [vi("y", f32, [2, 5]), vi("n", i64, [])], [pos], opset=18))
+    mbody = helper.make_graph([helper.make_node("Mul", ["e", "e"], ["sq"])], "map_body", [vi("e", f32, None)],
+                              [vi("sq", f32, None)])
+    add("fuzz_onnx_import", "sequence_map_square.onnx", model(
+        [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0, keepdims=0),
+         helper.make_node("SequenceMap", ["s"], ["sq"], body=mbody),
+         helper.make_node("ConcatFromSequence", ["sq"], ["y"], axis=0, new_axis=1)],
+        [vi("x", f32, [3, 2])], [vi("y", f32, [3, 2])], opset=18))
+
 
 try:
     onnx_seeds()
