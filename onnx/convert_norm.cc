@@ -1,7 +1,7 @@
 // Normalizations composed from reductions and broadcasting arithmetic: LayerNormalization (opset 17)
 // and RMSNormalization (opset 23), over the axes from `axis` to the last; InstanceNormalization (over
 // the spatial axes, per-channel scale and bias); GroupNormalization (opset 21); LpNormalization (p = 1
-// or 2 along one axis). float32.
+// or 2 along one axis); MeanVarianceNormalization. float32.
 #include <algorithm>
 
 #include "onnx/onnx_context.h"
@@ -158,9 +158,29 @@ void LpNorm(ConvertContext& c) {
   c.SameDims(c.out(0), c.in(0));
 }
 
+// MeanVarianceNormalization (opset 9/13) as ONNX's function body: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9), the
+// means over `axes` (default [0, 2, 3]).
+void MeanVarianceNorm(ConvertContext& c) {
+  const auto axes = c.Has("axes") ? c.Ints("axes") : std::vector<int64_t>{0, 2, 3};
+  const std::string mean = Reduced(c, "ReduceMean", c.in(0), axes, "mean");
+  const std::string x2 = c.Fresh(c.out(0) + "_sq"), m2 = c.Fresh(c.out(0) + "_mean_sq");
+  c.Emit("Sqr", {c.in(0)}, {x2});
+  c.Emit("Sqr", {mean}, {m2});
+  const std::string var = c.Fresh(c.out(0) + "_variance"), sd = c.Fresh(c.out(0) + "_std");
+  c.Emit("Sub", {Reduced(c, "ReduceMean", x2, axes, "mean_of_sq"), m2}, {var});
+  c.Emit("Sqrt", {var}, {sd});
+  const std::string eps = c.AddConst(c.out(0) + "_epsilon", ConstTensor::Float({}, {1e-9}));
+  const std::string sd_eps = c.Fresh(c.out(0) + "_std_eps"), d = c.Fresh(c.out(0) + "_centered");
+  c.Emit("Add", {sd, eps}, {sd_eps});
+  c.Emit("Sub", {c.in(0), mean}, {d});
+  c.Emit("Div", {d, sd_eps}, {c.out(0)});
+  c.SameDims(c.out(0), c.in(0));
+}
+
 }  // namespace
 
 void RegisterNormConverters(ConverterRegistry& r) {
+  r.Add("MeanVarianceNormalization", MeanVarianceNorm);
   r.Add("LayerNormalization", LayerNorm);
   r.Add("RMSNormalization", RmsNorm);
   r.Add("InstanceNormalization", InstanceNorm);

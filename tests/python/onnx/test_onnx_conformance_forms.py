@@ -231,3 +231,11 @@ def test_dilated_conv_transpose_exports_its_dilations(ws):
                            round_trip=True)
     assert _op_types(m) == ["ConvTranspose"]
     assert [a.ints for a in m.graph.node[0].attribute if a.name == "dilations"] == [[2, 3]]
+
+
+@pytest.mark.parametrize("shape,axes", [((2, 3, 4, 5), None), ((2, 3, 4, 5), [1]), ((3, 4, 6), [0, 2]),
+                                        ((2, 3, 4, 5), [0, 1, 2, 3])])
+def test_mean_variance_normalization_matches_onnxruntime(shape, axes):
+    inputs = {"x": _F(*shape) * 3 + 1}
+    attrs = {} if axes is None else {"axes": axes}
+    _Compare(oh.make_node("MeanVarianceNormalization", ["x"], ["y"], **attrs), inputs, opset=13, tol=1e-4)
