@@ -210,6 +210,7 @@ const ConverterRegistry& Converters() {
     RegisterNormConverters(*r);
     RegisterDropoutConverters(*r);
     RegisterFlexAttentionConverters(*r);
+    RegisterTrainingConverters(*r);
     RegisterResizeConverters(*r);
     RegisterControlFlowConverters(*r);
     return r;
