@@ -1,5 +1,6 @@
-// Converters of convolution and pooling: Conv, ConvInteger, QLinearConv, ConvTranspose, MaxPool, AveragePool, LpPool,
-// GlobalAveragePool, GlobalMaxPool. Our operators are 2-D NCHW: a 1-D node runs as 2-D on [N, C, L, 1]
+// Converters of convolution and pooling: Conv, ConvInteger, QLinearConv, ConvTranspose, MaxPool, AveragePool,
+// LpPool, GlobalAveragePool, GlobalMaxPool, MaxUnpool (the CPU OnnxMaxUnpool). Our operators are 2-D NCHW: a 1-D
+// node runs as 2-D on [N, C, L, 1]
 // (ExpandDims before, Squeeze after; a 1-D weight gets a trailing 1); 3-D Conv runs as the CPU
 // OnnxConv, 3-D ConvTranspose as our ConvTranspose's N-D form (CPU only), pools of the forms they
 // lack (3-D, dilations, ...) and LpPool as the CPU OnnxPool. auto_pad SAME_*
@@ -298,6 +299,15 @@ void QLinearConv(ConvertContext& c) {
 void RegisterConvConverters(ConverterRegistry& r) {
   r.Add("ConvInteger", 10, kNewestOpset, ConvInteger);
   r.Add("QLinearConv", 10, kNewestOpset, QLinearConv);
+  r.Add("MaxUnpool", 9, kNewestOpset, [](ConvertContext& c) {  // operators/onnx_max_unpool_op
+    if (!c.Has("kernel_shape")) HN_THROW(kInvalidArgument, c.op_type(), ": attribute kernel_shape is required");
+    std::vector<std::string> ins{c.in(0), c.in(1)};
+    if (c.num_inputs() > 2 && c.has_in(2)) ins.push_back(c.in(2));
+    auto& op = c.Emit("OnnxMaxUnpool", ins, {c.out(0)});
+    for (const char* a : {"kernel_shape", "strides", "pads"})
+      if (c.Has(a)) AddArg(op, a, c.Ints(a));
+    if (const int rank = c.Rank(c.in(0)); rank >= 0) c.SetRank(c.out(0), rank);
+  });
   r.Add("Conv", [](ConvertContext& c) {
     const auto* w = c.Dims(c.in(1));
     const size_t rank = c.Has("kernel_shape") ? c.Ints("kernel_shape").size() : w && w->size() >= 2 ? w->size() - 2 : 0;

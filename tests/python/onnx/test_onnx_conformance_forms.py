@@ -239,3 +239,50 @@ def test_mean_variance_normalization_matches_onnxruntime(shape, axes):
     inputs = {"x": _F(*shape) * 3 + 1}
     attrs = {} if axes is None else {"axes": axes}
     _Compare(oh.make_node("MeanVarianceNormalization", ["x"], ["y"], **attrs), inputs, opset=13, tol=1e-4)
+
+
+MAX_UNPOOL = [  # (x shape, attributes, output_shape or None); the pools cover x, so the inferred shape is x's
+    ((1, 1, 4, 4), dict(kernel_shape=[2, 2], strides=[2, 2]), None),
+    ((2, 3, 5, 4), dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 0]), None),
+    ((2, 3, 4, 6), dict(kernel_shape=[2, 2], strides=[2, 2]), (2, 3, 7, 8)),
+    ((1, 2, 4, 4), dict(kernel_shape=[2, 2], strides=[2, 2]), (2, 3, 5, 4)),  # larger N and C too
+    ((2, 2, 9), dict(kernel_shape=[3], strides=[2]), (2, 2, 10)),
+    ((1, 2, 4, 5, 4), dict(kernel_shape=[2, 2, 2], strides=[2, 1, 2]), None),
+]
+
+
+@pytest.mark.parametrize("x_shape,attrs,output_shape", MAX_UNPOOL)
+def test_max_unpool_of_max_pool_indices_matches_the_reference_evaluator(x_shape, attrs, output_shape):
+    """MaxPool's values and flat indices unpooled (into the inferred shape, or the leading corner of a larger
+    output_shape), against onnx's reference evaluator."""
+    from onnx import TensorProto
+    from onnx.reference import ReferenceEvaluator
+    x = _F(*x_shape)
+    nodes = [oh.make_node("MaxPool", ["x"], ["v", "i"], **attrs)]
+    ins = [oh.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))]
+    feeds = {"x": x}
+    unpool_in = ["v", "i"]
+    if output_shape is not None:
+        feeds["s"] = np.array(output_shape, np.int64)
+        ins.append(oh.make_tensor_value_info("s", TensorProto.INT64, [len(output_shape)]))
+        unpool_in.append("s")
+    nodes.append(oh.make_node("MaxUnpool", unpool_in, ["y"], **attrs))
+    graph = oh.make_graph(nodes, "g", ins, [oh.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 22)])
+    got = HetnetBackend.run_model(model, list(feeds.values()))[0]
+    want = ReferenceEvaluator(model).run(None, feeds)[0]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert np.count_nonzero(got) > 0
+
+
+def test_max_unpool_refuses_indices_outside_the_output_and_a_small_output_shape():
+    node = oh.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+    inputs = {"x": _F(1, 1, 2, 2), "i": np.array([[[[0, 3], [8, 16]]]], np.int64), "s": np.array([1, 1, 4, 4], np.int64)}
+    model = _Model(node, inputs, 22)
+    with pytest.raises(hetnet.InvalidArgumentError, match="index 16 at 3 of 'i' is outside"):
+        HetnetBackend.run_model(model, list(inputs.values()))
+    inputs["i"] = np.array([[[[0, 3], [8, 15]]]], np.int64)
+    inputs["s"] = np.array([1, 1, 3, 4], np.int64)
+    with pytest.raises(hetnet.InvalidArgumentError, match="smaller than the inferred shape"):
+        HetnetBackend.run_model(model, list(inputs.values()))
