@@ -211,6 +211,7 @@ const ConverterRegistry& Converters() {
     RegisterDropoutConverters(*r);
     RegisterFlexAttentionConverters(*r);
     RegisterTrainingConverters(*r);
+    RegisterMlConverters(*r);
     RegisterResizeConverters(*r);
     RegisterControlFlowConverters(*r);
     return r;

@@ -182,6 +182,7 @@ void RegisterNormConverters(ConverterRegistry& r);    // convert_norm.cc
 void RegisterDropoutConverters(ConverterRegistry& r);  // convert_dropout.cc
 void RegisterFlexAttentionConverters(ConverterRegistry& r);  // convert_flex_attention.cc
 void RegisterTrainingConverters(ConverterRegistry& r);  // convert_training.cc
+void RegisterMlConverters(ConverterRegistry& r);        // convert_ml.cc
 void RegisterResizeConverters(ConverterRegistry& r);  // convert_resize.cc
 void RegisterControlFlowConverters(ConverterRegistry& r);  // convert_control_flow.cc
 // Sequences, optionals and Identity on them; registered first (its Identity precedes convert_math's).
