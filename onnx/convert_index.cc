@@ -3,7 +3,8 @@
 // ReverseSequence, GatherND, ScatterND, ScatterElements (and the deprecated Scatter, opsets 9-10),
 // TensorScatter,
 // Einsum and Det (operators/einsum_op), NonMaxSuppression (operators/nms_op), Unique (operators/unique_op),
-// DFT (operators/dft_op), Col2Im (operators/col2im_op), HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
+// DFT (operators/dft_op), STFT (operators/onnx_stft_op, as OnnxSTFT), Col2Im (operators/col2im_op),
+// HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
 #include "onnx/onnx_context.h"
 
@@ -142,6 +143,19 @@ void RegisterIndexConverters(ConverterRegistry& r) {
     AddArg(op, "inverse", c.Int("inverse", 0));
     AddArg(op, "onesided", c.Int("onesided", 0));
     c.SetRank(c.out(0), c.Rank(c.in(0)));
+  });
+  r.Add("STFT", 17, kNewestOpset, [](ConvertContext& c) {  // operators/onnx_stft_op
+    std::vector<std::string> ins{c.in(0), c.in(1)};
+    auto& op = c.Emit("OnnxSTFT", {}, {c.out(0)});
+    const char* pos[2] = {"window_input", "frame_length_input"};
+    for (int i = 0; i < 2; ++i) {
+      const bool given = c.num_inputs() > 2 + i && c.has_in(2 + i);
+      AddArg(op, pos[i], static_cast<int64_t>(given ? ins.size() : -1));
+      if (given) ins.push_back(c.in(2 + i));
+    }
+    for (const auto& i : ins) op.add_input(i);
+    AddArg(op, "onesided", c.Int("onesided", 1));
+    c.SetRank(c.out(0), 4);
   });
   r.Add("Col2Im", [](ConvertContext& c) {
     auto& op = c.Emit("Col2Im", {c.in(0), c.in(1), c.in(2)}, {c.out(0)});

@@ -286,3 +286,56 @@ def test_max_unpool_refuses_indices_outside_the_output_and_a_small_output_shape(
     inputs["s"] = np.array([1, 1, 3, 4], np.int64)
     with pytest.raises(hetnet.InvalidArgumentError, match="smaller than the inferred shape"):
         HetnetBackend.run_model(model, list(inputs.values()))
+
+
+def _StftRef(signal, step, window, n, onesided):
+    """numpy: frames of n samples every `step`, times the window, np.fft.fft in complex128."""
+    x = signal[..., 0].astype(np.float64) + (1j * signal[..., 1] if signal.shape[-1] == 2 else 0)
+    frames = 1 + (x.shape[1] - n) // step
+    w = np.ones(n) if window is None else window.astype(np.float64)
+    bins = n // 2 + 1 if onesided else n
+    out = np.stack([np.fft.fft(x[:, f * step:f * step + n] * w, axis=1)[:, :bins] for f in range(frames)], axis=1)
+    return np.stack((out.real, out.imag), axis=-1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("comps,use_window,use_length,onesided,step", [
+    (1, True, False, 1, 3), (1, False, True, 1, 5), (1, True, True, 0, 4), (2, True, False, 0, 2), (2, False, True, 0, 7)])
+def test_stft_matches_numpy(dtype, comps, use_window, use_length, onesided, step):
+    from onnx import TensorProto
+    signal = RNG.uniform(-1, 1, size=(2, 40, comps)).astype(dtype)
+    n = 12
+    feeds = {"signal": signal, "frame_step": np.array(step, np.int64)}
+    names = ["signal", "frame_step", "", ""]
+    if use_window:
+        feeds["window"] = RNG.uniform(0, 1, size=n).astype(dtype)
+        names[2] = "window"
+    if use_length:
+        feeds["frame_length"] = np.array(n, np.int64)
+        names[3] = "frame_length"
+    elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
+    ins = [oh.make_tensor_value_info(k, elem if v.dtype == dtype else TensorProto.INT64, list(v.shape))
+           for k, v in feeds.items()]
+    node = oh.make_node("STFT", names, ["y"], onesided=onesided)
+    graph = oh.make_graph([node], "g", ins, [oh.make_tensor_value_info("y", elem, None)])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    got = HetnetBackend.run_model(model, list(feeds.values()))[0]
+    want = _StftRef(signal, step, feeds.get("window"), n if (use_window or use_length) else 40, onesided)
+    assert got.dtype == dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+
+
+def test_stft_refuses_a_window_of_another_length_and_a_frame_longer_than_the_signal():
+    from onnx import TensorProto
+    feeds = {"signal": _F(1, 10, 1), "frame_step": np.array(2, np.int64), "window": _F(4),
+             "frame_length": np.array(5, np.int64)}
+    ins = [oh.make_tensor_value_info(k, TensorProto.FLOAT if v.dtype == np.float32 else TensorProto.INT64,
+                                     list(v.shape)) for k, v in feeds.items()]
+    graph = oh.make_graph([oh.make_node("STFT", list(feeds), ["y"])], "g", ins,
+                          [oh.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    with pytest.raises(hetnet.InvalidArgumentError, match="window .* has shape \\[4\\] but the frame length is 5"):
+        HetnetBackend.run_model(model, list(feeds.values()))
+    feeds["window"], feeds["frame_length"] = _F(12), np.array(12, np.int64)
+    with pytest.raises(hetnet.InvalidArgumentError, match="frame length 12 does not fit the signal"):
+        HetnetBackend.run_model(model, list(feeds.values()))
