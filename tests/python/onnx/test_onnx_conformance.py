@@ -49,9 +49,29 @@ def _DownloadNeeded():
     return needed
 
 
+class _BackendTest(onnx.backend.test.BackendTest):
+    """onnx's runner, except that a sequence output's elements are compared one by one as outputs:
+    onnx's own recursion passes each element where it expects a list of outputs, which works for an
+    element of rank >= 1 by iterating its rows, and raises TypeError (len() of a 0-d array) for a
+    sequence of 0-d tensors (test_loop16_seq_none), whatever the backend returns."""
+
+    @classmethod
+    def assert_similar_outputs(cls, ref_outputs, outputs, rtol, atol, model_dir=None):
+        if len(outputs) == len(ref_outputs) and any(isinstance(o, (list, tuple)) for o in outputs):
+            for ref, out in zip(ref_outputs, outputs):
+                if isinstance(out, (list, tuple)) and isinstance(ref, (list, tuple)):
+                    assert len(out) == len(ref), "a sequence output has %d elements, expected %d" % (len(out), len(ref))
+                    for r, o in zip(ref, out):
+                        super().assert_similar_outputs([r], [o], rtol, atol, model_dir=model_dir)
+                else:
+                    super().assert_similar_outputs([ref], [out], rtol, atol, model_dir=model_dir)
+            return
+        super().assert_similar_outputs(ref_outputs, outputs, rtol, atol, model_dir=model_dir)
+
+
 with warnings.catch_warnings():  # onnx's case generators overflow/divide by zero on purpose
     warnings.simplefilter("ignore", RuntimeWarning)
-    backend_test = onnx.backend.test.BackendTest(HetnetBackend, __name__)
+    backend_test = _BackendTest(HetnetBackend, __name__)
 TEST_CASES = backend_test.test_cases
 
 
