@@ -4,7 +4,7 @@
 // TensorScatter,
 // Einsum and Det (operators/einsum_op), NonMaxSuppression (operators/nms_op), Unique (operators/unique_op),
 // DFT (operators/dft_op), STFT (operators/onnx_stft_op, as OnnxSTFT), Col2Im (operators/col2im_op),
-// HannWindow / HammingWindow / BlackmanWindow (operators/window_ops).
+// HannWindow / HammingWindow / BlackmanWindow (operators/window_ops), MelWeightMatrix (as OnnxMelWeightMatrix).
 // Registered from RegisterShapeConverters; Range's run-time form is emitted from convert_shape.cc.
 #include "onnx/onnx_context.h"
 
@@ -65,16 +65,18 @@ void RegisterIndexConverters(ConverterRegistry& r) {
     PassThrough(c, "ReverseSequence", 2, {"batch_axis", "time_axis"});
     c.SameDims(c.out(0), c.in(0));
   });
-  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) {
+  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"}) {
     r.Add(op, [](ConvertContext& c) {
-      auto& op = c.Emit(c.op_type(), {c.in(0)}, {c.out(0)});
-      AddArg(op, "periodic", c.Int("periodic", 1));
+      const bool mel = c.op_type() == "MelWeightMatrix";  // operators/onnx_mel_weight_matrix_op
+      auto& op = mel ? c.Emit("OnnxMelWeightMatrix", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)}, {c.out(0)})
+                     : c.Emit(c.op_type(), {c.in(0)}, {c.out(0)});
+      if (!mel) AddArg(op, "periodic", c.Int("periodic", 1));
       const int32_t onnx_type = static_cast<int32_t>(c.Int("output_datatype", 1));
       const auto t = DtypeFromOnnx(onnx_type);
       if (t == caffe2::TensorProto::UNDEFINED || t == caffe2::TensorProto::STRING)
         c.Refuse(std::string("output_datatype ") + OnnxTypeName(onnx_type) + " is not supported");
       AddArg(op, "dtype", static_cast<int64_t>(t));
-      c.SetRank(c.out(0), 1);
+      c.SetRank(c.out(0), mel ? 2 : 1);
     });
   }
   // QuantizeLinear / DequantizeLinear: the inputs and axis / block_size passed on, output_dtype as our

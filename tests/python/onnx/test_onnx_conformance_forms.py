@@ -278,7 +278,8 @@ def test_max_unpool_of_max_pool_indices_matches_the_reference_evaluator(x_shape,
 
 def test_max_unpool_refuses_indices_outside_the_output_and_a_small_output_shape():
     node = oh.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
-    inputs = {"x": _F(1, 1, 2, 2), "i": np.array([[[[0, 3], [8, 16]]]], np.int64), "s": np.array([1, 1, 4, 4], np.int64)}
+    inputs = {"x": _F(1, 1, 2, 2), "i": np.array([[[[0, 3], [8, 16]]]], np.int64),
+              "s": np.array([1, 1, 4, 4], np.int64)}
     model = _Model(node, inputs, 22)
     with pytest.raises(hetnet.InvalidArgumentError, match="index 16 at 3 of 'i' is outside"):
         HetnetBackend.run_model(model, list(inputs.values()))
@@ -300,7 +301,8 @@ def _StftRef(signal, step, window, n, onesided):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("comps,use_window,use_length,onesided,step", [
-    (1, True, False, 1, 3), (1, False, True, 1, 5), (1, True, True, 0, 4), (2, True, False, 0, 2), (2, False, True, 0, 7)])
+    (1, True, False, 1, 3), (1, False, True, 1, 5), (1, True, True, 0, 4), (2, True, False, 0, 2),
+    (2, False, True, 0, 7)])
 def test_stft_matches_numpy(dtype, comps, use_window, use_length, onesided, step):
     from onnx import TensorProto
     signal = RNG.uniform(-1, 1, size=(2, 40, comps)).astype(dtype)
@@ -339,3 +341,19 @@ def test_stft_refuses_a_window_of_another_length_and_a_frame_longer_than_the_sig
     feeds["window"], feeds["frame_length"] = _F(12), np.array(12, np.int64)
     with pytest.raises(hetnet.InvalidArgumentError, match="frame length 12 does not fit the signal"):
         HetnetBackend.run_model(model, list(feeds.values()))
+
+
+@pytest.mark.parametrize("mels,dft,rate,lo,hi,edge_dtype,out_type", [
+    (8, 16, 8192, 0, 4096, np.float32, 1), (20, 512, 16000, 30.5, 7600, np.float32, 1),
+    (10, 64, 22050, 100, 11025, np.float64, 11), (3, 9, 100, 0, 50, np.float32, 11),
+    (40, 1024, 44100, 0, 8000, np.float64, 1)])
+def test_mel_weight_matrix_matches_the_reference_evaluator(mels, dft, rate, lo, hi, edge_dtype, out_type):
+    from onnx.reference import ReferenceEvaluator
+    feeds = {"m": np.array(mels, np.int64), "d": np.array(dft, np.int64), "r": np.array(rate, np.int64),
+             "lo": np.array(lo, edge_dtype), "hi": np.array(hi, edge_dtype)}
+    model = _Model(oh.make_node("MelWeightMatrix", list(feeds), ["y"], output_datatype=out_type), feeds, 17)
+    got = HetnetBackend.run_model(model, list(feeds.values()))[0]
+    want = ReferenceEvaluator(model).run(None, feeds)[0]
+    assert got.dtype == want.dtype and got.shape == want.shape == (dft // 2 + 1, mels)
+    np.testing.assert_array_equal(got, want)
+    assert np.count_nonzero(got) >= mels
