@@ -138,7 +138,21 @@ void Softmax(ConvertContext& c, bool log) {
   } else {
     int64_t axis = c.Int("axis", -1);
     if (axis != -1 && !(rank >= 0 && axis == rank - 1)) {
-      if (rank < 0) c.Refuse("axis " + std::to_string(axis) + " is not the last and the input's rank is unknown");
+      if (rank < 0) {  // exp(x - max) / sum along the axis, which the reductions check at run time
+        auto reduce = [&c](const char* type, const std::string& x, int64_t a, const char* hint) {
+          const std::string r = c.Fresh(c.out(0) + hint);
+          auto& op = c.Emit(type, {x}, {r});
+          AddArg(op, "axes", std::vector<int64_t>{a});
+          AddArg(op, "keepdims", int64_t{1});
+          return r;
+        };
+        const std::string d = c.Fresh(c.out(0) + "_shifted"), e = c.Fresh(c.out(0) + "_exp");
+        c.Emit("Sub", {c.in(0), reduce("ReduceMax", c.in(0), axis, "_max")}, {d});
+        c.Emit("Exp", {d}, {e});
+        c.Emit("Div", {e, reduce("ReduceSum", e, axis, "_sum")}, {y});
+        if (log) c.Emit("Log", {y}, {c.out(0)});
+        return;
+      }
       axis = c.Axis(axis, rank, "axis");
       std::vector<int64_t> perm(rank);
       for (int i = 0; i < rank; ++i) perm[i] = i;

@@ -357,3 +357,19 @@ def test_mel_weight_matrix_matches_the_reference_evaluator(mels, dft, rate, lo, 
     assert got.dtype == want.dtype and got.shape == want.shape == (dft // 2 + 1, mels)
     np.testing.assert_array_equal(got, want)
     assert np.count_nonzero(got) >= mels
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("axis", [0, 1, -2])
+def test_softmax_over_a_non_last_axis_of_an_input_of_unknown_rank(op, axis):
+    """The model declares no shape for x, so the axis cannot become the last by a transpose: the softmax is
+    composed along it (exp(x - max) / sum), against numpy."""
+    from onnx import TensorProto
+    x = _F(2, 3, 4) * 10
+    graph = oh.make_graph([oh.make_node(op, ["x"], ["y"], axis=axis)], "g",
+                          [oh.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                          [oh.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    got = HetnetBackend.run_model(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 13)]), [x])[0]
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    want = e / e.sum(axis=axis, keepdims=True)
+    np.testing.assert_allclose(got, np.log(want) if op == "LogSoftmax" else want, rtol=1e-5, atol=1e-6)
