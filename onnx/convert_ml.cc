@@ -1,5 +1,6 @@
 // ai.onnx.ml LabelEncoder (onto OnnxLabelEncoder, operators/onnx_label_encoder_op.h; tensor-valued
-// attributes become the op's list arguments) and ArrayFeatureExtractor (Gather along the last axis).
+// attributes become the op's list arguments), ArrayFeatureExtractor (Gather along the last axis) and
+// Binarizer (GT then Cast).
 #include "onnx/onnx_context.h"
 
 namespace hetnet::onnxio {
@@ -70,6 +71,21 @@ void LabelEncoder(ConvertContext& c) {
   c.SameDims(c.out(0), c.in(0));
 }
 
+// Binarizer: 1 where X > threshold, else 0, in X's dtype.
+void Binarizer(ConvertContext& c) {
+  const auto dt = c.Dtype(c.in(0));
+  if (dt != caffe2::TensorProto::UNDEFINED && dt != caffe2::TensorProto::FLOAT && dt != caffe2::TensorProto::DOUBLE)
+    c.Refuse("only float32 and float64 inputs are supported");
+  ConstTensor k = ConstTensor::Float({}, {c.Float("threshold", 0.f)});
+  if (dt == caffe2::TensorProto::DOUBLE) k.dtype = caffe2::TensorProto::DOUBLE;  // compared in X's dtype
+  const std::string t = c.AddConst(c.out(0) + "_threshold", std::move(k));
+  const std::string above = c.Fresh(c.out(0) + "_above");
+  c.Emit("GT", {c.in(0), t}, {above});
+  AddArg(c.Emit("Cast", {above}, {c.out(0)}), "to",
+         static_cast<int64_t>(dt == caffe2::TensorProto::DOUBLE ? caffe2::TensorProto::DOUBLE : caffe2::TensorProto::FLOAT));
+  c.SameDims(c.out(0), c.in(0));
+}
+
 void ArrayFeatureExtractor(ConvertContext& c) {
   const int rank = c.Rank(c.in(0));
   if (rank < 1) c.Refuse("X's rank must be known (the indices select along its last axis)");
@@ -81,6 +97,7 @@ void ArrayFeatureExtractor(ConvertContext& c) {
 void RegisterMlConverters(ConverterRegistry& r) {
   r.Add("ai.onnx.ml::LabelEncoder", LabelEncoder);
   r.Add("ai.onnx.ml::ArrayFeatureExtractor", ArrayFeatureExtractor);
+  r.Add("ai.onnx.ml::Binarizer", Binarizer);
 }
 
 }  // namespace hetnet::onnxio

@@ -1,4 +1,4 @@
-"""ai.onnx.ml LabelEncoder (every key/value type, defaults, NaN keys, repeated keys) and
+"""ai.onnx.ml LabelEncoder (every key/value type, defaults, NaN keys, repeated keys), Binarizer and
 ArrayFeatureExtractor against onnx's reference evaluator; refusals name the op."""
 import numpy as np
 import pytest
@@ -49,6 +49,15 @@ def test_array_feature_extractor_against_reference():
                TensorProto.FLOAT)
     np.testing.assert_array_equal(backend.prepare(m).run([x, idx])[0],
                                   ReferenceEvaluator(m).run(None, {"x": x, "i": idx})[0])
+
+
+@pytest.mark.parametrize("np_dtype,onnx_type", [(np.float32, TensorProto.FLOAT), (np.float64, TensorProto.DOUBLE)])
+def test_binarizer_against_reference(np_dtype, onnx_type):
+    x = np.array([[-1.0, 0.5, 0.5000001], [2.0, np.nan, 0.4]], np_dtype)
+    m = _model("Binarizer", [("x", onnx_type, [2, 3])], onnx_type, threshold=0.5)
+    got = backend.prepare(m).run([x])[0]
+    assert got.dtype == np_dtype
+    np.testing.assert_array_equal(got, ReferenceEvaluator(m).run(None, {"x": x})[0])
 
 
 def test_label_encoder_refusals():
