@@ -60,17 +60,17 @@ void Reshape(ConvertContext& c) {
   } else if (const ConstTensor* s = c.Const(c.in(1))) {
     shape = s->Ints("the shape");
   } else {
-    if (allowzero) c.Refuse("allowzero=1 with a shape computed at run time is not supported");
-    c.Emit("Reshape", {c.in(0), c.in(1)}, {c.out(0), old_shape});
+    auto& op = c.Emit("Reshape", {c.in(0), c.in(1)}, {c.out(0), old_shape});
+    if (allowzero) AddArg(op, "allowzero", int64_t{1});
     return;
   }
-  if (allowzero && std::count(shape.begin(), shape.end(), 0))
-    c.Refuse("allowzero=1 with a 0 in the shape (an empty dim) is not supported");
-  AddArg(c.Emit("Reshape", {c.in(0)}, {c.out(0), old_shape}), "shape", shape);
+  auto& op = c.Emit("Reshape", {c.in(0)}, {c.out(0), old_shape});
+  AddArg(op, "shape", shape);
+  if (allowzero && std::count(shape.begin(), shape.end(), 0)) AddArg(op, "allowzero", int64_t{1});
   const auto* in = c.Dims(c.in(0));
   std::vector<int64_t> d(shape.size(), -1);
   for (size_t i = 0; i < shape.size(); ++i)
-    d[i] = shape[i] > 0 ? shape[i] : (shape[i] == 0 && in && i < in->size() ? (*in)[i] : -1);
+    d[i] = shape[i] > 0 ? shape[i] : shape[i] == 0 && allowzero ? 0 : (shape[i] == 0 && in && i < in->size() ? (*in)[i] : -1);
   c.SetDims(c.out(0), d);
 }
 

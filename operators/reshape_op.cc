@@ -1,5 +1,7 @@
 #include "operators/reshape_op.h"
 
+#include <algorithm>
+
 #include "core/checked_size.h"
 #include "core/gradient.h"
 
@@ -8,11 +10,16 @@ namespace hetnet {
 std::vector<int64_t> ComputeReshapeShape(const caffe2::OperatorDef& def, const std::vector<int64_t>& in,
                                          const std::vector<int64_t>& requested) {
   const int64_t in_numel = CheckedNumel(in, "Reshape: input 0");
+  // allowzero=1 (ONNX's): a 0 in the new shape is an empty dim, not a copy of the input's.
+  const bool allowzero = ArgumentHelper(def).GetSingleArgument<int>("allowzero", 0) != 0;
   std::vector<int64_t> out = requested;
   int infer = -1;
   int64_t known = 1;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == 0) {
+    if (out[i] == 0 && allowzero) {
+      HN_ENFORCE(std::find(out.begin(), out.end(), -1) == out.end(), "Reshape: new shape ", ShapeToString(requested),
+                 " has both 0 and -1, which allowzero=1 forbids");
+    } else if (out[i] == 0) {
       HN_ENFORCE(i < in.size(), "Reshape: new shape ", ShapeToString(requested), " has 0 (copy) at dim ", i,
                  " but input 0 ('", def.input(0), "') has shape ", ShapeToString(in));
       out[i] = in[i];
@@ -56,8 +63,8 @@ OPERATOR_SCHEMA(Reshape)
                                 in[0].dtype);
       return out;
     })
-    .SetDoc("Reshape to arg `shape` or the 1-D int64/int32 input 1 (0 copies a dim, -1 infers one); "
-            "output 1 is the old shape (int64, CPU).");
+    .SetDoc("Reshape to arg `shape` or the 1-D int64/int32 input 1 (0 copies a dim, or with arg allowzero=1 "
+            "is an empty dim; -1 infers one); output 1 is the old shape (int64, CPU).");
 OPERATOR_SCHEMA(Flatten)
     .NumInputs(1)
     .NumOutputs(1)
