@@ -1,6 +1,7 @@
 // ai.onnx.ml LabelEncoder (onto OnnxLabelEncoder, operators/onnx_label_encoder_op.h; tensor-valued
-// attributes become the op's list arguments), ArrayFeatureExtractor (Gather along the last axis) and
-// Binarizer (GT then Cast).
+// attributes become the op's list arguments), TreeEnsemble (onto OnnxTreeEnsemble,
+// operators/onnx_tree_ensemble_op.h), ArrayFeatureExtractor (Gather along the last axis) and Binarizer
+// (GT then Cast).
 #include "onnx/onnx_context.h"
 
 namespace hetnet::onnxio {
@@ -86,6 +87,30 @@ void Binarizer(ConvertContext& c) {
   c.SameDims(c.out(0), c.in(0));
 }
 
+// TreeEnsemble (opset 5): the tensor attributes (splits, leaf weights, membership values) become
+// constant inputs in their own dtype, nodes_modes and the INTS attributes the op's arguments.
+void TreeEnsemble(ConvertContext& c) {
+  auto tensor_input = [&](const char* attr, bool required) -> std::string {
+    const onnx::AttributeProto* a = c.Attr(attr);
+    if (!a) {
+      if (required) c.Refuse(std::string(attr) + " is required");
+      return "";
+    }
+    return c.AddConst(c.out(0) + "_" + attr, ConstFromOnnx(a->t(), "", attr));
+  };
+  std::vector<std::string> ins{c.in(0), tensor_input("nodes_splits", true), tensor_input("leaf_weights", true)};
+  const std::string members = tensor_input("membership_values", false);
+  if (!members.empty()) ins.push_back(members);
+  auto& op = c.Emit("OnnxTreeEnsemble", ins, {c.out(0)});
+  for (const char* a : {"nodes_featureids", "nodes_truenodeids", "nodes_trueleafs", "nodes_falsenodeids",
+                        "nodes_falseleafs", "nodes_missing_value_tracks_true", "leaf_targetids", "tree_roots"})
+    if (c.Has(a)) AddArg(op, a, c.Ints(a));
+  if (const onnx::AttributeProto* m = c.Attr("nodes_modes"))
+    AddArg(op, "nodes_modes", ConstFromOnnx(m->t(), "", "nodes_modes").Ints("nodes_modes"));
+  for (const char* a : {"aggregate_function", "n_targets", "post_transform"})
+    if (c.Has(a)) AddArg(op, a, c.Int(a, 0));
+}
+
 void ArrayFeatureExtractor(ConvertContext& c) {
   const int rank = c.Rank(c.in(0));
   if (rank < 1) c.Refuse("X's rank must be known (the indices select along its last axis)");
@@ -98,6 +123,7 @@ void RegisterMlConverters(ConverterRegistry& r) {
   r.Add("ai.onnx.ml::LabelEncoder", LabelEncoder);
   r.Add("ai.onnx.ml::ArrayFeatureExtractor", ArrayFeatureExtractor);
   r.Add("ai.onnx.ml::Binarizer", Binarizer);
+  r.Add("ai.onnx.ml::TreeEnsemble", TreeEnsemble);
 }
 
 }  // namespace hetnet::onnxio

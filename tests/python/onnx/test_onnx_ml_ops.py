@@ -1,8 +1,8 @@
-"""ai.onnx.ml LabelEncoder (every key/value type, defaults, NaN keys, repeated keys), Binarizer and
-ArrayFeatureExtractor against onnx's reference evaluator; refusals name the op."""
+"""ai.onnx.ml LabelEncoder (every key/value type, defaults, NaN keys, repeated keys), Binarizer,
+TreeEnsemble (every aggregate, cycles and bad ids refused) and ArrayFeatureExtractor against onnx's reference evaluator; refusals name the op."""
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import hetnet.onnx.backend as backend
@@ -58,6 +58,38 @@ def test_binarizer_against_reference(np_dtype, onnx_type):
     got = backend.prepare(m).run([x])[0]
     assert got.dtype == np_dtype
     np.testing.assert_array_equal(got, ReferenceEvaluator(m).run(None, {"x": x})[0])
+
+
+def _tree_model(**attrs):
+    base = dict(aggregate_function=1, n_targets=2, leaf_targetids=[0, 1, 0], tree_roots=[0],
+                nodes_featureids=[0, 1], nodes_truenodeids=[1, 0], nodes_trueleafs=[0, 1],
+                nodes_falsenodeids=[2, 2], nodes_falseleafs=[1, 1],
+                nodes_modes=numpy_helper.from_array(np.array([0, 3], np.uint8)),
+                nodes_splits=numpy_helper.from_array(np.array([0.5, -1.0], np.float64)),
+                leaf_weights=numpy_helper.from_array(np.array([1.5, -2.0, 4.0], np.float64)))
+    base.update(attrs)
+    return _model("TreeEnsemble", [("x", TensorProto.DOUBLE, [5, 2])], TensorProto.DOUBLE, **base)
+
+
+@pytest.mark.parametrize("aggregate", [0, 1, 2, 3])
+def test_tree_ensemble_against_reference(aggregate):
+    x = np.array([[0.2, 0.0], [0.7, 3.0], [0.5, -2.0], [-1.0, -0.5], [0.9, -1.0]], np.float64)
+    m = _tree_model(aggregate_function=aggregate, tree_roots=[0, 1])
+    np.testing.assert_allclose(backend.prepare(m).run([x])[0], ReferenceEvaluator(m).run(None, {"x": x})[0],
+                               rtol=1e-12)
+
+
+def test_tree_ensemble_cycle_and_bad_ids_are_errors():
+    x = np.zeros((5, 2), np.float64)
+    # node 1's true branch leads back to node 0 (not a leaf), whose true branch is node 1: a cycle
+    m = _tree_model(nodes_trueleafs=[0, 0], nodes_truenodeids=[1, 0])
+    with pytest.raises(Exception) as e:
+        backend.prepare(m).run([x])
+    assert "has a cycle" in str(e.value) and "OnnxTreeEnsemble" in str(e.value)
+    m = _tree_model(nodes_featureids=[0, 7])
+    with pytest.raises(Exception) as e:
+        backend.prepare(m).run([x])
+    assert "feature id 7" in str(e.value)
 
 
 def test_label_encoder_refusals():
