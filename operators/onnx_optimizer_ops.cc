@@ -64,8 +64,8 @@ void OnnxOptimizerOp<K>::RunOnDevice() {
                     ShapeToString(X.shape()));
     DispatchFloat32Or64(*this, group, [&](auto zero) {
       using F = decltype(zero);
-      const F *x = X.data<F>(), *g = Input(group[1]).data<F>(), *s0 = Input(group[2]).data<F>();
-      const F* s1 = states_ > 1 ? Input(group[3]).data<F>() : nullptr;
+      const F *x = X.data<F>(), *g = Input(group[1]).template data<F>(), *s0 = Input(group[2]).template data<F>();
+      const F* s1 = states_ > 1 ? Input(group[3]).template data<F>() : nullptr;
       F* xo = Output(k, X.shape(), X.dtype())->template mutable_data<F>();
       F* o0 = Output(n + k, X.shape(), X.dtype())->template mutable_data<F>();
       F* o1 = states_ > 1 ? Output(2 * n + k, X.shape(), X.dtype())->template mutable_data<F>() : nullptr;
