@@ -44,15 +44,7 @@ void SetDtype(ConvertContext& c, int i, caffe2::TensorProto::DataType dtype) {
 }
 
 void InlineBranch(ConvertContext& c, const Subnet& s) {
-  for (const auto& [name, k] : s.consts) c.DefineConst(name, k);
-  for (int i = s.num_fills; i < s.net.op_size(); ++i) {
-    auto& op = c.Emit(s.net.op(i).type(), {}, {});
-    const caffe2::DeviceOption device = op.device_option();  // the node's (imported on CPU)
-    op = s.net.op(i);
-    if (device.device_type() != 0 || device.device_id() != 0) *op.mutable_device_option() = device;
-    for (const auto& o : op.output())
-      if (auto d = s.state.dims.find(o); d != s.state.dims.end()) c.SetDims(o, d->second);
-  }
+  EmitSubnetOps(c, s, [](const std::string& n) { return n; });
   for (int i = 0; i < c.num_outputs(); ++i) {
     if (!c.has_out(i)) continue;
     if (s.out_consts[i]) {

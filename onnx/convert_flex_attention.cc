@@ -36,16 +36,8 @@ std::string ApplyModifier(ConvertContext& c, const std::string& attr, const std:
   for (const auto& [name, k] : s->consts) local[name] = c.Fresh(c.out(0) + "_" + attr + "_" + name);
   for (int i = s->num_fills; i < s->net.op_size(); ++i)
     for (const auto& o : s->net.op(i).output()) local.emplace(o, c.Fresh(c.out(0) + "_" + attr + "_" + o));
-  for (const auto& [name, k] : s->consts) c.DefineConst(rename(name), k);
   c.Emit("Copy", {x}, {rename(s->net.external_input(0))});
-  for (int i = s->num_fills; i < s->net.op_size(); ++i) {
-    auto& op = c.Emit(s->net.op(i).type(), {}, {});
-    const caffe2::DeviceOption device = op.device_option();  // the node's (the subgraph imports on CPU)
-    op = s->net.op(i);
-    if (device.device_type() != 0 || device.device_id() != 0) *op.mutable_device_option() = device;
-    for (auto& n : *op.mutable_input()) n = rename(n);
-    for (auto& n : *op.mutable_output()) n = rename(n);
-  }
+  EmitSubnetOps(c, *s, rename);
   return rename(s->net.external_output(0));
 }
 

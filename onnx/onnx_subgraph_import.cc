@@ -26,6 +26,21 @@ caffe2::OperatorDef& EmitControl(ConvertContext& c, const std::string& type, std
   return op;
 }
 
+void EmitSubnetOps(ConvertContext& c, const Subnet& s, const std::function<std::string(const std::string&)>& rename) {
+  for (const auto& [name, k] : s.consts) c.DefineConst(rename(name), k);
+  for (int i = s.num_fills; i < s.net.op_size(); ++i) {
+    auto& op = c.Emit(s.net.op(i).type(), {}, {});
+    const caffe2::DeviceOption device = op.device_option();  // the node's (the subgraph imports on CPU)
+    op = s.net.op(i);
+    if (device.device_type() != 0 || device.device_id() != 0) *op.mutable_device_option() = device;
+    for (auto& n : *op.mutable_input()) n = rename(n);
+    for (auto& o : *op.mutable_output()) {
+      if (auto d = s.state.dims.find(o); d != s.state.dims.end()) c.SetDims(rename(o), d->second);
+      o = rename(o);
+    }
+  }
+}
+
 std::string NodeName(const ConvertContext& c) {
   return c.op_type() + (c.node().name().empty() ? "" : " '" + c.node().name() + "'");
 }

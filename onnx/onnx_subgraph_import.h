@@ -5,6 +5,7 @@
 // it reads from outer graphs are listed, so that the operator that runs it can take them as inputs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,10 @@ void AddNetArg(caffe2::OperatorDef& op, const std::string& name, const caffe2::N
 // them); outputs: the node's (omitted ones get fresh names). On CPU (the operators are CPU ones).
 caffe2::OperatorDef& EmitControl(ConvertContext& c, const std::string& type, std::vector<std::string> inputs,
                                  const std::vector<const Subnet*>& subs);
+
+// Emits subnet s's constants and operators into c's graph (inlined, on c's node device), each name
+// it makes passed through `rename` (identity: none), with the dims the subgraph import knew.
+void EmitSubnetOps(ConvertContext& c, const Subnet& s, const std::function<std::string(const std::string&)>& rename);
 
 // "If 'name'" (or "If" for a node without a name), for errors.
 std::string NodeName(const ConvertContext& c);
