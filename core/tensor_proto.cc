@@ -6,6 +6,7 @@
 
 #include "core/checked_size.h"
 #include "core/error.h"
+#include "core/narrow_types.h"
 
 namespace hetnet {
 
@@ -225,6 +226,8 @@ Tensor TensorFromProto(const TensorProto& proto) {
 
 TensorProto TensorToProto(const Tensor& src, const std::string& name, int64_t begin, int64_t end) {
   HN_ENFORCE(src.dtype() != DataType::Undefined, "cannot serialize tensor '", name, "': it has no dtype");
+  HN_CHECK_KIND(kUnsupported, !IsNarrowDataType(src.dtype()), "cannot serialize tensor '", name, "': caffe2.proto has no "
+                "data_type for ", DataTypeName(src.dtype()), " (Cast it to a wider type first)");
   const Tensor host = src.device().is_cpu() ? src : src.To(Device::CPU());
   if (end < 0) end = host.numel();
   HN_ENFORCE(0 <= begin && begin <= end && end <= host.numel(), "cannot serialize elements [", begin, ", ",

@@ -1,5 +1,7 @@
 #include "core/types.h"
 
+#include "core/narrow_types.h"
+
 namespace hetnet {
 
 size_t ItemSize(DataType t) {
@@ -9,7 +11,7 @@ size_t ItemSize(DataType t) {
     case DataType::Float16: case DataType::BFloat16: case DataType::Int16: case DataType::UInt16: return 2;
     case DataType::Int8: case DataType::UInt8: case DataType::Byte: case DataType::Bool: return 1;
     case DataType::String: return sizeof(std::string);
-    default: return 0;
+    default: return IsNarrowDataType(t) ? 1 : 0;  // one element per byte
   }
 }
 
@@ -32,7 +34,8 @@ const char* DataTypeName(DataType t) {
     case DataType::String: return "string";
     case DataType::Undefined: return "undefined";
   }
-  return "unknown";
+  const char* narrow = NarrowDataTypeName(t);
+  return narrow ? narrow : "unknown";
 }
 
 bool IsKnownDataType(int v) { return (v >= 1 && v <= 13 && v != 11) || (v >= 101 && v <= 103); }

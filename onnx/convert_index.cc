@@ -84,7 +84,7 @@ void RegisterIndexConverters(ConverterRegistry& r) {
   for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) {
     r.Add(op, [](ConvertContext& c) {
       if (c.Has("precision")) c.Refuse("attribute precision is not supported");
-      auto& op = PassThrough(c, c.op_type(), c.has_in(2) ? 3 : 2, {"axis", "block_size"});
+      auto& op = PassThrough(c, c.op_type(), c.has_in(2) ? 3 : 2, {"axis", "block_size", "saturate"});
       if (c.Has("output_dtype") && c.Int("output_dtype", 0) != 0) {
         const int32_t onnx_type = static_cast<int32_t>(c.Int("output_dtype", 0));
         const auto t = DtypeFromOnnx(onnx_type);

@@ -39,7 +39,8 @@ struct ConstTensor {
   static ConstTensor Float(std::vector<int64_t> dims, std::vector<double> values);
 };
 
-// ONNX element type -> hetnet's (caffe2) type; UNDEFINED where hetnet has none (uint32, bfloat16, ...).
+// ONNX element type -> hetnet's (caffe2) type, the narrow ones as core/narrow_types.h numbers them;
+// UNDEFINED where hetnet has none (FLOAT6E2M3, ...).
 caffe2::TensorProto::DataType DtypeFromOnnx(int32_t onnx_type);
 const char* OnnxTypeName(int32_t onnx_type);
 
@@ -121,7 +122,7 @@ class ConvertContext {
   // UNDEFINED.
   caffe2::TensorProto::DataType Dtype(const std::string& blob) const;
   // The ONNX elem_type the model declares for a graph input/output or value_info (0: none), also a
-  // type hetnet tensors lack (FLOAT8*, BFLOAT16, INT4, ...), where Dtype says UNDEFINED.
+  // type hetnet tensors lack (FLOAT6*, ...), where Dtype says UNDEFINED.
   int32_t OnnxDtype(const std::string& blob) const;
   // Canonical axis in [0, rank) (rank may be -1 only when axis >= 0; else Refuse).
   int64_t Axis(int64_t axis, int rank, const std::string& what) const;

@@ -8,6 +8,7 @@
 #include "core/checked_size.h"
 #include "core/bfloat16.h"
 #include "core/half.h"
+#include "core/narrow_types.h"
 #include "onnx/onnx_context.h"
 
 namespace hetnet::onnxio {
@@ -23,7 +24,8 @@ int64_t ConstTensor::numel() const {
 }
 
 bool ConstTensor::is_real() const {
-  return dtype == C2::FLOAT || dtype == C2::DOUBLE || dtype == C2::FLOAT16 || dtype == C2::BFLOAT16;
+  return dtype == C2::FLOAT || dtype == C2::DOUBLE || dtype == C2::FLOAT16 || dtype == C2::BFLOAT16 ||
+         IsNarrowFloat(static_cast<DataType>(dtype));
 }
 
 std::vector<int64_t> ConstTensor::Ints(const std::string& what) const {
@@ -60,7 +62,10 @@ caffe2::TensorProto::DataType DtypeFromOnnx(int32_t t) {
     case OT::UINT32: return C2::UINT32;
     case OT::UINT64: return C2::UINT64;
     case OT::BFLOAT16: return C2::BFLOAT16;
-    default: return C2::UNDEFINED;
+    default:  // ONNX's narrow types (core/narrow_types.h: their number + 100), from FLOAT8E4M3FN to INT2
+      if (IsNarrowDataType(static_cast<DataType>(t + kNarrowTypeOffset)))
+        return static_cast<C2::DataType>(t + kNarrowTypeOffset);
+      return C2::UNDEFINED;
   }
 }
 
@@ -156,6 +161,38 @@ std::string ReadExternal(const OT& t, const std::string& base_dir, size_t want, 
   return bytes;
 }
 
+// Elements per stored byte of a narrow type: ONNX packs 4-bit values two and 2-bit values four to a
+// byte (element 0 in the low bits), in raw_data and (one byte per int32) in int32_data.
+int NarrowPerByte(DataType t) {
+  if (t == kUInt4 || t == kInt4 || t == kFloat4E2M1) return 2;
+  return t == kUInt2 || t == kInt2 ? 4 : 1;
+}
+
+// A narrow-typed tensor's values (exact, as float or integer), from raw_data, external data or int32_data.
+void DecodeNarrow(const OT& t, const std::string& base_dir, const std::string& what, int64_t n, ConstTensor* c) {
+  const DataType type = static_cast<DataType>(c->dtype);
+  const int per = NarrowPerByte(type), width = 8 / per;
+  const size_t want = static_cast<size_t>((n + per - 1) / per);
+  std::string bytes;
+  if (t.data_location() == OT::EXTERNAL) {
+    bytes = ReadExternal(t, base_dir, want, what);
+  } else if (t.has_raw_data()) {
+    bytes = t.raw_data();
+  } else {
+    for (int32_t v : t.int32_data()) bytes.push_back(static_cast<char>(v));
+  }
+  HN_CHECK_KIND(kInvalidArgument, bytes.size() == want, what, " holds ", bytes.size(), " byte(s) of ",
+                OnnxTypeName(t.data_type()), " data; its ", n, " element(s) need ", want);
+  (c->is_real() ? c->real.resize(n) : c->integer.resize(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t byte = static_cast<uint8_t>(bytes[i / per]);
+    const uint8_t bits = static_cast<uint8_t>((byte >> ((i % per) * width)) & ((1 << width) - 1));
+    const float v = NarrowToFloat(type, bits);
+    if (c->is_real()) c->real[i] = v;
+    else c->integer[i] = static_cast<int64_t>(v);
+  }
+}
+
 }  // namespace
 
 ConstTensor ConstFromOnnx(const OT& t, const std::string& base_dir, const std::string& what_in) {
@@ -171,6 +208,10 @@ ConstTensor ConstFromOnnx(const OT& t, const std::string& base_dir, const std::s
     HN_CHECK_KIND(kInvalidArgument, t.string_data_size() == n, what, " has ", t.string_data_size(),
                   " strings for ", n, " elements");
     c.text.assign(t.string_data().begin(), t.string_data().end());
+    return c;
+  }
+  if (IsNarrowDataType(static_cast<DataType>(c.dtype))) {
+    DecodeNarrow(t, base_dir, what, n, &c);
     return c;
   }
   const size_t want = CheckedByteSize(n, ByteWidth(c.dtype), what.c_str());
@@ -269,6 +310,10 @@ void AppendFill(caffe2::NetDef* net, const std::string& name, const ConstTensor&
     op->add_input(from);
     op->add_output(name);
     *op->mutable_device_option() = device;
+    if (IsNarrowDataType(static_cast<DataType>(c.dtype))) {  // narrow types convert on CPU only
+      op->mutable_device_option()->set_device_type(caffe2::PROTO_CPU);
+      op->mutable_device_option()->clear_device_id();
+    }
     AddArg(*op, "to", static_cast<int64_t>(c.dtype));
   };
   if (c.dtype == C2::DOUBLE) {
@@ -302,6 +347,11 @@ void AppendFill(caffe2::NetDef* net, const std::string& name, const ConstTensor&
       return;
     }
   }
+  if (IsNarrowFloat(static_cast<DataType>(c.dtype))) {  // float32 holds every value exactly: a fill, then a Cast
+    auto* v = fill("GivenTensorFill", name + "__f32");
+    for (double x : c.real) v->add_floats(static_cast<float>(x));
+    return cast(name + "__f32");
+  }
   switch (c.dtype) {
     case C2::FLOAT: case C2::DOUBLE: case C2::FLOAT16: case C2::BFLOAT16: {
       const bool half = c.dtype == C2::FLOAT16 || c.dtype == C2::BFLOAT16;  // filled as float32, then a Cast
@@ -327,7 +377,7 @@ void AppendFill(caffe2::NetDef* net, const std::string& name, const ConstTensor&
       cast(name + "__i64");
       break;
     }
-    default: {  // 8- and 16-bit integers: an int32 fill, then a Cast
+    default: {  // 8- and 16-bit integers and the 4- and 2-bit ones: an int32 fill, then a Cast
       auto* v = fill("GivenTensorIntFill", name + "__i32");
       for (int64_t x : c.integer) v->add_ints(x);
       cast(name + "__i32");

@@ -1,5 +1,5 @@
 // CastLike(X, like) -> Y: X converted to the dtype of input `like` (read at run time; its values are
-// not used), element by element as Cast converts (CastKernel). What the ONNX importer emits for
+// not used), element by element as Cast converts (CastTensorData; arg saturate as Cast's). What the ONNX importer emits for
 // ONNX CastLike when the model does not declare the type of `like`.
 #pragma once
 
@@ -18,8 +18,8 @@ class CastLikeOp final : public Operator<Context> {
                DataTypeName(X.dtype()), "; only numeric and bool tensors can be cast");
     HN_ENFORCE(CastableType(to), this->type(), ": input 1 ('", this->def().input(1), "') is ", DataTypeName(to),
                "; only a numeric or bool dtype can be cast to");
-    Tensor* Y = this->Output(0, X.shape(), to);
-    CastKernel<Context>(X.dtype(), to, X.numel(), X.raw_data(), Y->raw_mutable_data(to), false, &this->context_);
+    CastTensorData(*this, X, to, false, this->template GetSingleArgument<int>("saturate", 1) != 0,
+                   CastRoundModeArg(this->def()), this->Output(0, X.shape(), to), &this->context_);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <vector>
 
 #include "core/gradient.h"
 
@@ -55,6 +56,37 @@ void CastKernel<CPUContext>(DataType from, DataType to, int64_t n, const void* x
   });
 }
 
+void CastNarrowCPU(DataType from, DataType to, int64_t n, const void* x, void* y, bool saturate, E8M0Rounding rounding,
+                   CPUContext* ctx) {
+  auto* out = static_cast<uint8_t*>(y);
+  if (IsNarrowDataType(from)) {  // every narrow value is exact in float32
+    std::vector<float> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = NarrowToFloat(from, static_cast<const uint8_t*>(x)[i]);
+    if (!IsNarrowDataType(to)) return CastKernel<CPUContext>(DataType::Float, to, n, v.data(), y, false, ctx);
+    for (int64_t i = 0; i < n; ++i) out[i] = NarrowFromDouble(to, v[i], saturate, rounding);
+    return;
+  }
+  const bool integral = from != DataType::Float && from != DataType::Double && from != DataType::Float16 &&
+                        from != DataType::BFloat16;
+  if (integral && IsNarrowInteger(to)) {  // through int64: the low bits of any integer, as numpy wraps
+    std::vector<int64_t> v(n);
+    CastKernel<CPUContext>(from, DataType::Int64, n, x, v.data(), false, ctx);
+    for (int64_t i = 0; i < n; ++i) out[i] = NarrowFromInteger(to, v[i]);
+    return;
+  }
+  std::vector<double> v(n);  // float64 holds every float32/float16 value exactly: one rounding, to `to`
+  CastKernel<CPUContext>(from, DataType::Double, n, x, v.data(), false, ctx);
+  for (int64_t i = 0; i < n; ++i) out[i] = NarrowFromDouble(to, v[i], saturate, rounding);
+}
+
+E8M0Rounding CastRoundModeArg(const caffe2::OperatorDef& def) {
+  const std::string mode = ArgumentHelper(def).GetSingleArgument<std::string>("round_mode", "up");
+  if (mode == "up") return E8M0Rounding::kUp;
+  if (mode == "down") return E8M0Rounding::kDown;
+  HN_ENFORCE(mode == "nearest", def.type(), ": argument round_mode is '", mode, "'; up, down or nearest is required");
+  return E8M0Rounding::kNearest;
+}
+
 DataType CastDataTypeArg(const caffe2::OperatorDef& def, const std::string& name) {
   const caffe2::Argument* a = ArgumentHelper(def).Find(name);
   if (!a) return DataType::Undefined;
@@ -67,7 +99,8 @@ DataType CastDataTypeArg(const caffe2::OperatorDef& def, const std::string& name
     return static_cast<DataType>(static_cast<int>(t));
   }
   HN_ENFORCE(a->has_i(), def.type(), ": argument `", name, "` must be an int or a string");
-  HN_ENFORCE(IsKnownDataType(static_cast<int>(a->i())), def.type(), ": argument `", name, "` = ", a->i(),
+  HN_ENFORCE(IsKnownDataType(static_cast<int>(a->i())) || IsNarrowDataType(static_cast<DataType>(a->i())), def.type(),
+             ": argument `", name, "` = ", a->i(),
              " is not a TensorProto.DataType");
   return static_cast<DataType>(a->i());
 }

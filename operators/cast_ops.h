@@ -1,6 +1,8 @@
 // Cast(X) -> Y with dtype `to` (a TensorProto.DataType: int, or its name as a string such as "FLOAT");
 // every numeric dtype and bool, float16 included (values convert as C++ static_cast, via float for
-// float16, except float -> integer: see CastNumber; to bool is x != 0). FloatToHalf (arg clip: saturate at +-65504 instead of overflowing to inf)
+// float16, except float -> integer: see CastNumber; to bool is x != 0). The narrow types of
+// core/narrow_types.h (float8, float4, int4, int2, ...) convert on CPU as ONNX's Cast: arg saturate
+// (default 1) and round_mode ("up", "down", "nearest"; for float8 E8M0). FloatToHalf (arg clip: saturate at +-65504 instead of overflowing to inf)
 // and HalfToFloat are the fixed-type forms. Gradients: Cast casts back (needs arg `from_type`, as in
 // Caffe2); FloatToHalf <-> HalfToFloat.
 #pragma once
@@ -8,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/narrow_types.h"
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
 #include "operators/host_device.h"
@@ -32,6 +35,11 @@ HN_HOST_DEVICE inline D CastNumber(S v) {
 // y = cast(x), n elements; clip_half saturates at the float16 range when converting to float16.
 template <class Context>
 void CastKernel(DataType from, DataType to, int64_t n, const void* x, void* y, bool clip_half, Context* ctx);
+
+// y = cast(x) where either side is a narrow type (CPU only).
+void CastNarrowCPU(DataType from, DataType to, int64_t n, const void* x, void* y, bool saturate, E8M0Rounding rounding,
+                   CPUContext* ctx);
+E8M0Rounding CastRoundModeArg(const caffe2::OperatorDef& def);
 
 // Calls f(S{}, D{}) with the C++ source and destination types of a cast, for both devices' kernels;
 // throws kInvalidArgument for a string on either side.
@@ -61,6 +69,22 @@ inline bool CastableType(DataType t) {
   return t != DataType::Undefined && t != DataType::String;
 }
 
+// Y (already shaped) = input 0 X as dtype `to`; a narrow type on either side converts on CPU only.
+template <class Context>
+void CastTensorData(const OperatorBase& op, const Tensor& X, DataType to, bool clip_half, bool saturate,
+                    E8M0Rounding rounding, Tensor* Y, Context* ctx) {
+  void* y = Y->raw_mutable_data(to);
+  if (IsNarrowDataType(X.dtype()) || IsNarrowDataType(to)) {
+    if constexpr (std::is_same<Context, CPUContext>::value) {
+      return CastNarrowCPU(X.dtype(), to, X.numel(), X.raw_data(), y, saturate, rounding, ctx);
+    } else {
+      HN_THROW(kUnsupported, op.type(), ": casting input 0 ('", op.def().input(0), "') from ", DataTypeName(X.dtype()),
+               " to ", DataTypeName(to), " runs on CPU only");
+    }
+  }
+  CastKernel<Context>(X.dtype(), to, X.numel(), X.raw_data(), y, clip_half, ctx);
+}
+
 // kFrom/kTo Undefined: Cast (to from the argument); otherwise FloatToHalf / HalfToFloat.
 template <class Context, DataType kFrom, DataType kTo>
 class CastOpT final : public Operator<Context> {
@@ -68,7 +92,9 @@ class CastOpT final : public Operator<Context> {
   CastOpT(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<Context>(def, ws),
         to_(kTo != DataType::Undefined ? kTo : CastDataTypeArg(def, "to")),
-        clip_(this->template GetSingleArgument<int>("clip", 0) != 0) {
+        clip_(this->template GetSingleArgument<int>("clip", 0) != 0),
+        saturate_(this->template GetSingleArgument<int>("saturate", 1) != 0),
+        rounding_(CastRoundModeArg(def)) {
     HN_ENFORCE(to_ != DataType::Undefined, def.type(), ": argument `to` (the output dtype) is required");
     HN_ENFORCE(CastableType(to_), def.type(), ": cannot cast to ", DataTypeName(to_));
   }
@@ -77,13 +103,13 @@ class CastOpT final : public Operator<Context> {
     if (kFrom != DataType::Undefined) EnforceDtype(this->def(), X, 0, kFrom);
     HN_ENFORCE(CastableType(X.dtype()), this->type(), ": input 0 ('", this->def().input(0), "') is ",
                DataTypeName(X.dtype()), "; only numeric and bool tensors can be cast");
-    Tensor* Y = this->Output(0, X.shape(), to_);
-    CastKernel<Context>(X.dtype(), to_, X.numel(), X.raw_data(), Y->raw_mutable_data(to_), clip_, &this->context_);
+    CastTensorData(*this, X, to_, clip_, saturate_, rounding_, this->Output(0, X.shape(), to_), &this->context_);
   }
 
  private:
   DataType to_;
-  bool clip_;
+  bool clip_, saturate_;
+  E8M0Rounding rounding_;
 };
 
 template <class Context> using CastOp = CastOpT<Context, DataType::Undefined, DataType::Undefined>;

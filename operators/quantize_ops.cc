@@ -4,17 +4,22 @@
 #include <cmath>
 #include <limits>
 
+#include "core/narrow_types.h"
 #include "operators/onnx_op_util.h"
 
 namespace hetnet {
 
 namespace {
 
+// The quantized types: 8/16/32-bit integers and the narrow ones (core/narrow_types.h) except E8M0.
 bool QuantType(DataType t) {
   return t == DataType::Int8 || t == DataType::UInt8 || t == DataType::Int16 || t == DataType::UInt16 ||
-         t == DataType::Int32;
+         t == DataType::Int32 || (IsNarrowDataType(t) && t != kFloat8E8M0);
 }
+const char* const kQuantTypes = "int8, uint8, int16, uint16, int32, int4, uint4, int2, uint2, float8 or float4";
+
 void QuantRange(DataType t, double* lo, double* hi) {
+  if (IsNarrowInteger(t)) return NarrowIntegerRange(t, lo, hi);
   DispatchDataType(t, [&](auto zero) {
     using T = decltype(zero);
     if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value) {
@@ -28,7 +33,8 @@ void QuantRange(DataType t, double* lo, double* hi) {
 std::vector<int64_t> ParamIndex(const OperatorBase& op, const Tensor& X) {
   const Tensor& S = op.InputTensor(1);
   const bool has_zp = op.InputSize() > 2 && !op.def().input(2).empty();
-  if (has_zp)
+  auto one_value = [](const Tensor& t) { return t.numel() == 1 && t.ndim() <= 1; };  // [] and [1] alike
+  if (has_zp && !(one_value(S) && one_value(op.InputTensor(2))))
     HN_ENFORCE(op.InputTensor(2).shape() == S.shape(), op.type(), ": zero_point (input 2, '", op.def().input(2),
                "') has shape ", op.InputTensor(2).ShapeString(), " but scale (input 1, '", op.def().input(1),
                "') has ", S.ShapeString());
@@ -66,24 +72,41 @@ std::vector<int64_t> ParamIndex(const OperatorBase& op, const Tensor& X) {
   return idx;
 }
 
-double ZeroPoint(const OperatorBase& op, int64_t k) {
-  if (op.InputSize() <= 2 || op.def().input(2).empty()) return 0.0;
-  return ElementAsDouble(op, op.InputTensor(2), 2, k);
+// Element k of input i as double; narrow types by their exact value.
+double ValueAt(const OperatorBase& op, const Tensor& t, int i, int64_t k) {
+  if (IsNarrowDataType(t.dtype())) return NarrowToFloat(t.dtype(), static_cast<const uint8_t*>(t.raw_data())[k]);
+  return ElementAsDouble(op, t, i, k);
 }
 
-// rint(x / s) with the division in float32 (single) or float64, then + zp, clamped, stored as t.
+double ZeroPoint(const OperatorBase& op, int64_t k) {
+  if (op.InputSize() <= 2 || op.def().input(2).empty()) return 0.0;
+  return ValueAt(op, op.InputTensor(2), 2, k);
+}
+
+// Integers: rint(x / s) with the division in float32 (single) or float64, then + zp, clamped, stored
+// as t. Narrow floats, as ONNX's reference: float8 x / s (zero_point unused) converted with
+// `saturate`; float4 x / s + zp, always saturating.
 void Quantize(const OperatorBase& op, const Tensor& X, const std::vector<double>& scale, const std::vector<double>& zp,
-              const std::vector<int64_t>& at, bool single, DataType t, Tensor* Y) {
+              const std::vector<int64_t>& at, bool single, bool saturate, DataType t, Tensor* Y) {
   double lo = 0, hi = 0;
-  QuantRange(t, &lo, &hi);
+  if (!IsNarrowFloat(t)) QuantRange(t, &lo, &hi);
   char* y = static_cast<char*>(Y->raw_mutable_data(t));
   const size_t item = ItemSize(t);
   for (int64_t k = 0; k < X.numel(); ++k) {
     const double x = ElementAsDouble(op, X, 0, k), s = scale[at[k]];
-    const double q = single ? std::nearbyint(static_cast<double>(static_cast<float>(x) / static_cast<float>(s)))
-                            : std::nearbyint(x / s);
+    const double r = single ? static_cast<double>(static_cast<float>(x) / static_cast<float>(s)) : x / s;
+    if (IsNarrowFloat(t)) {
+      const double v = t == kFloat4E2M1 ? (single ? static_cast<float>(r + zp[at[k]]) : r + zp[at[k]]) : r;
+      y[k] = static_cast<char>(NarrowFromDouble(t, v, saturate));
+      continue;
+    }
+    const double q = std::nearbyint(r);
     double v = std::isnan(q) ? 0.0 : q + zp[at[k]];
     v = std::min(std::max(v, lo), hi);
+    if (IsNarrowInteger(t)) {
+      y[k] = static_cast<char>(NarrowFromInteger(t, static_cast<int64_t>(v)));
+      continue;
+    }
     char bytes[16] = {};
     EncodeAs(op, t, v, bytes);
     std::memcpy(y + k * item, bytes, item);
@@ -112,17 +135,18 @@ void QuantizeLinearOp::RunOnDevice() {
   const DataType t = has_zp ? Input(2).dtype()
                             : static_cast<DataType>(GetSingleArgument<int>("dtype", static_cast<int>(DataType::UInt8)));
   HN_ENFORCE(QuantType(t), type(), ": the quantized type ", has_zp ? "(zero_point's)" : "(arg dtype)", " is ",
-             DataTypeName(t), "; int8, uint8, int16, uint16 or int32 is required");
+             DataTypeName(t), "; ", kQuantTypes, " is required");
   const std::vector<int64_t> at = ParamIndex(*this, X);
   std::vector<double> zp(S.numel(), 0.0);
   for (int64_t k = 0; k < S.numel(); ++k) zp[k] = ZeroPoint(*this, k);
-  Quantize(*this, X, AllAsDouble(*this, S, 1), zp, at, X.dtype() != DataType::Double, t, Output(0, X.shape(), t));
+  Quantize(*this, X, AllAsDouble(*this, S, 1), zp, at, X.dtype() != DataType::Double,
+           GetSingleArgument<int>("saturate", 1) != 0, t, Output(0, X.shape(), t));
 }
 
 void DequantizeLinearOp::RunOnDevice() {
   const Tensor &X = Input(0), &S = Input(1);
-  HN_ENFORCE(QuantType(X.dtype()), type(), ": input 0 ('", def().input(0), "') is ", DataTypeName(X.dtype()),
-             "; int8, uint8, int16, uint16 or int32 is required");
+  HN_ENFORCE(QuantType(X.dtype()), type(), ": input 0 ('", def().input(0), "') is ", DataTypeName(X.dtype()), "; ",
+             kQuantTypes, " is required");
   EnforceFloat(*this, S, 1);
   const bool has_zp = InputSize() > 2 && !def().input(2).empty();
   if (has_zp)
@@ -136,7 +160,7 @@ void DequantizeLinearOp::RunOnDevice() {
   char* y = static_cast<char*>(Y->raw_mutable_data(t));
   const size_t item = ItemSize(t);
   for (int64_t k = 0; k < X.numel(); ++k) {
-    const double v = (ElementAsDouble(*this, X, 0, k) - ZeroPoint(*this, at[k])) * ElementAsDouble(*this, S, 1, at[k]);
+    const double v = (ValueAt(*this, X, 0, k) - ZeroPoint(*this, at[k])) * ElementAsDouble(*this, S, 1, at[k]);
     char bytes[16] = {};
     EncodeAs(*this, t, S.dtype() == DataType::Double ? v : static_cast<double>(static_cast<float>(v)), bytes);
     std::memcpy(y + k * item, bytes, item);
@@ -154,7 +178,7 @@ void DynamicQuantizeLinearOp::RunOnDevice() {
   Output(1, {}, DataType::Float)->mutable_data<float>()[0] = scale;
   Output(2, {}, DataType::UInt8)->mutable_data<uint8_t>()[0] = static_cast<uint8_t>(zp);
   std::vector<int64_t> at(X.numel(), 0);
-  Quantize(*this, X, {scale == 0 ? 1.0 : static_cast<double>(scale)}, {zp}, at, true, DataType::UInt8,
+  Quantize(*this, X, {scale == 0 ? 1.0 : static_cast<double>(scale)}, {zp}, at, true, true, DataType::UInt8,
            Output(0, X.shape(), DataType::UInt8));
 }
 
@@ -165,7 +189,8 @@ void DynamicQuantizeLinearOp::EnforceFloatInput(const Tensor& X, int i) const {
 
 OPERATOR_SCHEMA(QuantizeLinear).NumInputs(2, 3).NumOutputs(1)
     .SetDoc("ONNX's QuantizeLinear: Y = saturate(rint(X / scale) + zero_point), per tensor, per axis (arg axis) or "
-            "blocked (arg block_size); Y int8/uint8/int16/uint16/int32 (zero_point's dtype or arg dtype). CPU only.");
+            "blocked (arg block_size); Y int8/uint8/int16/uint16/int32, int4/uint4/int2/uint2, float8 or float4 (zero_point's "
+            "dtype or arg dtype; arg saturate for float8). CPU only.");
 OPERATOR_SCHEMA(DequantizeLinear).NumInputs(2, 3).NumOutputs(1)
     .SetDoc("ONNX's DequantizeLinear: Y = (X - zero_point) * scale, per tensor, per axis (arg axis) or blocked (arg "
             "block_size); Y has scale's dtype or arg dtype. CPU only.");

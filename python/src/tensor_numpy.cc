@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "core/blob_serialization.h"
 #include "core/checked_size.h"
+#include "core/narrow_types.h"
 #include "core/run_guard.h"
 #include "core/workspace_memory.h"
 #include "operators/tensor_sequence.h"
@@ -20,12 +21,36 @@ using hetnet::Tensor;
 
 namespace {
 
+// The narrow type (core/narrow_types.h) whose ml_dtypes name is `name`; Undefined if none.
+DataType NarrowTypeNamed(const std::string& name) {
+  for (int v = 117; v <= 126; ++v) {
+    const char* n = hetnet::NarrowDataTypeName(static_cast<DataType>(v));
+    if (n && name == n) return static_cast<DataType>(v);
+  }
+  return DataType::Undefined;
+}
+
+// ml_dtypes' dtype called `name` (numpy has no bfloat16, float8, int4, ...: onnx.numpy_helper uses these).
+py::dtype MlDtype(const char* name) {
+  py::object type;
+  try {
+    type = py::module_::import("ml_dtypes").attr(name);
+  } catch (const py::error_already_set&) {
+    HN_THROW(kUnsupported, "fetching a ", name, " tensor needs the ml_dtypes package (pip install ml_dtypes)");
+  }
+  return py::dtype::from_args(type);
+}
+
 DataType DataTypeOfArray(const py::array& arr) {
   const py::dtype dt = arr.dtype();
   const char kind = dt.kind();
   const auto size = dt.itemsize();
   if (kind == 'O') return DataType::String;
   if (kind == 'V' && size == 2 && std::string(py::str(dt)) == "bfloat16") return DataType::BFloat16;  // ml_dtypes
+  if (size == 1 && (kind == 'V' || kind == 'f')) {  // ml_dtypes' narrow types (float8_e5m2 has kind 'f')
+    const DataType narrow = NarrowTypeNamed(py::str(dt));
+    if (narrow != DataType::Undefined) return narrow;
+  }
   if (kind == 'b') return DataType::Bool;
   if (kind == 'f') {
     if (size == 2) return DataType::Float16;
@@ -45,7 +70,8 @@ DataType DataTypeOfArray(const py::array& arr) {
     if (size == 8) return DataType::UInt64;
   }
   throw py::type_error("hetnet tensors cannot hold numpy dtype " + std::string(py::str(dt)) +
-                       " (supported: float16/32/64, ml_dtypes.bfloat16, int8/16/32/64, uint8/16/32/64, bool, "
+                       " (supported: float16/32/64, int8/16/32/64, uint8/16/32/64, bool, ml_dtypes' bfloat16, float8_*, "
+                       "float4_e2m1fn, int4, uint4, int2, uint2, "
                        "str/bytes objects)");
 }
 
@@ -63,19 +89,12 @@ py::dtype NumpyDtype(DataType t) {
     case DataType::UInt16: return py::dtype("uint16");
     case DataType::UInt32: return py::dtype("uint32");
     case DataType::UInt64: return py::dtype("uint64");
-    case DataType::BFloat16: {  // numpy has no bfloat16: ml_dtypes' (what onnx.numpy_helper uses)
-      py::object bf16;
-      try {
-        bf16 = py::module_::import("ml_dtypes").attr("bfloat16");
-      } catch (const py::error_already_set&) {
-        HN_THROW(kUnsupported, "fetching a bfloat16 tensor needs the ml_dtypes package (pip install ml_dtypes)");
-      }
-      return py::dtype::from_args(bf16);
-    }
+    case DataType::BFloat16: return MlDtype("bfloat16");
     case DataType::Bool: return py::dtype("bool");
     case DataType::String: return py::dtype("O");
     default: break;
   }
+  if (hetnet::IsNarrowDataType(t)) return MlDtype(hetnet::NarrowDataTypeName(t));
   HN_THROW(kInvalidArgument, "tensor dtype ", hetnet::DataTypeName(t), " has no numpy equivalent");
 }
 
