@@ -1,13 +1,46 @@
 #include "operators/dft_op.h"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
+#include <memory>
+#include <vector>
 
 #include "core/checked_size.h"
 #include "operators/cnn_op_utils.h"
+#include "operators/dft_fft_passes.h"
 #include "operators/onnx_op_util.h"
 
 namespace hetnet {
+namespace {
+
+// z <- its transform by the plan in T (inverse: scaled by T(1) / T(n) at the end, as numpy).
+template <typename T>
+void RunPlan(const PocketFftPlan<T>& plan, bool inverse, std::vector<std::complex<double>>* z) {
+  const int64_t n = static_cast<int64_t>(z->size());
+  std::vector<typename PocketFftPlan<T>::Cx> c(n);
+  for (int64_t t = 0; t < n; ++t) c[t] = {static_cast<T>((*z)[t].real()), static_cast<T>((*z)[t].imag())};
+  plan.Exec(c, !inverse, inverse ? T(1) / static_cast<T>(n) : T(1));
+  for (int64_t t = 0; t < n; ++t) (*z)[t] = {c[t].r, c[t].i};
+}
+
+// z[0..n_out) <- the first n_out bins of z's transform, by the O(n^2) sum in double.
+void DirectDft(bool inverse, int64_t n_out, std::vector<std::complex<double>>* z) {
+  const int64_t n = static_cast<int64_t>(z->size());
+  const double pi = std::acos(-1.0), sign = inverse ? 1.0 : -1.0;
+  std::vector<std::complex<double>> out(n_out);
+  for (int64_t k = 0; k < n_out; ++k) {
+    std::complex<double> acc;
+    for (int64_t t = 0; t < n; ++t) {
+      const double angle = sign * 2 * pi * static_cast<double>((k * t) % n) / static_cast<double>(n);
+      acc += (*z)[t] * std::complex<double>(std::cos(angle), std::sin(angle));
+    }
+    out[k] = inverse ? acc / static_cast<double>(n) : acc;
+  }
+  std::copy(out.begin(), out.end(), z->begin());
+}
+
+}  // namespace
 
 void DftOp::RunOnDevice() {
   const Tensor& X = Input(0);
@@ -40,10 +73,16 @@ void DftOp::RunOnDevice() {
   shape[axis] = n_out;
   shape.back() = out_comps;
   CheckedNumel(shape, "DFT output");
-  HN_ENFORCE(static_cast<double>(outer) * inner * n * n_out <= 4294967296.0, type(), ": ", outer * inner,
+  // numpy's arithmetic (operators/dft_fft_passes.h): its complex64 inverse FFT runs in float32 (the 1/n is a
+  // float32), every other transform of float32 data in float64, rounded at the end; float64 in float64. A
+  // length pocketfft would not run with radices 2-11 takes the O(n^2) sum in float64 instead.
+  const bool single = X.dtype() == DataType::Float && inverse && !onesided;
+  const bool fast = PocketFftPlan<double>::Supports(n);
+  HN_ENFORCE(static_cast<double>(outer) * inner * n * (fast ? 1 : n_out) <= 4294967296.0, type(), ": ", outer * inner,
              " signals of length ", n, " need more than 2^32 terms");
+  std::unique_ptr<PocketFftPlan<float>> plan32(fast && single ? new PocketFftPlan<float>(n) : nullptr);
+  std::unique_ptr<PocketFftPlan<double>> plan64(fast && !single ? new PocketFftPlan<double>(n) : nullptr);
   Tensor* Y = Output(0, shape, X.dtype());
-  const double pi = std::acos(-1.0), sign = inverse ? 1.0 : -1.0;
   std::vector<std::complex<double>> z(n);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
@@ -62,16 +101,13 @@ void DftOp::RunOnDevice() {
       } else {
         for (int64_t t = 0; t < n && t < n_in; ++t) z[t] = {in_at(t, 0), comps == 2 ? in_at(t, 1) : 0.0};
       }
+      if (plan32) RunPlan(*plan32, inverse, &z);
+      else if (plan64) RunPlan(*plan64, inverse, &z);
+      else DirectDft(inverse, n_out, &z);
       for (int64_t k = 0; k < n_out; ++k) {
-        std::complex<double> acc;
-        for (int64_t t = 0; t < n; ++t) {
-          const double angle = sign * 2 * pi * static_cast<double>((k * t) % n) / static_cast<double>(n);
-          acc += z[t] * std::complex<double>(std::cos(angle), std::sin(angle));
-        }
-        if (inverse) acc /= static_cast<double>(n);
         const int64_t at = ((o * n_out + k) * inner + i) * out_comps;
         for (int64_t c = 0; c < out_comps; ++c) {
-          const double v = c == 0 ? acc.real() : acc.imag();
+          const double v = c == 0 ? z[k].real() : z[k].imag();
           if (X.dtype() == DataType::Float) Y->mutable_data<float>()[at + c] = static_cast<float>(v);
           else Y->mutable_data<double>()[at + c] = v;
         }
@@ -81,7 +117,8 @@ void DftOp::RunOnDevice() {
 
 OPERATOR_SCHEMA(DFT).NumInputs(1, 3).NumOutputs(1)
     .SetDoc("ONNX's DFT(X[, dft_length]) -> Y along arg axis (default -2); args inverse, onesided (inverse one-sided: "
-            "numpy's irfft, real Y). float32/64, O(n^2) in float64. CPU only; no gradient.");
+            "numpy's irfft, real Y). float32/64, computed as numpy's pocketfft does (lengths with prime factors <= 11; "
+            "others by the O(n^2) sum in float64). CPU only; no gradient.");
 REGISTER_CPU_OPERATOR(DFT, DftOp);
 
 }  // namespace hetnet

@@ -5,7 +5,11 @@
 // inverse one-sided transform) pads with zeros or truncates. Args: inverse (x[t] = 1/n sum X[k]
 // e^{+2 pi i k t / n}), onesided (forward: the first n/2 + 1 bins only; inverse: the input holds those
 // bins of a Hermitian spectrum and Y is real, last dim 1, as numpy's irfft). Y float32/64 like X,
-// computed in float64 by the O(n^2) sum (capped at 2^32 terms). CPU only; no gradient.
+// computed as numpy 2.x computes it (operators/dft_fft_passes.h: pocketfft's radix passes; a float32
+// complex inverse in float32 with the 1/n at the end, everything else in float64), so that complex
+// transforms equal numpy's bit for bit (one-sided ones: numpy's real transforms are not reproduced,
+// close only). A length with a prime factor > 11 takes the O(n^2) sum in float64 (capped at 2^32 terms;
+// the FFT at 2^32 signal values). CPU only; no gradient.
 #pragma once
 
 #include "core/operator.h"
