@@ -21,6 +21,7 @@
 
 #include "core/inference_fusion.h"
 #include "core/intra_op_threads.h"
+#include "core/workspace.h"
 #include "device/dnnl_util.h"
 #include "operators/conv_op.h"
 #include "operators/relu_op.h"
@@ -70,13 +71,11 @@ class DnnlConvOp final : public Operator<CPUContext> {
     ScopedIntraOpThreads single(Macs(g) < kMinPartsMacs ? 1 : 0);
     Plan* pp = PlanFor(g, has_bias, sum, relu);
     if (!pp) return RunFallback();
-    if (sum && reuse_residual_)
-      TakeResidualStorage();
-    else
-      ReleaseResidualStorage();
+    const bool in_place = sum && reuse_residual_ && TakeResidualStorage();
+    if (!in_place) ReleaseResidualStorage();
     Plan& p = *pp;
-    const float* r = sum ? Input(3).data<float>() : nullptr;  // read before Y (maybe the same blob) is sized
-    Tensor* Y = Output(0, g.y_shape(), DataType::Float);
+    Tensor* Y = Output(0, g.y_shape(), DataType::Float);  // in place: already R's buffer and shape
+    const float* r = !sum ? nullptr : in_place ? Y->data<float>() : Input(3).data<float>();
     if (!p.src_reorder && !p.dst_reorder && RunInParts(g, has_bias, sum, relu, r, Y)) {
       Finish(p, add_after, Y);
       return;
@@ -122,18 +121,23 @@ class DnnlConvOp final : public Operator<CPUContext> {
     return static_cast<double>(g.N) * g.M * g.OH * g.OW * (g.C / g.group) * g.kh * g.kw;
   }
 
-  // fused_residual_reuse (the inference rewrite's: no op reads R after this one): Y takes R's
-  // storage, so the sum post-op finds R in place instead of in a copy (ResNet-50 at batch 1 copies
-  // 22 MB per run otherwise). Not when R's storage is shared with another blob (a view) or owned
-  // elsewhere: writing Y would change that blob too.
-  void TakeResidualStorage() {
+  // fused_residual_reuse (the inference rewrite's: no op reads R after this one): Y and R swap
+  // tensors, so the sum post-op finds R in place in Y instead of in a copy (ResNet-50 at batch 1
+  // copies 22 MB per run otherwise), and R's blob keeps a buffer of its own (Y's former one) that its
+  // producer refills next run. Sharing R's buffer instead left it held by both blobs, so that in a
+  // chain (R the output of the previous fused Conv) every second residual was shared and copied.
+  // Not when R's storage is shared with another blob (a view) or owned elsewhere: writing Y would
+  // change that blob too. True when Y now holds R.
+  bool TakeResidualStorage() {
     const Tensor& R = Input(3);
     Tensor* Y = Output(0);
-    if (Y->SharesStorageWith(R) || R.external_storage() || R.storage().use_count() != 1) return;
-    Y->ShareData(R);
+    if (Y->SharesStorageWith(R)) return true;
+    if (R.external_storage() || R.storage().use_count() != 1 || &R == Y) return false;
+    std::swap(*Y, *ws_->GetMutableBlob(def().input(3))->GetMutable<Tensor>());
+    return true;
   }
   // Every other path writes Y before it reads R (the Add after, the default kernels): Y must not
-  // still hold R's storage from an earlier run.
+  // share R's storage.
   void ReleaseResidualStorage() {
     if (residual_.present() && Output(0)->SharesStorageWith(Input(3))) *Output(0) = Tensor();
   }

@@ -183,9 +183,11 @@ TEST_CASE("DNNL Conv with fused_residual_reuse writes into R's storage, never in
     INFO("run " << run);
     const auto r = RandomVec(150, 10 + run);
     Feed<float>(ws, "R", {1, 6, 5, 5}, r);
+    const Storage* r_storage = ws.GetBlobOrThrow("R").GetTensor().storage().get();
     op->Run();
     const Tensor& Y = ws.GetBlobOrThrow("Y").GetTensor();
-    CHECK(Y.SharesStorageWith(ws.GetBlobOrThrow("R").GetTensor()));
+    CHECK(Y.storage().get() == r_storage);  // Y took R's buffer ...
+    CHECK_FALSE(Y.SharesStorageWith(ws.GetBlobOrThrow("R").GetTensor()));  // ... and R holds another
     auto want = FetchVec<float>(ws, "Yc");
     for (size_t i = 0; i < want.size(); ++i) want[i] += r[i];
     REQUIRE(Worst(FetchVec<float>(ws, "Y"), want).error <= 1e-4);
@@ -210,5 +212,45 @@ TEST_CASE("DNNL Conv with fused_residual_reuse writes into R's storage, never in
     auto want = FetchVec<float>(ws, "Yc");
     for (size_t i = 0; i < want.size(); ++i) want[i] += r0[i];
     REQUIRE(Worst(FetchVec<float>(ws, "Y"), want).error <= 1e-4);
+  }
+}
+
+TEST_CASE("DNNL Convs with fused_residual_reuse in a chain all run in place (no residual copied)",
+          "[ops][conv][dnnl][fusion]") {
+  if (ResolveEngine(MakeOp("Conv", {"X", "F"}, {"Y"}), Device::CPU()) != "DNNL") {
+    WARN("skipped: no DNNL engine in this build");
+    return;
+  }
+  // Y1 = Conv(X) + R; Y2 = Conv(X) + Y1; Y3 = Conv(X) + Y2, as ResNet's blocks chain their residuals:
+  // each Conv takes its residual's buffer, so the first R's buffer ends in Y3.
+  Workspace ws;
+  Feed<float>(ws, "X", {1, 4, 5, 5}, RandomVec(100, 1));
+  Feed<float>(ws, "F", {4, 4, 3, 3}, RandomVec(144, 2));
+  const std::vector<caffe2::Argument> args{ArgI("kernel", 3), ArgI("pad", 1), ArgI("fused_residual", 1),
+                                           ArgI("fused_residual_reuse", 1)};
+  Feed<float>(ws, "F_bias", {4}, std::vector<float>(4, 0.f));
+  Feed<float>(ws, "R", {1, 4, 5, 5}, RandomVec(100, 3));
+  std::vector<std::unique_ptr<OperatorBase>> ops;
+  const std::vector<std::pair<std::string, std::string>> chain{{"R", "Y1"}, {"Y1", "Y2"}, {"Y2", "Y3"}};
+  for (const auto& link : chain) {
+    auto def = MakeOp("Conv", {"X", "F", "F_bias", link.first}, {link.second}, args);
+    def.set_engine("DNNL");
+    ws.CreateBlob(link.second);
+    ops.push_back(CreateOperator(def, &ws));
+  }
+  auto plain = MakeOp("Conv", {"X", "F", "F_bias"}, {"C"}, {ArgI("kernel", 3), ArgI("pad", 1)});
+  plain.set_engine("EIGEN");
+  RunOp(ws, plain);
+  const auto c = FetchVec<float>(ws, "C");
+  for (int run = 0; run < 3; ++run) {
+    INFO("run " << run);
+    const auto r = RandomVec(100, 20 + run);
+    Feed<float>(ws, "R", {1, 4, 5, 5}, r);
+    const Storage* r_storage = ws.GetBlobOrThrow("R").GetTensor().storage().get();
+    for (auto& op : ops) op->Run();
+    CHECK(ws.GetBlobOrThrow("Y3").GetTensor().storage().get() == r_storage);
+    auto want = r;
+    for (size_t i = 0; i < want.size(); ++i) want[i] += 3 * c[i];
+    REQUIRE(Worst(FetchVec<float>(ws, "Y3"), want).error <= 1e-4);
   }
 }
