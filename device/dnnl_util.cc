@@ -57,14 +57,16 @@ dnnl::primitive_attr Attributes(bool relu, bool sum) {
   return a;
 }
 
-dnnl::memory ReorderedWeight::Get(const Tensor& W, const dnnl::memory::desc& user, const dnnl::memory::desc& want) {
+dnnl::memory ReorderedWeight::Get(const Tensor& W, const dnnl::memory::desc& user, const dnnl::memory::desc& want,
+                                  int64_t offset) {
+  const float* data = W.data<float>() + offset;
   if (want == user) {  // the user's layout: read the tensor itself, nothing to keep fresh
     weight_.Reset();
-    return Wrap(user, W.raw_data());
+    return Wrap(user, data);
   }
-  return weight_.Get(W, ReorderLayout{user, want}, Cache(), [&] {
+  return weight_.Get(W, ReorderLayout{user, want, offset}, Cache(), [&] {
     auto mem = std::make_shared<dnnl::memory>(want, CpuEngine());
-    dnnl::memory src = Wrap(user, W.raw_data());
+    dnnl::memory src = Wrap(user, data);
     dnnl::stream& s = ThreadStream();
     Reorder(user, want).execute(s, src, *mem);
     s.wait();

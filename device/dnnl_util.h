@@ -53,15 +53,18 @@ size_t LivePreparedWeights();
 // A reorder's two layouts: the user's (how the tensor stores W) and the one the primitive wants.
 struct ReorderLayout {
   dnnl::memory::desc user, want;
-  bool operator==(const ReorderLayout& o) const { return user == o.user && want == o.want; }
+  int64_t offset = 0;  // the slice's first element in the weight tensor
+  bool operator==(const ReorderLayout& o) const { return user == o.user && want == o.want && offset == o.offset; }
 };
 
 // One operator's view of its weight in the layout its primitive wants.
 class ReorderedWeight {
  public:
-  // W's float data described by `user` (dims in the primitive's logical order); returns memory in `want`.
+  // W's float data from element `offset` on (a slice: the caller keeps one ReorderedWeight per
+  // slice; the shared cache tells slices apart), described by `user` (dims in the primitive's logical order); returns memory in `want`.
   // With want == the user's layout it wraps the tensor without copying.
-  dnnl::memory Get(const Tensor& W, const dnnl::memory::desc& user, const dnnl::memory::desc& want);
+  dnnl::memory Get(const Tensor& W, const dnnl::memory::desc& user, const dnnl::memory::desc& want,
+                   int64_t offset = 0);
 
  private:
   hetnet::PreparedWeight<ReorderLayout, dnnl::memory> weight_;

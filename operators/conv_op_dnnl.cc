@@ -153,36 +153,52 @@ class DnnlConvOp final : public Operator<CPUContext> {
 
   // Parallel parts on the intra-op pool (device/cpu_thread_pool.h) instead of oneDNN's OpenMP team,
   // for convolutions without activation reorders (channels-last, or plain 1x1 with several images):
-  // each part is the convolution of some images, or (one channels-last image) of a band of output
-  // rows with the input rows it reads, a primitive of its own run on one thread. A descheduled
-  // thread never stalls the others (an OpenMP team waits for it at every barrier: with the other
-  // core busy, ResNet-18 at batch 1 took 156 ms, not 25). Bands keep every tensor dense: oneDNN 2.6
-  // runs a convolution with a strided (channel-sliced) output on its reference kernel, 100x slower.
-  // False (nothing run) when one part would do.
+  // each part is a primitive of its own run on one thread, computing some images, or (one
+  // channels-last image) a band of output rows from the input rows it reads, or (one channels-last
+  // image whose filter outweighs its output twice: ResNet's 14x14 and 7x7 stages) some output channels
+  // from a slice of the filter, into a dense buffer copied into Y's channels (bands there left
+  // each part a row or two and every part streaming the whole filter: 1.1-1.25x from 2 threads).
+  // A descheduled thread never stalls the others (an OpenMP team waits for it at every barrier:
+  // with the other core busy, ResNet-18 at batch 1 took 156 ms, not 25). Parts keep every tensor
+  // dense: oneDNN 2.6 runs a convolution with a strided (channel-sliced) output on its reference
+  // kernel, 100x slower. False (nothing run) when one part would do.
   bool RunInParts(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu, const float* r, Tensor* Y) {
     const int workers = math::CpuWorkers();
     if (workers <= 1 || Macs(g) < kMinPartsMacs) return false;
-    const bool by_image = g.N >= workers || !g.channels_last;
+    enum { kImages, kRows, kChannels } split = kImages;
+    if (g.channels_last && g.N < workers) {
+      const double filter = static_cast<double>(g.M) * (g.C / g.group) * g.kh * g.kw;
+      // Channel parts copy their outputs (and a residual) once more: worth it where the filter is
+      // over twice the output (measured on ResNet-50's stages at 2 threads).
+      split = g.group == 1 && filter > 2.0 * g.N * g.OH * g.OW * g.M ? kChannels : kRows;
+    }
     // Up to 4 parts per thread: a thread descheduled mid-part holds back one small part, not half.
-    const int64_t parts = std::min<int64_t>(kPartsPerWorker * workers, by_image ? g.N : g.OH / 2);
+    // Channel parts: whole multiples of 16 channels (the kernels' block), 32 at least.
+    const int64_t extent = split == kImages ? g.N : split == kRows ? g.OH : g.M / 16;
+    const int64_t parts = std::min<int64_t>(kPartsPerWorker * workers, split == kRows ? g.OH / 2
+                                                                        : split == kChannels ? extent / 2 : extent);
     if (parts <= 1) return false;
-    auto bound = [&](int64_t i) { return (by_image ? g.N : g.OH) * i / parts; };
+    // [bound(i), bound(i + 1)): part i's images, output rows or output channels.
+    auto bound = [&](int64_t i) { return split == kChannels ? std::min<int64_t>(g.M, 16 * (extent * i / parts))
+                                                            : extent * i / parts; };
     // Part i's geometry; *in_row: its first input row (bands).
     auto part_geom = [&](int64_t i, int64_t* in_row) {
       ConvPoolGeom p = g;
       *in_row = 0;
-      if (by_image) {
+      if (split == kImages) {
         p.N = bound(i + 1) - bound(i);
-        return p;
+      } else if (split == kChannels) {
+        p.M = (i + 1 == parts ? g.M : bound(i + 1)) - bound(i);
+      } else {
+        const int64_t o0 = bound(i), o1 = bound(i + 1), dk = static_cast<int64_t>(g.dh) * (g.kh - 1) + 1;
+        const int64_t first = o0 * g.sh - g.pt, end = (o1 - 1) * g.sh - g.pt + dk;  // input rows read
+        *in_row = std::max<int64_t>(0, first);
+        const int64_t in_end = std::min<int64_t>(g.H, end);
+        p.pt = static_cast<int>(*in_row - first);
+        p.pb = static_cast<int>(end - in_end);
+        p.H = in_end - *in_row;
+        p.OH = o1 - o0;
       }
-      const int64_t o0 = bound(i), o1 = bound(i + 1), dk = static_cast<int64_t>(g.dh) * (g.kh - 1) + 1;
-      const int64_t first = o0 * g.sh - g.pt, end = (o1 - 1) * g.sh - g.pt + dk;  // input rows read
-      *in_row = std::max<int64_t>(0, first);
-      const int64_t in_end = std::min<int64_t>(g.H, end);
-      p.pt = static_cast<int>(*in_row - first);
-      p.pb = static_cast<int>(end - in_end);
-      p.H = in_end - *in_row;
-      p.OH = o1 - o0;
       return p;
     };
     std::vector<Plan*> plans(parts);
@@ -190,37 +206,54 @@ class DnnlConvOp final : public Operator<CPUContext> {
     {
       ScopedIntraOpThreads one(1);  // each part's primitive is built for (and run by) one thread
       for (int64_t i = 0; i < parts; ++i) {
-        plans[i] = PlanFor(part_geom(i, &in_rows[i]), has_bias, sum, relu);
+        plans[i] = PlanFor(part_geom(i, &in_rows[i]), has_bias, sum, relu, split == kChannels ? bound(i) : -1);
         if (!plans[i] || plans[i]->src_reorder || plans[i]->dst_reorder) return false;
       }
     }
-    // Parts of one geometry share a plan: its weight is looked up here, once per part, and each
-    // pool slot gets its own scratchpad (a primitive may run on several threads at once).
+    // Parts of one geometry share a plan (except channel parts, each with its filter slice): its
+    // weight is looked up here, once per part, and each pool slot gets its own scratchpad (a
+    // primitive may run on several threads at once).
+    const int64_t filter_per_m = (g.C / g.group) * g.kh * g.kw;
     std::vector<memory> weights(parts);
     const Tensor& F = Input(1);
     for (int64_t i = 0; i < parts; ++i) {
       Plan& p = *plans[i];
-      weights[i] = p.weight.Get(F, p.user_w, p.pd.weights_desc());
+      const int64_t offset = split == kChannels ? bound(i) * filter_per_m : 0;
+      weights[i] = p.weight.Get(F, p.user_w, p.pd.weights_desc(), offset);
       while (static_cast<int>(p.slot_scratch.size()) < workers)
         p.slot_scratch.emplace_back(p.pd.scratchpad_desc(), dnnl_util::CpuEngine());
     }
     float* y = Y->mutable_data<float>();
-    if (sum && r != y) std::copy(r, r + Y->numel(), y);
+    const int64_t pixels = g.N * g.OH * g.OW;
+    if (split == kChannels) channel_parts_.resize(static_cast<size_t>(pixels * g.M));
+    if (sum && r != y && split != kChannels) std::copy(r, r + Y->numel(), y);
     const float* x = Input(0).data<float>();
     const float* b = has_bias ? Input(2).data<float>() : nullptr;
     math::ParallelFor(parts, workers, [&](int64_t i, int slot) {
       Plan& p = *plans[i];
+      const int64_t m0 = bound(i), mp = split == kChannels ? p.pd.dst_desc().dims()[1] : 0;
+      float* part_y = channel_parts_.data() + pixels * m0;  // kChannels: [pixels, mp], dense
+      // Y's (and R's) channels [m0, m0 + mp) of every pixel <-> the part's dense buffer.
+      auto gather = [&](const float* from, float* to, bool into_part) {
+        for (int64_t q = 0; q < pixels; ++q) {
+          if (into_part) std::copy(from + q * g.M + m0, from + q * g.M + m0 + mp, to + q * mp);
+          else std::copy(from + q * mp, from + q * mp + mp, to + q * g.M + m0);
+        }
+      };
+      if (split == kChannels && sum) gather(r, part_y, true);
       // Offsets of the part's first image, or of its first input and output rows (channels-last).
-      const int64_t x_off = by_image ? bound(i) * g.C * g.H * g.W : in_rows[i] * g.W * g.C;
-      const int64_t y_off = by_image ? bound(i) * g.M * g.OH * g.OW : bound(i) * g.OW * g.M;
+      const int64_t x_off = split == kImages ? bound(i) * g.C * g.H * g.W : split == kRows ? in_rows[i] * g.W * g.C : 0;
+      float* dst = split == kChannels ? part_y
+                   : y + (split == kImages ? bound(i) * g.M * g.OH * g.OW : bound(i) * g.OW * g.M);
       dnnl::stream& s = dnnl_util::ThreadStream();
       std::unordered_map<int, memory> a{{DNNL_ARG_SRC, dnnl_util::Wrap(p.user_src, x + x_off)},
                                         {DNNL_ARG_WEIGHTS, weights[i]},
-                                        {DNNL_ARG_DST, dnnl_util::Wrap(p.user_dst, y + y_off)},
+                                        {DNNL_ARG_DST, dnnl_util::Wrap(p.user_dst, dst)},
                                         {DNNL_ARG_SCRATCHPAD, p.slot_scratch[slot]}};
-      if (b) a.emplace(DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b));
+      if (b) a.emplace(DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b + (split == kChannels ? m0 : 0)));
       p.conv.execute(s, a);
       s.wait();
+      if (split == kChannels) gather(part_y, y, false);
     });
     return true;
   }
@@ -238,8 +271,9 @@ class DnnlConvOp final : public Operator<CPUContext> {
   // nullptr (cached too) when oneDNN has no implementation for the geometry.
   // sum: the residual's sum post-op; relu: a Relu after the convolution (post-op or pass). Keyed by
   // the pads too: RunInParts' bands differ in them.
-  Plan* PlanFor(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu) {
-    const std::vector<int64_t> key{g.N, g.C, g.H, g.W, g.M, g.kh, g.kw, g.pt, g.pb, has_bias, sum, relu};
+  // m_begin: a channel part's first output channel (its own plan: its own filter slice), else -1.
+  Plan* PlanFor(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu, int64_t m_begin = -1) {
+    const std::vector<int64_t> key{g.N, g.C, g.H, g.W, g.M, g.kh, g.kw, g.pt, g.pb, has_bias, sum, relu, m_begin};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
     auto p = std::make_unique<Plan>();
@@ -302,6 +336,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   Workspace* ws_;
   // Keyed by (N, C, H, W, M, kH, kW, bias): with the op's fixed arguments that fixes the whole geometry.
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
+  std::vector<float> channel_parts_;  // RunInParts' channel parts' outputs
   std::unique_ptr<OperatorBase> fallback_;
 };
 
