@@ -1,6 +1,7 @@
 """The same ONNX files through hetnet (imported by onnx/, run by the Predictor) and ONNX Runtime on
-CPU, in one process, with the same thread count: median time per batch at batch 1 and 32, the ratio
-(ORT time / hetnet time: above 1 means hetnet is faster) and the largest output difference.
+CPU, in one process, with the same thread count, timed in alternating rounds: median time per batch
+at batch 1 and 32, the ratio (ORT time / hetnet time: above 1 means hetnet is faster) and the
+largest output difference.
 
     OMP_NUM_THREADS is set from --threads before hetnet loads.
     PYTHONPATH=build/python python3 benchmarks/onnx_vs_onnxruntime.py --threads 2 [--models mlp,lenet]
@@ -22,14 +23,25 @@ def parse_args():
     return p.parse_args()
 
 
-def time_runs(fn, budget):
-    fn()  # warm-up (first-run allocations, algorithm choice)
-    times, start = [], time.perf_counter()
-    while len(times) < 3 or (time.perf_counter() - start < budget and len(times) < 200):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), len(times)
+def time_interleaved(fns, budget, rounds=5, max_runs=200):
+    """Median seconds per call of each fn, timed in `rounds` alternating bursts (noise from the rest
+    of the machine hits every runtime alike). Each burst starts 50 ms after the previous runtime's:
+    ONNX Runtime's pool threads spin for a while after a run, and timed in that window hetnet's
+    second thread shares its core with them (at 2 threads the MLP at batch 1 measured 3x slower,
+    the 1-thread time). Returns [(median, runs)] in fns' order."""
+    for fn in fns:
+        fn()  # warm-up (first-run allocations, algorithm choice)
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, ts in zip(fns, times):
+            time.sleep(0.05)
+            start, n = time.perf_counter(), 0
+            while n < 1 or (time.perf_counter() - start < budget / rounds and n < max_runs // rounds):
+                t0 = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t0)
+                n += 1
+    return [(statistics.median(ts), len(ts)) for ts in times]
 
 
 def main():
@@ -58,8 +70,8 @@ def main():
             ours = pred.run({"data": x})[0]
             theirs = sess.run(None, {"data": x})[0]
             diff = float(np.max(np.abs(ours - theirs)))
-            th, nh = time_runs(lambda: pred.run({"data": x}), args.seconds)
-            to, no = time_runs(lambda: sess.run(None, {"data": x}), args.seconds)
+            (th, nh), (to, no) = time_interleaved([lambda: pred.run({"data": x}), lambda: sess.run(None, {"data": x})],
+                                                  args.seconds)
             print("| %s | %d | %.3f | %.3f | %.2f | %.1e | %d/%d |" % (name, batch, th * 1e3, to * 1e3, to / th, diff, nh, no))
             sys.stdout.flush()
 
