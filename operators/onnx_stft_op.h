@@ -2,7 +2,7 @@
 // (complex); frames of frame_length n (default: the window's length, else L) every frame_step samples, each times
 // the window (default ones), DFT'd: Y [B, 1 + (L - n) / frame_step, bins, 2] with bins n / 2 + 1 (arg onesided, the
 // default 1) or n. The optional inputs are found by position args window_input / frame_length_input (-1: absent).
-// float32 or float64, O(n^2) per frame in float64 (as the DFT operator). CPU only; no gradient.
+// float32 or float64, an O(n^2) sum per frame in float64 (not the DFT operator's FFT passes). CPU only; no gradient.
 #pragma once
 
 #include "core/operator.h"

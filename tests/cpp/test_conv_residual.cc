@@ -3,7 +3,8 @@
 // DNNL sum post-op on its three activation paths (blocked with reorders, plain 1x1 with a Relu pass,
 // channels-last), a residual of another shape (added after, broadcasting), the default kernels; and
 // the refusals (a fourth input without the argument, the residual as the output); the DNNL Conv run
-// in parts on the intra-op pool; fused_residual_reuse (the output takes R's storage unless R is a view).
+// in parts on the intra-op pool (by images, row bands, output channels); fused_residual_reuse (the output
+// and R swap storage unless R is a view), also along a chain of residual blocks.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -16,6 +17,13 @@ using namespace hetnet;
 using namespace hetnet::optest;
 
 namespace {
+
+// Whether this build has the DNNL engine (the DNNL-only cases say so and return without it).
+bool DnnlBuilt() {
+  if (ResolveEngine(MakeOp("Conv", {"X", "F"}, {"Y"}), Device::CPU()) == "DNNL") return true;
+  WARN("skipped: no DNNL engine in this build");
+  return false;
+}
 
 struct Form {
   const char* label;
@@ -105,7 +113,7 @@ TEST_CASE("Conv refuses a fourth input without fused_residual and the residual a
 }
 
 TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernels", "[ops][conv][dnnl][pool]") {
-  if (ResolveEngine(MakeOp("Conv", {"X", "F"}, {"Y"}), Device::CPU()) != "DNNL") return;
+  if (!DnnlBuilt()) return;
   struct Shape {
     const char* label;
     int64_t n, c, m, hw;
@@ -164,10 +172,7 @@ TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernel
 
 TEST_CASE("DNNL Conv with fused_residual_reuse writes into R's storage, never into a blob R shares",
           "[ops][conv][dnnl][fusion]") {
-  if (ResolveEngine(MakeOp("Conv", {"X", "F"}, {"Y"}), Device::CPU()) != "DNNL") {
-    WARN("skipped: no DNNL engine in this build");
-    return;
-  }
+  if (!DnnlBuilt()) return;
   Workspace ws;
   Feed<float>(ws, "X", {1, 4, 5, 5}, RandomVec(100, 1));
   Feed<float>(ws, "F", {6, 4, 3, 3}, RandomVec(216, 2));
@@ -221,10 +226,7 @@ TEST_CASE("DNNL Conv with fused_residual_reuse writes into R's storage, never in
 
 TEST_CASE("DNNL Convs with fused_residual_reuse in a chain all run in place (no residual copied)",
           "[ops][conv][dnnl][fusion]") {
-  if (ResolveEngine(MakeOp("Conv", {"X", "F"}, {"Y"}), Device::CPU()) != "DNNL") {
-    WARN("skipped: no DNNL engine in this build");
-    return;
-  }
+  if (!DnnlBuilt()) return;
   // Y1 = Conv(X) + R; Y2 = Conv(X) + Y1; Y3 = Conv(X) + Y2, as ResNet's blocks chain their residuals:
   // each Conv takes its residual's buffer, so the first R's buffer ends in Y3.
   Workspace ws;

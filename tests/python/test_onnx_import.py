@@ -196,7 +196,7 @@ def test_refusals_name_the_reason():
         helper.make_node("TopK", ["i", "k"], ["p", "pi"]),  # a float16 input
         helper.make_node("Bernoulli", ["x"], ["sl"]),  # no converter
         helper.make_node("ArgMax", ["u"], ["am"], select_last_index=1),  # u's shape is not declared
-        helper.make_node("Cast", ["x"], ["mm"], to=TensorProto.FLOAT8E4M3FN),  # a type hetnet lacks
+        helper.make_node("Cast", ["x"], ["mm"], to=TensorProto.FLOAT6E2M3),  # a type hetnet lacks
     ], [("x", [2, 3]), ("s", [1])], [out("p"), out("sl"), out("am"),
                                                                               out("mm")],
         {"e": np.array([5], np.int64), "a": np.array([0], np.int64), "st": np.array([2], np.int64),
@@ -209,7 +209,7 @@ def test_refusals_name_the_reason():
     assert "TopK (opset 13): only float32/64 and integer inputs are supported" in text
     assert "Bernoulli (opset 13)" in text
     assert "ArgMax (opset 13): select_last_index=1 needs the length of the axis" in text
-    assert "Cast (opset 13): cast to FLOAT8E4M3FN is not supported" in text
+    assert "Cast (opset 13): cast to FLOAT6E2M3 is not supported" in text
 
 
 @pytest.mark.skipif(not os.path.exists(HETNET), reason="build/bin/hetnet not built")
