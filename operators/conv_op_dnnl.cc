@@ -232,7 +232,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     math::ParallelFor(parts, workers, [&](int64_t i, int slot) {
       Plan& p = *plans[i];
       const int64_t m0 = bound(i), mp = split == kChannels ? p.pd.dst_desc().dims()[1] : 0;
-      float* part_y = channel_parts_.data() + pixels * m0;  // kChannels: [pixels, mp], dense
+      float* part_y = split == kChannels ? channel_parts_.data() + pixels * m0 : nullptr;  // [pixels, mp], dense
       // Y's (and R's) channels [m0, m0 + mp) of every pixel <-> the part's dense buffer.
       auto gather = [&](const float* from, float* to, bool into_part) {
         for (int64_t q = 0; q < pixels; ++q) {
