@@ -33,6 +33,9 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 
 constexpr int64_t kPartsPerWorker = 4;  // RunInParts
+// Channel parts each read the whole input: 2 per thread measured 6% faster than 4 on ResNet-50's
+// 14x14 and 7x7 stages at 2 threads (and as fast as 1).
+constexpr int64_t kChannelPartsPerWorker = 2;
 constexpr double kMinPartsMacs = 1 << 20;  // below: one thread, one primitive
 
 class DnnlConvOp final : public Operator<CPUContext> {
@@ -172,11 +175,11 @@ class DnnlConvOp final : public Operator<CPUContext> {
       // over twice the output (measured on ResNet-50's stages at 2 threads).
       split = g.group == 1 && filter > 2.0 * g.N * g.OH * g.OW * g.M ? kChannels : kRows;
     }
-    // Up to 4 parts per thread: a thread descheduled mid-part holds back one small part, not half.
-    // Channel parts: whole multiples of 16 channels (the kernels' block), 32 at least.
+    // Up to 4 parts per thread (2 by channels): a thread descheduled mid-part holds back one small
+    // part, not half. Channel parts: whole multiples of 16 channels (the kernels' block), 32 at least.
     const int64_t extent = split == kImages ? g.N : split == kRows ? g.OH : g.M / 16;
-    const int64_t parts = std::min<int64_t>(kPartsPerWorker * workers, split == kRows ? g.OH / 2
-                                                                        : split == kChannels ? extent / 2 : extent);
+    const int64_t per_worker = split == kChannels ? kChannelPartsPerWorker : kPartsPerWorker;
+    const int64_t parts = std::min<int64_t>(per_worker * workers, split == kImages ? extent : extent / 2);
     if (parts <= 1) return false;
     // [bound(i), bound(i + 1)): part i's images, output rows or output channels.
     auto bound = [&](int64_t i) { return split == kChannels ? std::min<int64_t>(g.M, 16 * (extent * i / parts))
