@@ -5,6 +5,8 @@
 #include <cstring>
 #include <new>
 
+#include <sys/mman.h>
+
 #include "core/context.h"
 #include "core/seed.h"
 #include "core/error.h"
@@ -13,16 +15,26 @@
 namespace hetnet {
 
 namespace {
-constexpr size_t kAlignment = 64;  // a cache line, and AVX-512's vector width
+constexpr size_t kAlignment = 64;               // a cache line, and AVX-512's vector width
+constexpr size_t kHugePage = size_t{2} << 20;  // x86-64's transparent huge page
 
 class AlignedCPUAllocator final : public Allocator {
  public:
   std::shared_ptr<void> Allocate(size_t nbytes) override {
     // Rounding up must not wrap (a near-SIZE_MAX request would become a 64-byte block).
-    HN_CHECK_KIND(kOutOfMemory, nbytes <= SIZE_MAX - kAlignment, "out of host memory allocating ", nbytes, " bytes");
+    HN_CHECK_KIND(kOutOfMemory, nbytes <= SIZE_MAX - kHugePage, "out of host memory allocating ", nbytes, " bytes");
     const size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    // Blocks of a huge page or more start on a huge-page boundary and ask for transparent huge
+    // pages over their whole huge pages (Linux gives them only on request in its default
+    // "madvise" mode): one TLB entry per 2 MiB instead of 512 for the large activations that
+    // elementwise ops and convolutions stream through.
+    const bool huge = rounded >= kHugePage;
+    void* p = std::aligned_alloc(huge ? kHugePage : kAlignment,
+                                 huge ? (rounded + kHugePage - 1) / kHugePage * kHugePage : rounded == 0 ? kAlignment : rounded);
     HN_CHECK_KIND(kOutOfMemory, p, "out of host memory allocating ", nbytes, " bytes");
+#if defined(MADV_HUGEPAGE)
+    if (huge) madvise(p, rounded / kHugePage * kHugePage, MADV_HUGEPAGE);  // a hint: failure changes nothing
+#endif
     return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   }
 };
