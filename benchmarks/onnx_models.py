@@ -1,6 +1,8 @@
 """ONNX files for the side-by-side benchmarks, built with onnx.helper and random weights (no download):
-an MLP, LeNet, ResNet-18 and ResNet-50 (torchvision's layer layout, batch norm in inference form).
-Every model has one input "data" (batch dimension "N") and one output "prob"."""
+an MLP, LeNet, ResNet-18 and ResNet-50 (torchvision's layer layout, batch norm in inference form),
+and two workloads of issue 16 that are not models: 1,000 tiny ops (per-op overhead) and one Add of
+16M floats (memory bandwidth). Every model has one input "data" (batch dimension "N") and one
+output "prob"; MAX_BATCH caps the batch of a workload whose size is not per image."""
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -42,8 +44,9 @@ class GraphBuilder:
         b = self.weight("fc_b", self.rng.randn(cout) * 0.01)
         return self.op("Gemm", [x, w, b], transB=1)
 
-    def model(self, out, input_shape, out_dim, name, opset=17):
-        self.nodes.append(helper.make_node("Softmax", [out], ["prob"], axis=-1))
+    def model(self, out, input_shape, out_dim, name, opset=17, softmax=True):
+        self.nodes.append(helper.make_node("Softmax" if softmax else "Identity", [out], ["prob"],
+                                           **({"axis": -1} if softmax else {})))
         graph = helper.make_graph(
             self.nodes, name, [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["N"] + list(input_shape))],
             [helper.make_tensor_value_info("prob", TensorProto.FLOAT, ["N", out_dim])], self.inits)
@@ -106,4 +109,23 @@ def resnet(depth):
     return g.model(g.gemm(x, 512 * expansion, 1000), [3, 224, 224], 1000, "resnet%d" % depth), [3, 224, 224]
 
 
-MODELS = {"mlp": mlp, "lenet": lenet, "resnet18": lambda: resnet(18), "resnet50": lambda: resnet(50)}
+def tiny_ops(count=1000, width=16):
+    """count ops on a [N, width] tensor: Add of a constant and Relu in turn (the last is the output's
+    Identity): the runtime's cost per operator, not its kernels."""
+    g = GraphBuilder(3)
+    x = "data"
+    for i in range(count - 1):
+        x = g.op("Add", [x, g.weight("c", g.rng.randn(width) * 0.01)]) if i % 2 == 0 else g.op("Relu", [x])
+    return g.model(x, [width], width, "tiny_ops", softmax=False), [width]
+
+
+def add16m(n=16 * 1024 * 1024):
+    """One Add of two 16M-float tensors (the input and a constant): memory bandwidth."""
+    g = GraphBuilder(4)
+    x = g.op("Add", ["data", g.weight("c", g.rng.rand(n))])
+    return g.model(x, [n], n, "add16m", softmax=False), [n]
+
+
+MODELS = {"mlp": mlp, "lenet": lenet, "resnet18": lambda: resnet(18), "resnet50": lambda: resnet(50),
+          "tiny_ops": tiny_ops, "add16m": add16m}
+MAX_BATCH = {"add16m": 1}  # batch 32 of 16M floats would be 2 GiB per tensor

@@ -17,7 +17,7 @@ import time
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=os.cpu_count())
-    p.add_argument("--models", default="mlp,lenet,resnet18,resnet50")
+    p.add_argument("--models", default="mlp,lenet,resnet18,resnet50,tiny_ops,add16m")
     p.add_argument("--batches", default="1,32")
     p.add_argument("--seconds", type=float, default=3.0, help="time budget per (model, batch, runtime)")
     return p.parse_args()
@@ -65,7 +65,7 @@ def main():
         imported = _C.onnx_import(data)
         pred = workspace.Predictor(imported["init_net"], imported["predict_net"])
         sess = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
-        for batch in (int(b) for b in args.batches.split(",")):
+        for batch in (int(b) for b in args.batches.split(",") if int(b) <= onnx_models.MAX_BATCH.get(name, int(b))):
             x = np.random.RandomState(batch).rand(batch, *shape).astype(np.float32)
             ours = pred.run({"data": x})[0]
             theirs = sess.run(None, {"data": x})[0]

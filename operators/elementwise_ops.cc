@@ -1,5 +1,7 @@
 #include "operators/elementwise_ops.h"
 
+#include <algorithm>
+
 #include "core/gradient.h"
 #include "core/op_cost.h"
 
@@ -53,6 +55,33 @@ std::vector<int64_t> NumpyBroadcastOutputShape(const caffe2::OperatorDef& def, c
              ShapeToString(b), "; they do not broadcast (with broadcast=0, numpy's rule: aligned from the last dim, each pair "
              "must be equal or contain a 1; broadcast=1 selects Caffe2's legacy rule)");
   return out;
+}
+
+bool NumpyIsLegacyPlan(const std::vector<int64_t>& out, const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                       BroadcastPlan* p) {
+  const size_t r = out.size();
+  if (a.size() > r || b.size() > r) return false;
+  auto dim = [r](const std::vector<int64_t>& s, size_t k) { return k + s.size() < r ? int64_t{1} : s[k + s.size() - r]; };
+  auto numel = [&](size_t from, size_t to) {
+    int64_t n = 1;
+    for (size_t k = from; k < to; ++k) n *= out[k];
+    return n;
+  };
+  size_t first = r, last = 0;  // b's dims other than 1
+  for (size_t k = 0; k < r; ++k) {
+    if (dim(a, k) != out[k]) return false;
+    if (dim(b, k) != 1) first = std::min(first, k), last = k;
+  }
+  BroadcastPlan q;
+  if (first == r) {  // b is one value
+    q.pre = numel(0, r);
+  } else {
+    for (size_t k = first; k <= last; ++k)
+      if (dim(b, k) != out[k]) return false;
+    q.pre = numel(0, first), q.n = numel(first, last + 1), q.post = numel(last + 1, r);
+  }
+  *p = q;
+  return true;
 }
 
 std::vector<int64_t> BinaryOutputShape(const caffe2::OperatorDef& def, const std::vector<int64_t>& a,

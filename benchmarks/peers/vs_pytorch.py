@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
-    p.add_argument("--models", default="mlp,lenet,resnet18,resnet50")
+    p.add_argument("--models", default="mlp,lenet,resnet18,resnet50,tiny_ops,add16m")
     p.add_argument("--batches", default="1,8")
     p.add_argument("--rounds", type=int, default=5, help="alternating rounds per engine")
     p.add_argument("--seconds", type=float, default=0.5, help="timing budget per engine per round")
@@ -70,6 +70,8 @@ class TorchGraph:
         if n.op_type == "Gemm":
             assert a.get("transB", 0) == 1 and a.get("transA", 0) == 0
             return F.linear(x[0], x[1], x[2])
+        if n.op_type == "Identity":
+            return x[0]
         if n.op_type == "Softmax":
             return F.softmax(x[0], dim=a.get("axis", -1))
         raise NotImplementedError("TorchGraph: node type %s" % n.op_type)
@@ -123,7 +125,7 @@ def main():
         model, shape = onnx_models.MODELS[name]()
         rep = backend.prepare(model, device=hdev)
         graph = TorchGraph(model, torch, tdev)
-        for batch in (int(b) for b in args.batches.split(",")):
+        for batch in (int(b) for b in args.batches.split(",") if int(b) <= onnx_models.MAX_BATCH.get(name, int(b))):
             x = np.random.RandomState(batch).rand(batch, *shape).astype(np.float32)
             ours = lambda: rep.run([x])[0]  # noqa: E731
             theirs = lambda: graph.run(x)  # noqa: E731
