@@ -55,7 +55,8 @@ std::string InferenceRewriteBlocker(const caffe2::NetDef& def) {
     const auto& op = def.op(i);
     const std::string& t = op.type();
     const bool test_mode_op = t == "SpatialBN" || t == "Dropout";
-    if (EndsWith(t, "Gradient") || EndsWith(t, "Grad") || TrainingTypes().count(t) ||
+    // StopGradient is the forward identity (ONNX's Identity imports as it), not a gradient op.
+    if ((EndsWith(t, "Gradient") && t != "StopGradient") || EndsWith(t, "Grad") || TrainingTypes().count(t) ||
         (test_mode_op && inference_fusion::IntArg(op, "is_test", 0) == 0))
       return MakeString("a training net: operator #", i, " (", t, test_mode_op ? " with is_test=0" : "", ")");
   }
@@ -75,7 +76,8 @@ InferenceRewrite RewriteForInference(const caffe2::NetDef& def, Workspace* ws) {
   r.skipped = InferenceRewriteBlocker(def);
   bool candidates = false;
   for (const auto& op : def.op())
-    candidates |= op.type() == "Conv" || op.type() == "FC" || op.type() == "FCTransposed" || op.type() == "Dropout";
+    candidates |= op.type() == "Conv" || op.type() == "FC" || op.type() == "FCTransposed" || op.type() == "Dropout" ||
+                  op.type() == "StopGradient" || op.type() == "Copy";
   if (!r.skipped.empty() || !candidates) {
     if (r.skipped.empty()) r.skipped = "nothing to rewrite";
     r.net = def;

@@ -20,6 +20,9 @@
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
 //     simply dropped). A Dropout whose output no later op reads (a result of the net, declared as
 //     an external output or not) is kept.
+//   * StopGradient (ONNX's Identity) or a same-device Copy of an intermediate blob X into Y removed:
+//     X's one writer writes Y instead and X's readers read Y (Y written by nothing else and read
+//     by no earlier op); X is then not in the workspace.
 // Never rewritten: a blob that is a net external output or read by another net of the workspace,
 // a blob read before the net writes it, ops on different devices, and training nets (any op type
 // ending in "Gradient"/"Grad", an optimizer op, SpatialBN or Dropout with is_test=0): the pass

@@ -67,6 +67,7 @@ class Rewriter {
   // The rules, each tried at every op by Sweep.
   bool TryFoldBN(int i, const BlobUses& uses);
   bool TryRemoveDropout(int j, const BlobUses& uses);
+  bool TryRemoveIdentity(int j, const BlobUses& uses);
   bool TryFuseResidual(int i, const BlobUses& uses);
   bool TryFuseRelu(int i, const BlobUses& uses);
   bool ResidualDiesAt(const std::string& R, int i, int j, const BlobUses& uses) const;

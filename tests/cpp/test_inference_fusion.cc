@@ -311,6 +311,44 @@ TEST_CASE("a Dropout whose output nothing reads is a result: kept, even undeclar
   CHECK(Values(ws.GetBlobOrThrow("y").GetTensor()) == std::vector<float>{1.f, -2.f});
 }
 
+TEST_CASE("StopGradient / Copy of an intermediate blob removed: its writer writes the copy's output",
+          "[fusion]") {
+  Model m;
+  m.net.set_name("identity");
+  m.input_shape = {3, 5};
+  AddOp(&m.net, "Sigmoid", {"x"}, {"s"});
+  AddOp(&m.net, "StopGradient", {"s"}, {"prob"});  // ONNX's Identity at a graph output
+  AddOp(&m.net, "Tanh", {"s"}, {"t"});            // another reader of s: reads prob
+  AddOp(&m.net, "Copy", {"t"}, {"t2"});
+  AddOp(&m.net, "Relu", {"t2"}, {"r"});
+  AddOp(&m.net, "StopGradient", {"x"}, {"xin"});  // the net's input: kept
+  AddOp(&m.net, "Mul", {"r", "xin"}, {"u"});
+  AddOp(&m.net, "Copy", {"u"}, {"kept"});         // u is also a declared output: kept
+  for (const char* out : {"prob", "t2", "u", "kept"}) m.net.add_external_output(out);
+  Outcome o = RunBoth(m);
+  REQUIRE(o.types == std::vector<std::string>{"Sigmoid", "Tanh", "Relu", "StopGradient", "Mul", "Copy"});
+  CHECK(o.rewritten.op(0).output(0) == "prob");
+  CHECK(o.rewritten.op(1).input(0) == "prob");
+  CHECK(o.rewritten.op(1).output(0) == "t2");
+  CHECK(o.rewritten.op(2).input(0) == "t2");
+  SECTION("the copy's output read before the copy: kept") {
+    Model k;
+    k.net.set_name("identity_kept");
+    k.input_shape = {4};
+    AddOp(&k.net, "Sigmoid", {"x"}, {"s"});
+    AddOp(&k.net, "Tanh", {"y"}, {"early"});  // reads y's value from before this net's write
+    AddOp(&k.net, "StopGradient", {"s"}, {"y"});
+    k.net.add_external_output("y");
+    Workspace ws;
+    Prepare(k, &ws);
+    *ws.CreateBlob("y")->GetMutable<Tensor>() = FloatTensor({4}, {1.f, 2.f, 3.f, 4.f});
+    NetBase* net = ws.CreateNet(k.net);
+    std::vector<std::string> types;
+    for (const auto& op : net->def().op()) types.push_back(op.type());
+    CHECK(types == std::vector<std::string>{"Sigmoid", "Tanh", "StopGradient"});
+  }
+}
+
 TEST_CASE("what must not be rewritten", "[fusion]") {
   SECTION("the Conv output is an external output") {
     Model m = ConvBnModel(true);
