@@ -42,6 +42,13 @@ hetnet::Tensor TensorFromArray(const py::array& arr);
 // Resizes *out to the array's shape and copies the elements in (keeps *out's memory when it fits).
 void FillTensorFromArray(const py::array& arr, hetnet::Tensor* out);
 py::array ArrayFromTensor(const hetnet::Tensor& tensor);
+// A CPU tensor over the array's own memory (no copy; the tensor keeps the array alive), for inputs
+// nothing writes: a Predictor's (it copies the inputs its net writes, core/predictor.cc). Strings,
+// non-contiguous, byte-swapped or not 16-byte aligned arrays are copied (TensorFromArray).
+hetnet::Tensor TensorOverArray(const py::array& arr);
+// A result nothing else holds (a Predictor's output, handed over) -> an array over its own memory,
+// no copy; a CPU tensor whose storage anything else shares (or a string, or a GPU tensor) is copied.
+py::array ArrayTakingTensor(hetnet::Tensor tensor);
 
 // The current workspace of the process (Caffe2's SwitchWorkspace / CurrentWorkspace model).
 hetnet::Workspace* CurrentWorkspace();

@@ -23,28 +23,30 @@ std::unique_ptr<hetnet::Predictor> MakePredictor(const py::bytes& init_net, cons
   return std::make_unique<hetnet::Predictor>(init, predict, options);
 }
 
-// Inputs: a list (by position in positional_input_names) or a dict {name: array}; outputs: list of
-// arrays in output_names order (copies).
+// Inputs: a list (by position in positional_input_names) or a dict {name: array}, read in place (the
+// Predictor copies what its net writes); outputs: list of
+// arrays in output_names order (over the outputs' own memory where nothing else holds it).
 py::list Run(const hetnet::Predictor& predictor, const py::object& inputs) {
   std::vector<hetnet::Tensor> outputs;
   if (py::isinstance<py::dict>(inputs)) {
     hetnet::Predictor::TensorMap named;
     for (auto item : py::reinterpret_borrow<py::dict>(inputs))
-      named[py::cast<std::string>(item.first)] = TensorFromArray(py::reinterpret_borrow<py::array>(item.second));
+      named[py::cast<std::string>(item.first)] = TensorOverArray(py::reinterpret_borrow<py::array>(item.second));
     hetnet::Predictor::TensorMap out;
     {
       py::gil_scoped_release release;
       out = predictor.Run(named);
     }
-    for (const auto& name : predictor.output_names()) outputs.push_back(out.at(name));
+    for (const auto& name : predictor.output_names()) outputs.push_back(std::move(out.at(name)));
   } else {
     std::vector<hetnet::Tensor> values;
-    for (auto v : py::list(inputs)) values.push_back(TensorFromArray(py::reinterpret_borrow<py::array>(v)));
+    for (auto v : py::list(inputs)) values.push_back(TensorOverArray(py::reinterpret_borrow<py::array>(v)));
     py::gil_scoped_release release;
     outputs = predictor.Run(values);  // checks the count (core/predictor.h)
   }
   py::list result;
-  for (const auto& t : outputs) result.append(ArrayFromTensor(t));
+  for (auto& t : outputs) result.append(ArrayTakingTensor(std::move(t)));  // Fetch handed the storage over
+  outputs.clear();
   return result;
 }
 

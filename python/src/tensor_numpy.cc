@@ -154,6 +154,34 @@ py::array ArrayFromTensor(const Tensor& tensor) {
   return out;
 }
 
+Tensor TensorOverArray(const py::array& arr) {
+  const DataType dtype = DataTypeOfArray(arr);
+  const bool direct = dtype != DataType::String && (arr.flags() & py::array::c_style) && arr.dtype().byteorder() != '>' &&
+                      arr.size() > 0 && reinterpret_cast<uintptr_t>(arr.data()) % 16 == 0;
+  if (!direct) return TensorFromArray(arr);
+  Tensor t(Device::CPU());
+  t.Resize(std::vector<int64_t>(arr.shape(), arr.shape() + arr.ndim()));
+  PyObject* owner = arr.ptr();
+  Py_INCREF(owner);  // released under the GIL, whichever thread drops the tensor's storage last
+  std::shared_ptr<void> holder(const_cast<void*>(arr.data()), [owner](void*) {
+    py::gil_scoped_acquire gil;
+    Py_DECREF(owner);
+  });
+  t.SetExternalData(std::move(holder), static_cast<size_t>(t.numel()) * hetnet::ItemSize(dtype), dtype, Device::CPU());
+  return t;
+}
+
+py::array ArrayTakingTensor(Tensor tensor) {
+  const bool sole = tensor.initialized() && tensor.device().is_cpu() && tensor.dtype() != DataType::String &&
+                    !tensor.external_storage() && tensor.storage().use_count() == 1 && tensor.nbytes() > 0;
+  if (!sole) return ArrayFromTensor(tensor);
+  // The array's base is a capsule holding the storage: numpy frees it through the capsule.
+  auto* keep = new std::shared_ptr<hetnet::Storage>(tensor.storage());
+  py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<hetnet::Storage>*>(p); });
+  std::vector<py::ssize_t> shape(tensor.shape().begin(), tensor.shape().end());
+  return py::array(NumpyDtype(tensor.dtype()), py::array::ShapeContainer(shape), tensor.raw_data(), owner);
+}
+
 namespace {
 
 void FeedBlobImpl(const std::string& name, const py::object& value, const py::object& option_bytes) {
