@@ -96,14 +96,40 @@ void BroadcastLoop(int64_t pre, int64_t n, int64_t post, const T* a, const T* b,
 }
 }  // namespace
 
-template <typename T, class Context>
-void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c, Context*) {
+template <typename T>
+void BroadcastSerial(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c) {
   switch (op) {
     case BinaryOp::Add: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x + y; }); break;
     case BinaryOp::Sub: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x - y; }); break;
     case BinaryOp::Mul: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x * y; }); break;
     case BinaryOp::Div: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return Divide(x, y); }); break;
   }
+}
+
+// Large ones (over 256K elements: below that waking a thread costs more than it saves) in chunks
+// over the intra-op pool: by ranges of pre's rows, or with few rows, by ranges of b's n elements
+// (a 16M-float Add of [1, 16M] and [16M] is one row).
+template <typename T, class Context>
+void BroadcastBinary(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c, Context*) {
+  constexpr int64_t kMinParallel = 1 << 18, kChunk = 1 << 16;
+  const int64_t total = pre * n * post;
+  const int workers = CpuWorkers();
+  if (workers <= 1 || total < kMinParallel) return BroadcastSerial(op, pre, n, post, a, b, c);
+  const int64_t row = n * post;
+  if (pre >= 4 * workers) {
+    const int64_t rows = std::max<int64_t>(1, kChunk / std::max<int64_t>(1, row)), parts = (pre + rows - 1) / rows;
+    ParallelFor(parts, workers, [&](int64_t i, int) {
+      const int64_t p0 = i * rows, p1 = std::min(pre, p0 + rows);
+      BroadcastSerial(op, p1 - p0, n, post, a + p0 * row, b, c + p0 * row);
+    });
+    return;
+  }
+  const int64_t span = std::max<int64_t>(1, kChunk / std::max<int64_t>(1, post)), per_row = (n + span - 1) / span;
+  ParallelFor(pre * per_row, workers, [&](int64_t i, int) {
+    const int64_t p = i / per_row, j0 = (i % per_row) * span, j1 = std::min(n, j0 + span);
+    const int64_t off = p * row + j0 * post;
+    BroadcastSerial(op, int64_t{1}, j1 - j0, post, a + off, b + j0, c + off);
+  });
 }
 #define HN_INSTANTIATE_BINARY(T) \
   template void BroadcastBinary<T, CPUContext>(BinaryOp, int64_t, int64_t, int64_t, const T*, const T*, T*, CPUContext*);
