@@ -1,5 +1,6 @@
 // The CPU allocator (device/cpu_context.cc): 64-byte alignment, and blocks of 2 MiB or more on a
-// huge-page boundary backed by transparent huge pages where the kernel gives them on request.
+// huge-page boundary backed by transparent huge pages where the kernel gives them on request, freed
+// ones kept for the next request of their size.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -68,4 +69,22 @@ TEST_CASE("CPU allocator: 64-byte alignment; large blocks on huge pages", "[allo
   // "madvise" or "always": the block asked for them. The kernel may still fall back to small pages
   // when no 2 MiB of contiguous memory is free; on this test's 8 MiB at least one huge page is due.
   CHECK(AnonHugeKbAt(p.get()) >= 2048);
+}
+
+TEST_CASE("CPU allocator: a freed large block comes back for the next request of its size", "[allocator]") {
+  Allocator* alloc = GetCPUAllocator();
+  const size_t size = (size_t{6} << 20) + 100;  // rounds to 8 MiB of huge pages
+  void* first = nullptr;
+  {
+    auto p = alloc->Allocate(size);
+    first = p.get();
+    std::memset(p.get(), 7, size);
+  }
+  auto again = alloc->Allocate(size - 50);  // the same rounded size: the cached block, already mapped
+  CHECK(again.get() == first);
+  auto other = alloc->Allocate(size);  // the cached one is in use: a fresh block
+  CHECK(other.get() != first);
+  CHECK(reinterpret_cast<uintptr_t>(other.get()) % kHugePage == 0);
+  auto small = alloc->Allocate(1000);  // small blocks are not cached
+  CHECK(reinterpret_cast<uintptr_t>(small.get()) % 64 == 0);
 }
