@@ -47,6 +47,17 @@ BroadcastPlan LegacyBroadcast::Plan(const caffe2::OperatorDef& def, const Tensor
   return ComputeBroadcastPlan(def, A.shape(), B.shape(), broadcast, axis);
 }
 
+bool LegacyBroadcast::PlainPlan(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B,
+                                std::vector<int64_t>* out, BroadcastPlan* p) const {
+  if (UsesLegacy(A, B)) {
+    *out = A.shape();
+    *p = Plan(def, A, B);
+    return true;
+  }
+  *out = NumpyBroadcastOutputShape(def, A.shape(), B.shape());
+  return NumpyIsLegacyPlan(*out, A.shape(), B.shape(), p);
+}
+
 std::vector<int64_t> NumpyBroadcastOutputShape(const caffe2::OperatorDef& def, const std::vector<int64_t>& a,
                                                const std::vector<int64_t>& b, int ai, int bi) {
   std::vector<int64_t> out;

@@ -31,6 +31,10 @@ struct LegacyBroadcast {
   void CheckSameDtype(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B) const;
   bool UsesLegacy(const Tensor& A, const Tensor& B) const { return broadcast || A.shape() == B.shape(); }
   BroadcastPlan Plan(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B) const;
+  // *out = the output shape of A op B; true when the (pre, n, post) plan *p computes it (the legacy
+  // rule, or numpy's in that form: NumpyIsLegacyPlan), false when it needs the general index.
+  bool PlainPlan(const caffe2::OperatorDef& def, const Tensor& A, const Tensor& B, std::vector<int64_t>* out,
+                 BroadcastPlan* p) const;
   bool broadcast;
   int axis;
 };
@@ -99,15 +103,8 @@ class BinaryElementwiseOp final : public Operator<Context> {
       if (IsSixteenBitFloat(A.dtype())) return RunThroughFloat(A, B);
     }
     BroadcastPlan p;
-    std::vector<int64_t> out = A.shape();
-    bool legacy = args_.UsesLegacy(A, B);
-    if (legacy) {
-      p = args_.Plan(this->def(), A, B);
-    } else {
-      out = NumpyBroadcastOutputShape(this->def(), A.shape(), B.shape());
-      legacy = NumpyIsLegacyPlan(out, A.shape(), B.shape(), &p);
-    }
-    if (legacy) {
+    std::vector<int64_t> out;
+    if (args_.PlainPlan(this->def(), A, B, &out, &p)) {
       DispatchArithmeticType<Context>(this->def(), A.dtype(), [&](auto zero) { ComputeLegacy<decltype(zero)>(A, B, p, out); });
     } else {
       const math::BroadcastIndex ix = math::MakeBroadcastIndex(out, {A.shape(), B.shape()});
@@ -138,15 +135,8 @@ class BinaryElementwiseOp final : public Operator<Context> {
     const Tensor a = WidenToFloat(A), b = WidenToFloat(B);
     Tensor c(Device::CPU());
     BroadcastPlan p;
-    std::vector<int64_t> out = a.shape();
-    bool legacy = args_.UsesLegacy(a, b);
-    if (legacy) {
-      p = args_.Plan(this->def(), a, b);
-    } else {
-      out = NumpyBroadcastOutputShape(this->def(), a.shape(), b.shape());
-      legacy = NumpyIsLegacyPlan(out, a.shape(), b.shape(), &p);
-    }
-    if (legacy) {
+    std::vector<int64_t> out;
+    if (args_.PlainPlan(this->def(), a, b, &out, &p)) {
       c.Resize(out);
       math::BroadcastBinary<float, Context>(Op, p.pre, p.n, p.post, a.template data<float>(), b.template data<float>(),
                                             c.template mutable_data<float>(), &this->context_);
