@@ -313,6 +313,16 @@ def onnx_seeds():
          helper.make_node("ConcatFromSequence", ["sq"], ["y"], axis=0, new_axis=1)],
         [vi("x", f32, [3, 2])], [vi("y", f32, [3, 2])], opset=18))
 
+    # Narrow types (core/narrow_types.h): packed int4 and float8 initializers, dequantized and cast.
+    q4 = helper.make_tensor("q4", TensorProto.INT4, [5], [-8, -1, 0, 3, 7])
+    f8 = helper.make_tensor("f8", TensorProto.FLOAT8E4M3FN, [2], [0.5, -448.0])
+    s4 = numpy_helper.from_array(np.array(0.25, np.float32), "s4")
+    add("fuzz_onnx_import", "narrow_int4_float8.onnx", model(
+        [helper.make_node("DequantizeLinear", ["q4", "s4"], ["dq"]), helper.make_node("Cast", ["f8"], ["f"], to=f32),
+         helper.make_node("Cast", ["x"], ["x8"], to=TensorProto.FLOAT8E5M2, saturate=0),
+         helper.make_node("Cast", ["x8"], ["y"], to=f32)],
+        [vi("x", f32, [2])], [vi("y", f32, [2]), vi("dq", f32, [5]), vi("f", f32, [2])], [q4, f8, s4], opset=21))
+
 
 try:
     onnx_seeds()
