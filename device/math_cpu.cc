@@ -9,6 +9,7 @@
 
 #include "core/context.h"
 #include "core/half.h"
+#include "device/broadcast.h"
 #include "device/cpu_thread_pool.h"
 #include "device/divide.h"
 #include "core/types.h"
@@ -96,13 +97,14 @@ void BroadcastLoop(int64_t pre, int64_t n, int64_t post, const T* a, const T* b,
 }
 }  // namespace
 
+// Elements as numpy broadcasting computes them (ApplyBinary: integers wrap, as NumPy's do).
 template <typename T>
 void BroadcastSerial(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c) {
   switch (op) {
-    case BinaryOp::Add: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x + y; }); break;
-    case BinaryOp::Sub: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x - y; }); break;
-    case BinaryOp::Mul: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return x * y; }); break;
-    case BinaryOp::Div: BroadcastLoop(pre, n, post, a, b, c, [](T x, T y) { return Divide(x, y); }); break;
+    case BinaryOp::Add: BroadcastLoop(pre, n, post, a, b, c, ApplyBinary<BinaryOp::Add, T>); break;
+    case BinaryOp::Sub: BroadcastLoop(pre, n, post, a, b, c, ApplyBinary<BinaryOp::Sub, T>); break;
+    case BinaryOp::Mul: BroadcastLoop(pre, n, post, a, b, c, ApplyBinary<BinaryOp::Mul, T>); break;
+    case BinaryOp::Div: BroadcastLoop(pre, n, post, a, b, c, ApplyBinary<BinaryOp::Div, T>); break;
   }
 }
 

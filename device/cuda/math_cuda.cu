@@ -4,6 +4,7 @@
 
 #include "core/half.h"
 #include "core/types.h"
+#include "device/broadcast.h"
 #include "device/cuda/cuda_context.h"
 #include "device/divide.h"
 #include "device/math.h"
@@ -41,11 +42,11 @@ __global__ void BroadcastKernel(BinaryOp op, int64_t total, int64_t n, int64_t p
   HN_CUDA_KERNEL_LOOP(i, total) {
     const T x = a[i];
     const T y = b[(i / post) % n];
-    switch (op) {
-      case BinaryOp::Add: c[i] = x + y; break;
-      case BinaryOp::Sub: c[i] = x - y; break;
-      case BinaryOp::Mul: c[i] = x * y; break;
-      case BinaryOp::Div: c[i] = Divide(x, y); break;
+    switch (op) {  // as the CPU and numpy broadcasting compute them (integers wrap)
+      case BinaryOp::Add: c[i] = ApplyBinary<BinaryOp::Add>(x, y); break;
+      case BinaryOp::Sub: c[i] = ApplyBinary<BinaryOp::Sub>(x, y); break;
+      case BinaryOp::Mul: c[i] = ApplyBinary<BinaryOp::Mul>(x, y); break;
+      case BinaryOp::Div: c[i] = ApplyBinary<BinaryOp::Div>(x, y); break;
     }
   }
 }
