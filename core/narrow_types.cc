@@ -134,6 +134,12 @@ const char* NarrowDataTypeName(DataType t) {
   return nullptr;
 }
 
+DataType NarrowDataTypeNamed(const std::string& name) {
+  for (int v = static_cast<int>(kFloat8E4M3FN); v <= static_cast<int>(kInt2); ++v)
+    if (name == NarrowDataTypeName(static_cast<DataType>(v))) return static_cast<DataType>(v);
+  return DataType::Undefined;
+}
+
 float NarrowToFloat(DataType t, uint8_t bits) {
   if (t == kFloat8E8M0) return bits == 0xFF ? NAN : std::ldexp(1.0f, static_cast<int>(bits) - 127);
   if (t == kInt4 || t == kInt2) return static_cast<float>(SignExtend(bits, IntegerWidth(t)));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/types.h"
 
@@ -31,15 +32,17 @@ constexpr int kNarrowTypeOffset = 100;  // DataType value = ONNX TensorProto.Dat
 
 inline bool IsNarrowDataType(DataType t) {
   const int v = static_cast<int>(t);
-  return v >= 117 && v <= 126;
+  return v >= static_cast<int>(kFloat8E4M3FN) && v <= static_cast<int>(kInt2);
 }
 inline bool IsNarrowInteger(DataType t) {
   return t == kUInt4 || t == kInt4 || t == kUInt2 || t == kInt2;
 }
 inline bool IsNarrowFloat(DataType t) { return IsNarrowDataType(t) && !IsNarrowInteger(t); }
 
-// ml_dtypes' name ("float8_e4m3fn", "int4", ...); nullptr for other types.
+// ml_dtypes' name ("float8_e4m3fn", "int4", ...); nullptr for other types. And back: the narrow
+// type of that name, Undefined for any other name.
 const char* NarrowDataTypeName(DataType t);
+DataType NarrowDataTypeNamed(const std::string& name);
 
 // The exact value of one element (NaN where the type has one; 4/2-bit integers sign-extended).
 float NarrowToFloat(DataType t, uint8_t bits);

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <limits>
 
-#include "core/narrow_types.h"
 #include "onnx/convert_math_util.h"
 
 namespace hetnet::onnxio {
@@ -150,15 +149,6 @@ void Prelu(ConvertContext& c) {
   c.SameDims(c.out(0), c.in(0));
 }
 
-// hetnet converts the narrow types (float8, float4, int4, int2, ...) on CPU only: a Cast from or to
-// one runs there whatever the node's device (the runtime copies around it).
-void NarrowCastOnCPU(ConvertContext& c, caffe2::OperatorDef& op, caffe2::TensorProto::DataType to) {
-  if (!IsNarrowDataType(static_cast<DataType>(to)) && !IsNarrowDataType(static_cast<DataType>(c.Dtype(c.in(0)))))
-    return;
-  op.mutable_device_option()->set_device_type(caffe2::PROTO_CPU);
-  op.mutable_device_option()->clear_device_id();
-}
-
 void Cast(ConvertContext& c) {
   int32_t to = 0;
   const auto* a = c.Attr("to");
@@ -177,7 +167,7 @@ void Cast(ConvertContext& c) {
   AddArg(op, "to", static_cast<int64_t>(ours));
   if (c.Has("saturate")) AddArg(op, "saturate", c.Int("saturate", 1));
   if (c.Has("round_mode")) AddArg(op, "round_mode", c.Str("round_mode", "up"));
-  NarrowCastOnCPU(c, op, ours);
+  PinNarrowCastToCPU(&op, c.Dtype(c.in(0)), ours);
   c.SameDims(c.out(0), c.in(0));
 }
 
@@ -333,7 +323,7 @@ void RegisterMathConverters(ConverterRegistry& r) {
                                                      : c.Emit("Cast", {c.in(0)}, {c.out(0)});
     if (to != caffe2::TensorProto::UNDEFINED) AddArg(op, "to", static_cast<int64_t>(to));
     if (c.Has("saturate")) AddArg(op, "saturate", c.Int("saturate", 1));
-    NarrowCastOnCPU(c, op, to);
+    PinNarrowCastToCPU(&op, c.Dtype(c.in(0)), to);
     c.SameDims(c.out(0), c.in(0));
   });
 }

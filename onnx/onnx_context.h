@@ -48,6 +48,11 @@ const char* OnnxTypeName(int32_t onnx_type);
 // external data stays inside base_dir (empty base_dir: refused). `what` names it in errors.
 ConstTensor ConstFromOnnx(const onnx::TensorProto& t, const std::string& base_dir, const std::string& what);
 
+// hetnet converts the narrow types (core/narrow_types.h) on CPU only: a Cast from or to one runs
+// there whatever its node's device (the runtime copies around it).
+void PinNarrowCastToCPU(caffe2::OperatorDef* cast, caffe2::TensorProto::DataType from,
+                        caffe2::TensorProto::DataType to);
+
 // Ops that make blob `name` hold `c` (GivenTensor*Fill, plus a Cast where hetnet has no fill of that
 // type), appended to `net` on `device`.
 void AppendFill(caffe2::NetDef* net, const std::string& name, const ConstTensor& c,

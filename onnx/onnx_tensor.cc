@@ -292,6 +292,12 @@ void AddArg(caffe2::OperatorDef& op, const std::string& name, const std::string&
   a->set_s(value);
 }
 
+void PinNarrowCastToCPU(caffe2::OperatorDef* cast, C2::DataType from, C2::DataType to) {
+  if (!IsNarrowDataType(static_cast<DataType>(from)) && !IsNarrowDataType(static_cast<DataType>(to))) return;
+  cast->mutable_device_option()->set_device_type(caffe2::PROTO_CPU);
+  cast->mutable_device_option()->clear_device_id();
+}
+
 void AppendFill(caffe2::NetDef* net, const std::string& name, const ConstTensor& c,
                 const caffe2::DeviceOption& device) {
   auto fill = [&](const std::string& type, const std::string& out) -> caffe2::Argument* {
@@ -310,10 +316,7 @@ void AppendFill(caffe2::NetDef* net, const std::string& name, const ConstTensor&
     op->add_input(from);
     op->add_output(name);
     *op->mutable_device_option() = device;
-    if (IsNarrowDataType(static_cast<DataType>(c.dtype))) {  // narrow types convert on CPU only
-      op->mutable_device_option()->set_device_type(caffe2::PROTO_CPU);
-      op->mutable_device_option()->clear_device_id();
-    }
+    PinNarrowCastToCPU(op, C2::FLOAT, c.dtype);
     AddArg(*op, "to", static_cast<int64_t>(c.dtype));
   };
   if (c.dtype == C2::DOUBLE) {

@@ -21,15 +21,6 @@ using hetnet::Tensor;
 
 namespace {
 
-// The narrow type (core/narrow_types.h) whose ml_dtypes name is `name`; Undefined if none.
-DataType NarrowTypeNamed(const std::string& name) {
-  for (int v = 117; v <= 126; ++v) {
-    const char* n = hetnet::NarrowDataTypeName(static_cast<DataType>(v));
-    if (n && name == n) return static_cast<DataType>(v);
-  }
-  return DataType::Undefined;
-}
-
 // ml_dtypes' dtype called `name` (numpy has no bfloat16, float8, int4, ...: onnx.numpy_helper uses these).
 py::dtype MlDtype(const char* name) {
   py::object type;
@@ -48,7 +39,7 @@ DataType DataTypeOfArray(const py::array& arr) {
   if (kind == 'O') return DataType::String;
   if (kind == 'V' && size == 2 && std::string(py::str(dt)) == "bfloat16") return DataType::BFloat16;  // ml_dtypes
   if (size == 1 && (kind == 'V' || kind == 'f')) {  // ml_dtypes' narrow types (float8_e5m2 has kind 'f')
-    const DataType narrow = NarrowTypeNamed(py::str(dt));
+    const DataType narrow = hetnet::NarrowDataTypeNamed(py::str(dt));
     if (narrow != DataType::Undefined) return narrow;
   }
   if (kind == 'b') return DataType::Bool;
