@@ -157,6 +157,22 @@ class ServerProcess:
     """A running `hetnet serve`; stop() sends SIGTERM and returns the exit code."""
 
     def __init__(self, repo, extra_args=(), wait_ready=True, timeout=60):
+        # free_port() only finds ports free a moment ago: another test running beside this one
+        # (ctest -j) may take one before the server binds it. Then the server exits saying so, and
+        # it starts again on other ports (3 tries).
+        for attempt in range(3):
+            self._start(repo, extra_args)
+            if not wait_ready:
+                return
+            try:
+                self.wait_live(timeout)
+                return
+            except AssertionError:
+                if attempt == 2 or self.proc.poll() is None or "Address already in use" not in self.output():
+                    raise
+                self.log.close()
+
+    def _start(self, repo, extra_args):
         self.http_port, self.grpc_port, self.metrics_port = free_port(), free_port(), free_port()
         self.args = [hetnet_binary(), "serve", "--model-repository", str(repo),
                      "--http-port", str(self.http_port), "--grpc-port", str(self.grpc_port),
@@ -166,8 +182,6 @@ class ServerProcess:
         self.proc = subprocess.Popen(self.args, stdout=self.log, stderr=subprocess.STDOUT)
         self.http_url = "127.0.0.1:%d" % self.http_port
         self.grpc_url = "127.0.0.1:%d" % self.grpc_port
-        if wait_ready:
-            self.wait_live(timeout)
 
     def wait_live(self, timeout=60):
         deadline = time.time() + timeout
