@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 
+#include <gloo/barrier.h>
 #include <gloo/config.h>
 #include <gloo/context.h>
 #include <gloo/rendezvous/context.h>
@@ -234,6 +235,17 @@ DeviceEntry GetDevice(const std::string& transport, const std::string& interface
   HN_THROW(kInvalidArgument, "Invalid transport: ", transport, " (expected \"tcp\" or \"ibverbs\")");
 }
 
+// A rank's connectFullMesh (or makeContext) can return while a peer is still accepting its
+// connection; a rank that then exits at once (a local error, a one-op job) would make that peer's
+// connect fail with "Connection closed by peer". One barrier on the new context means no rank
+// leaves creation before every rank has finished connecting.
+void WaitUntilAllRanksConnected(const std::shared_ptr<gloo::Context>& ctx, std::chrono::milliseconds timeout) {
+  if (ctx->size == 1) return;
+  gloo::BarrierOptions opts(ctx);
+  opts.setTimeout(timeout);
+  gloo::barrier(opts);
+}
+
 }  // namespace
 
 std::shared_ptr<GlooCommonWorld> GlooCommonWorld::Create(const GlooWorldOptions& opts, const StoreHandlerPtr& store) {
@@ -256,6 +268,7 @@ std::shared_ptr<GlooCommonWorld> GlooCommonWorld::Create(const GlooWorldOptions&
   gloo::rendezvous::PrefixStore prefixed(opts.name, bridge);
   try {
     ctx->connectFullMesh(prefixed, w->device_);
+    WaitUntilAllRanksConnected(ctx, opts.timeout);
   } catch (Error& e) {
     throw e.AddContext(MakeString("while connecting ", w->Describe(), " through ", store->Describe()));
   } catch (const std::exception& e) {
@@ -278,6 +291,7 @@ std::shared_ptr<GlooCommonWorld> GlooCommonWorld::Clone(const std::string& name,
     gloo::rendezvous::ContextFactory factory(context());
     auto ctx = factory.makeContext(w->device_);
     ctx->setTimeout(timeout_);
+    WaitUntilAllRanksConnected(ctx, timeout_);
     w->context_ = std::move(ctx);
   });
   return w;
