@@ -28,13 +28,21 @@ def time_interleaved(fns, budget, rounds=5, max_runs=200):
     of the machine hits every runtime alike). Each burst starts 50 ms after the previous runtime's:
     ONNX Runtime's pool threads spin for a while after a run, and timed in that window hetnet's
     second thread shares its core with them (at 2 threads the MLP at batch 1 measured 3x slower,
-    the 1-thread time). Returns [(median, runs)] in fns' order."""
+    the 1-thread time). Each burst first runs its fn untimed for 20 ms (at least once): on this VM
+    a core left idle for 50 ms runs ~3x slower for the next few milliseconds, whichever runtime is
+    on it (MLP batch 1 at 2 threads: ~90 us per run for the first ~3 ms, then 29-31 us, ORT and
+    hetnet alike), and short bursts timed that warm-up, not the runtimes.
+    Returns [(median, runs)] in fns' order."""
     for fn in fns:
         fn()  # warm-up (first-run allocations, algorithm choice)
     times = [[] for _ in fns]
     for _ in range(rounds):
         for fn, ts in zip(fns, times):
             time.sleep(0.05)
+            warm = time.perf_counter()
+            fn()
+            while time.perf_counter() - warm < 0.02:
+                fn()
             start, n = time.perf_counter(), 0
             while n < 1 or (time.perf_counter() - start < budget / rounds and n < max_runs // rounds):
                 t0 = time.perf_counter()

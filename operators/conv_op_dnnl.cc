@@ -179,7 +179,10 @@ class DnnlConvOp final : public Operator<CPUContext> {
       const double filter = static_cast<double>(g.M) * (g.C / g.group) * g.kh * g.kw;
       // Channel parts copy their outputs (and a residual) once more: worth it where the filter is
       // over twice the output (measured on ResNet-50's stages at 2 threads).
-      split = g.group == 1 && filter > 2.0 * g.N * g.OH * g.OW * g.M ? kChannels : kRows;
+      // Fewer than 4 blocks of 16 channels make no two parts: bands then (LeNet's conv2, 50
+      // channels, ran on oneDNN's OpenMP team, whose threads then spun on the core the next
+      // operator's pool wanted: LeNet at batch 1, 2 threads, FC 29 us instead of 13).
+      split = g.group == 1 && g.M >= 64 && filter > 2.0 * g.N * g.OH * g.OW * g.M ? kChannels : kRows;
     }
     // Channel parts: whole multiples of 16 channels (the kernels' block), 32 at least.
     const int64_t extent = split == kImages ? g.N : split == kRows ? g.OH : g.M / 16;
