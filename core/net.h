@@ -29,6 +29,9 @@ class NetBase {
   void set_placement(PlacementReport r) { placement_ = std::move(r); }
   // The placement report with copy bytes measured by the last run where known.
   PlacementReport MeasuredPlacement() const;
+  // What the executor did besides running the operators in order (a CUDA graph executor: what it
+  // captured and why not the rest); empty for the others.
+  virtual std::string ExecutorNotes() const { return {}; }
 
  protected:
   caffe2::NetDef def_;

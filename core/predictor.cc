@@ -225,6 +225,13 @@ PlacementReport Predictor::Placement() const {
   return report;
 }
 
+std::string Predictor::ExecutorNotes() const {
+  std::unique_ptr<Instance> inst = Acquire();
+  std::string notes = inst->net->ExecutorNotes();
+  Release(std::move(inst));
+  return notes;
+}
+
 Predictor::TensorMap Predictor::Run(const TensorMap& inputs, RunInfo* info) const {
   std::unique_ptr<Instance> inst = Acquire();
   // Registered as a run in the child and the weights' workspace until the instance is back in the

@@ -56,6 +56,9 @@ class Predictor {
   // Where the predict net's ops run and which copies were inserted, with bytes from the last run
   // of an instance (or from shape inference before any run).
   PlacementReport Placement() const;
+  // What the predict net's executor reports beyond running its ops (NetBase::ExecutorNotes: a CUDA
+  // graph executor's captures), for an instance that has run when there is one.
+  std::string ExecutorNotes() const;
 
   // Predict-net external inputs that the init net did not produce (what callers feed), in order.
   const std::vector<std::string>& input_names() const { return input_names_; }

@@ -1,13 +1,10 @@
 // The sequential executor (net type "" or "simple"): every operator is created when the net is,
 // and runs in order on the calling thread.
-#include <map>
-#include <set>
-#include <string>
-
 #include "core/net.h"
 #include "core/workspace.h"
 #include "core/workspace_memory.h"
 #include "net_executors/op_creation.h"
+#include "net_executors/sequential_plan.h"
 
 namespace hetnet {
 
@@ -17,23 +14,7 @@ class SimpleNet final : public NetBase {
     def_ = def;
     account_ = WorkspaceMemoryAccount(ws);
     ops_ = CreateNetOperators(def_, ws, /*copy_streams=*/false);
-    // GPU work is queued on one stream per device here: finishing each device's last op suffices.
-    std::map<Device, int> last;
-    for (int i = 0; i < static_cast<int>(ops_.size()); ++i)
-      if (!ops_[i]->device().is_cpu()) last[ops_[i]->device()] = i;
-    for (const auto& kv : last) finish_.push_back(kv.second);
-    // A CPU op that overwrites a blob an earlier GPU op reads (a host-to-device copy reads pinned
-    // memory asynchronously) first waits for the GPU work queued so far.
-    std::set<std::string> read_by_gpu;
-    drain_before_.assign(ops_.size(), 0);
-    for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
-      const auto& op = def_.op(i);
-      if (ops_[i]->device().is_cpu()) {
-        for (const auto& out : op.output()) drain_before_[i] |= read_by_gpu.count(out) > 0;
-      } else {
-        read_by_gpu.insert(op.input().begin(), op.input().end());
-      }
-    }
+    plan_ = SequentialPlan::For(def_, ops_);
   }
 
   void Run() override {
@@ -41,28 +22,20 @@ class SimpleNet final : public NetBase {
     const int n = static_cast<int>(ops_.size());
     for (int i = 0; i < n; ++i) {
       try {
-        if (drain_before_[i])
-          for (int f : finish_) ops_[f]->Finish();
+        plan_.BeforeOp(i, ops_);
         ops_[i]->Run();
       } catch (...) {
         RethrowWithContext(OperatorRunContext(def_, i, *ops_[i]));
       }
     }
-    for (int i : finish_) {
-      try {
-        ops_[i]->Finish();
-      } catch (...) {
-        RethrowWithContext(OperatorContext(def_, i));
-      }
-    }
+    plan_.FinishAll(def_, ops_);
   }
 
   const std::vector<std::unique_ptr<OperatorBase>>& operators() const override { return ops_; }
 
  private:
   std::vector<std::unique_ptr<OperatorBase>> ops_;
-  std::vector<int> finish_;
-  std::vector<char> drain_before_;          // per op: finish every device's queued work first
+  SequentialPlan plan_;
   std::shared_ptr<MemoryAccount> account_;  // the workspace's (total-workspace-bytes cap)
 };
 

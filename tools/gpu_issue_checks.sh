@@ -2,7 +2,7 @@
 # The GPU parts of the open issues, run as gpu_suite.sh's `extra` step (its environment, its build):
 #   HETNET_GPU_EXTRA="bash tools/gpu_issue_checks.sh" bash tools/gpu_suite.sh run gpu extra ctest
 # issue 17: `hetnet calibrate` on this machine, then the auto-placement proof against that profile;
-# issues 14/16/17: the Python tests that use a GPU; issue 16: bench_conv. Files land in $OUT (or
+# issues 14/16/17: the Python tests that use a GPU; issue 16: CUDA graphs, bench_conv. Files land in $OUT (or
 # build-gpu/out).
 set -u
 b=build-gpu
@@ -18,7 +18,8 @@ timeout 240 python3 benchmarks/auto_placement_proof.py --profile "$profile" --ba
   --seconds 0.3 --json "$out/auto_placement_proof.json" || rc=1
 echo "### Python tests that use the GPU"
 timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_gpu.py \
-  tests/python/test_spatial_bn_multi_batch.py tests/python/test_auto_placement.py || rc=1
+  tests/python/test_spatial_bn_multi_batch.py tests/python/test_auto_placement.py \
+  tests/python/test_cuda_graph_predictor.py || rc=1
 echo "### copy race (issue 18): four [gpu] runs at once, as under ctest -j8 on 2026-11-26"
 for i in 1 2 3 4; do
   (c=0; timeout 150 "$b/bin/hetnet_tests" --require-gpu "[gpu]" -r compact > "/tmp/par$i.log" 2>&1 || c=$?
@@ -31,6 +32,25 @@ echo "### hetnet vs PyTorch eager on the GPU (issue 16 items 5-7)"
 timeout 150 python3 benchmarks/peers/vs_pytorch.py --device cuda --batches 1,8 --rounds 3 --seconds 0.3 || rc=1
 echo "### GLOO allreduce vs a raw TCP loopback stream (issue 14 item 7, on more cores than ranks)"
 timeout 90 python3 benchmarks/allreduce_vs_tcp.py --rounds 7 || rc=1
+echo "### CUDA graphs (issue 16 item 5): eager against --cuda-graph, batch 1, same files"
+timeout 60 python3 - "$out" <<'PY' || rc=1
+import sys
+sys.path.insert(0, "benchmarks")
+import numpy as np, onnx, onnx_models
+for name in ("mlp", "resnet50"):
+    model, shape = onnx_models.MODELS[name]()
+    onnx.save(model, "%s/%s.onnx" % (sys.argv[1], name))
+    np.save("%s/%s_x.npy" % (sys.argv[1], name), np.random.RandomState(0).rand(1, *shape).astype(np.float32))
+PY
+for m in mlp resnet50; do
+  for g in "" --cuda-graph; do
+    echo "## $m ${g:-eager}"
+    timeout 120 "$b/bin/hetnet" run "$out/$m.onnx" --device cuda --input "data=$out/${m}_x.npy" --iters 300 \
+      --output "prob=$out/${m}_prob${g:+_graph}.npy" $g | tail -4 || rc=1
+  done
+  python3 -c "import numpy as np, sys; a, b = (np.load(sys.argv[1] + s) for s in ('_prob.npy', '_prob_graph.npy')); \
+print('max abs diff eager vs graph', float(np.abs(a - b).max()))" "$out/$m" || rc=1
+done
 echo "### bench_conv (issue 16 item 5: the measured engine choice)"
 timeout 120 "$b/bin/bench_conv" || rc=1
 exit $rc

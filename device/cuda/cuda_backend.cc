@@ -1,5 +1,6 @@
 // CUDA device backend: device count (0 without driver or GPU), a caching device allocator per
 // GPU, a caching pinned-host allocator, and blocking copies.
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,6 +29,8 @@ size_t RoundSize(size_t n) {
 // stream-aware: their users are released only after the copies reading or writing them finished
 // (copy ops wait for their staging buffers; CPU tensors that copies read are rewritten or freed
 // only after the executors waited for those copies).
+std::atomic<uint64_t> g_device_allocations{0};
+
 class CachingAllocator : public Allocator {
  public:
   CachingAllocator(int device, bool pinned) : device_(device), pinned_(pinned) {}
@@ -37,6 +40,7 @@ class CachingAllocator : public Allocator {
     HN_CHECK_KIND(kOutOfMemory, nbytes <= (SIZE_MAX >> 1), "out of ", pinned_ ? "pinned host" : "GPU",
                   " memory allocating ", nbytes, " bytes");
     const size_t size = RoundSize(nbytes);
+    if (!pinned_) g_device_allocations.fetch_add(1, std::memory_order_relaxed);
     cudaStream_t stream = pinned_ ? nullptr : CurrentCudaStream(device_);
     void* p = TakeCached(size, stream, false);
     if (!p) p = Fresh(size, nbytes);
@@ -249,6 +253,8 @@ struct RegisterCUDA {
 } register_cuda;
 
 }  // namespace
+
+uint64_t CudaDeviceAllocations() { return g_device_allocations.load(std::memory_order_relaxed); }
 
 Allocator* GetPinnedHostAllocator() {
   static auto* alloc = new CachingAllocator(0, true);  // leaked on purpose, as above

@@ -85,8 +85,27 @@ void CUDAContext::FinishDeviceComputation() {
   HN_CUDA_CHECK(cudaGetLastError());
 }
 
+namespace {
+thread_local int capturing_graph = 0;
+
+bool IsHostMemory(const void* p) {
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;
+  }
+  return a.type == cudaMemoryTypeHost || a.type == cudaMemoryTypeUnregistered;
+}
+}  // namespace
+
+ScopedCudaGraphCapture::ScopedCudaGraphCapture() { ++capturing_graph; }
+ScopedCudaGraphCapture::~ScopedCudaGraphCapture() { --capturing_graph; }
+
 void CUDAContext::CopyBytes(size_t nbytes, const void* src, Device, void* dst, Device) {
   if (nbytes == 0) return;
+  HN_CHECK_KIND(kUnsupported, !capturing_graph || (!IsHostMemory(src) && !IsHostMemory(dst)),
+                "a copy of host memory cannot be captured into a CUDA graph (a replay would read the "
+                "host buffer's address again)");
   // Unified addressing: the runtime infers the direction (and uses peer access between GPUs).
   HN_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, stream()));
 }

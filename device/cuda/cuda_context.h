@@ -47,6 +47,22 @@ class CUDAContext final : public DeviceContext {
 // `device`, or nullptr: the caching allocator ties a freed block to the stream that freed it.
 cudaStream_t CurrentCudaStream(int device);
 
+// How many device blocks the caching allocators have handed out (cache hits included), process-wide:
+// an operator that allocates while its work is captured into a CUDA graph would bake a temporary
+// block's address into the graph (device/cuda/cuda_graph_net.cc refuses such captures).
+uint64_t CudaDeviceAllocations();
+
+// While one lives on a thread, that thread is capturing a CUDA graph (device/cuda/cuda_graph_net.cc):
+// CUDAContext::CopyBytes then refuses host memory, whose address (often a temporary's) and
+// contents a replay would read again.
+class ScopedCudaGraphCapture {
+ public:
+  ScopedCudaGraphCapture();
+  ~ScopedCudaGraphCapture();
+  ScopedCudaGraphCapture(const ScopedCudaGraphCapture&) = delete;
+  ScopedCudaGraphCapture& operator=(const ScopedCudaGraphCapture&) = delete;
+};
+
 // Pinned host memory (cudaHostAlloc), cached; nullptr-free even without a GPU is not promised.
 Allocator* GetPinnedHostAllocator();
 

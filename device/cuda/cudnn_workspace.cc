@@ -1,5 +1,7 @@
 #include "device/cuda/cudnn_workspace.h"
 
+#include <atomic>
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -39,6 +41,12 @@ CudnnWorkspace& CudnnWorkspace::Get(int device, void* stream) {
   return *p;
 }
 
+namespace {
+std::atomic<uint64_t> g_generation{0};
+}  // namespace
+
+uint64_t CudnnWorkspaceGeneration() { return g_generation.load(); }
+
 void CudnnWorkspace::Run(const void* user, size_t nbytes, const std::function<void(void*, size_t)>& f) {
   if (user) {
     Registry& r = Reg();
@@ -51,6 +59,7 @@ void CudnnWorkspace::Run(const void* user, size_t nbytes, const std::function<vo
     CUDADeviceGuard dg(device_);
     if (ptr_) HN_CUDA_CHECK(cudaFree(ptr_));  // waits for queued work that may read the old buffer
     ptr_ = nullptr;
+    ++g_generation;
     capacity_ = 0;
     if (cudaMalloc(&ptr_, nbytes) != cudaSuccess) {
       (void)cudaGetLastError();
@@ -69,6 +78,7 @@ void CudnnWorkspace::Release() {
   if (ptr_) HN_CUDA_CHECK(cudaFree(ptr_));
   ptr_ = nullptr;
   capacity_ = 0;
+  ++g_generation;
 }
 
 size_t CudnnWorkspace::capacity() const {

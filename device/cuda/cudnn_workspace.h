@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 
@@ -37,6 +38,10 @@ class CudnnWorkspace {
   void* ptr_ = nullptr;
   size_t capacity_ = 0;
 };
+
+// Counts every growth or release of any shared workspace buffer (its address changes): a captured
+// CUDA graph (device/cuda/cuda_graph_net.cc) that baked in the old address must be captured again.
+uint64_t CudnnWorkspaceGeneration();
 
 // The most bytes any request may get (the op's limit is min(ws_nbytes_limit, global cap)).
 size_t CudnnWorkspaceGlobalCap();

@@ -79,3 +79,9 @@ class Predictor(object):
 
     def num_instances(self):
         return self._predictor.num_instances()
+
+    def executor_notes(self):
+        """What the predict net's executor did besides running its operators: with
+        ``predict_net.type = "cuda_graph"``, which GPU operators it replays as CUDA graphs (from the
+        second run on) and why not the others; empty for the other executors."""
+        return self._predictor.executor_notes()

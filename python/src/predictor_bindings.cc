@@ -64,7 +64,10 @@ void InitPredictor(py::module_& m) {
       .def_property_readonly("output_names", &hetnet::Predictor::output_names)
       .def_property_readonly("filled_input_names", &hetnet::Predictor::filled_input_names)
       .def_property_readonly("positional_input_names", &hetnet::Predictor::positional_input_names)
-      .def("num_instances", &hetnet::Predictor::NumInstances);
+      .def("num_instances", &hetnet::Predictor::NumInstances)
+      // What the predict net's executor did besides running its ops: with predict_net.type =
+      // "cuda_graph", which GPU operators it replays as CUDA graphs and why not the others.
+      .def("executor_notes", &hetnet::Predictor::ExecutorNotes);
 #else
   m.attr("has_predictor") = false;
 #endif
