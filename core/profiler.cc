@@ -100,7 +100,11 @@ RunProfile OpTimerSet::Resolve() {
   for (int i = 0; i < static_cast<int>(impl_->ops.size()); ++i) {
     auto& s = impl_->ops[i];
     if (!s.ran) continue;
-    OpTiming t{i, s.lane, s.begin_us, s.end_us - s.begin_us, s.end_us - s.begin_us};
+    OpTiming t;
+    t.op = i;
+    t.lane = s.lane;
+    t.start_us = s.begin_us;
+    t.dur_us = t.host_dur_us = s.end_us - s.begin_us;
     if (s.is_collective) {
       t.collective_bytes = s.collective.bytes;
       t.collective_peers = s.collective.peers;

@@ -86,7 +86,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     Tensor* Y = Output(0, g.y_shape(), DataType::Float);  // in place: already R's buffer and shape
     const float* r = !sum ? nullptr : in_place ? Y->data<float>() : Input(3).data<float>();
     if (!p.src_reorder && !p.dst_reorder && RunInParts(g, has_bias, sum, relu, r, Y)) {
-      Finish(p, add_after, Y);
+      AddResidualAndRelu(p, add_after, Y);
       return;
     }
     dnnl::stream& s = dnnl_util::ThreadStream();
@@ -110,7 +110,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     p.conv.execute(s, a);
     if (p.dst_reorder) p.dst_reorder.execute(s, p.dst, dst);
     s.wait();
-    Finish(p, add_after, Y);
+    AddResidualAndRelu(p, add_after, Y);
   }
 
  private:
@@ -152,7 +152,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   }
 
   // After the primitive(s): a residual of another shape, and the Relu when it is a pass.
-  void Finish(const Plan& p, bool add_after, Tensor* Y) {
+  void AddResidualAndRelu(const Plan& p, bool add_after, Tensor* Y) {
     if (add_after) residual_.AddTo(def(), ws_);
     if (p.relu_pass || (relu_ && add_after)) {
       float* y = Y->mutable_data<float>();

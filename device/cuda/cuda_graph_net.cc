@@ -10,8 +10,9 @@
 // in), that are not random or collective (a replay would repeat the same numbers and skip the
 // peers), and that are not copies (their host side changes per run). A capture is dropped, and the
 // segment runs eagerly for good, when an operator fails under capture (a synchronization or other
-// call that capture forbids), allocates device memory (a temporary's address would be baked in and
-// later reused by another tensor), or copies host memory (CUDAContext::CopyBytes). Before every replay
+// call that capture forbids) or copies host memory (CUDAContext::CopyBytes); one that allocates
+// device memory (a temporary's address would be baked in and later handed to another tensor) is
+// tried again at the next run (a new batch size allocates once), kMaxCaptures times. Before every replay
 // each tensor the segment touches must still have the address, shape and type it had at capture,
 // and the shared cuDNN workspace its buffer; otherwise the segment runs eagerly and is captured
 // again at the next run (at most kMaxCaptures times: shapes that keep changing stay eager).
@@ -92,7 +93,14 @@ class CudaGraphNet final : public NetBase {
     for (int i = 0; i < n; ++i) {
       if (next < segments_.size() && segments_[next].begin == i) {
         Segment& s = segments_[next++];
-        if (RunSegment(&s)) {
+        bool ran = false;
+        try {
+          ran = RunSegment(&s);
+        } catch (...) {
+          RethrowWithContext(MakeString("in net '", def_.name(), "', the CUDA graph of operators #", s.begin, "-#",
+                                        s.end - 1));
+        }
+        if (ran) {
           i = s.end - 1;
           continue;
         }
@@ -208,8 +216,7 @@ class CudaGraphNet final : public NetBase {
       return false;
     }
     if (s->captures >= kMaxCaptures) {
-      s->eager = true;
-      s->why = MakeString("its tensors changed address or shape before ", kMaxCaptures, " replays");
+      GiveUp(s, MakeString("its tensors changed address or shape after each of ", kMaxCaptures, " captures"));
       return false;
     }
     if (!Capture(s)) return false;
@@ -217,13 +224,20 @@ class CudaGraphNet final : public NetBase {
     return true;
   }
 
+  void GiveUp(Segment* s, std::string why) {
+    s->eager = true;
+    s->why = why.size() > 300 ? why.substr(0, 300) + "..." : why;
+  }
+
   void Launch(const Segment& s) {
     CUDADeviceGuard g(s.device);
     HN_CUDA_CHECK(cudaGraphLaunch(s.exec, CUDAContext(s.device).stream()));
   }
 
-  // Captures the segment's work on this thread's stream; on failure the segment turns eager with a
-  // reason and nothing ran (the caller runs the ops).
+  // Captures the segment's work on this thread's stream. On failure nothing ran (the caller runs the
+  // ops) and the segment turns eager with a reason, except after an allocation: this run's shapes
+  // may differ from the last run's (the first run of a new batch size), so it is tried again next
+  // run, up to kMaxCaptures times.
   bool Capture(Segment* s) {
     CUDADeviceGuard g(s->device);
     cudaStream_t stream = CUDAContext(s->device).stream();
@@ -231,6 +245,7 @@ class CudaGraphNet final : public NetBase {
     s->workspace_generation = WorkspaceGeneration();
     s->bindings = Bindings(*s);
     std::string failure;
+    bool allocated = false;
     const uint64_t allocations = CudaDeviceAllocations();
     cudaError_t err = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
     if (err != cudaSuccess) failure = MakeString("capture could not start: ", cudaGetErrorString(err));
@@ -241,8 +256,11 @@ class CudaGraphNet final : public NetBase {
       } catch (const std::exception& e) {
         failure = MakeString("op #", i, " (", ops_[i]->type(), ") failed under capture: ", e.what());
       }
-      if (failure.empty() && CudaDeviceAllocations() != allocations)
-        failure = MakeString("op #", i, " (", ops_[i]->type(), ") allocates device memory on every run");
+      if (failure.empty() && CudaDeviceAllocations() != allocations) {
+        allocated = true;
+        failure = MakeString("op #", i, " (", ops_[i]->type(), ") allocated device memory in each of ", s->captures,
+                             " captures");
+      }
     }
     cudaGraph_t graph = nullptr;
     if (err == cudaSuccess) {
@@ -256,8 +274,7 @@ class CudaGraphNet final : public NetBase {
     if (graph) cudaGraphDestroy(graph);
     (void)cudaGetLastError();  // a failed capture leaves its error behind
     if (failure.empty()) return true;
-    s->eager = true;
-    s->why = failure.size() > 300 ? failure.substr(0, 300) + "..." : failure;
+    if (!allocated || s->captures >= kMaxCaptures) GiveUp(s, failure);
     return false;
   }
 
