@@ -89,35 +89,50 @@ void RunBoth(Workspace* simple_ws, NetBase* simple, Workspace* graph_ws, NetBase
   }
 }
 
-bool HaveGraphExecutor() { return NetRegistry::Find("cuda_graph") != nullptr; }
+// With a visible reason: this build has no cuda_graph executor / this machine no GPU.
+bool SkippedWithoutExecutor() {
+  if (NetRegistry::Find("cuda_graph")) return false;
+  WARN("skipped: this build has no CUDA, so no cuda_graph executor");
+  return true;
+}
+bool SkippedWithoutGpu() {
+  if (NumCudaDevices() > 0) return false;
+  WARN("skipped: no CUDA device on this machine (NumCudaDevices() == 0)");
+  return true;
+}
+
+// The same MLP in two workspaces with the same weights: as written (sequential executor) and as a
+// cuda_graph net.
+struct TwoNets {
+  Workspace a, b;
+  NetBase* simple;
+  NetBase* graph;
+  TwoNets(int gpu, bool fill = false) {
+    for (Workspace* ws : {&a, &b}) {
+      FeedWeights(ws);
+      FeedRandom(ws, "data", {2, 20}, 9);
+    }
+    simple = a.CreateNet(Mlp("", gpu, fill));
+    graph = b.CreateNet(Mlp("cuda_graph", gpu, fill));
+  }
+  void Run(int64_t batch, int runs, unsigned seed) { RunBoth(&a, simple, &b, graph, batch, runs, seed); }
+};
 
 }  // namespace
 
 TEST_CASE("cuda graph executor: a CPU net runs as the sequential one and says nothing was captured",
           "[cuda_graph]") {
-  if (!HaveGraphExecutor()) {
-    WARN("skipped: this build has no CUDA, so no cuda_graph executor");
-    return;
-  }
-  Workspace a, b;
-  FeedWeights(&a);
-  FeedWeights(&b);
-  FeedRandom(&a, "data", {3, 20}, 9);
-  FeedRandom(&b, "data", {3, 20}, 9);
-  NetBase* simple = a.CreateNet(Mlp("", -1));
-  NetBase* graph = b.CreateNet(Mlp("cuda_graph", -1));
-  CHECK_THAT(graph->ExecutorNotes(), Catch::Contains("nothing captured yet"));
-  RunBoth(&a, simple, &b, graph, 3, 3, 20);
-  RunBoth(&a, simple, &b, graph, 5, 2, 40);
-  CHECK_THAT(graph->ExecutorNotes(), Catch::Contains("0 of 4 operators") && Catch::Contains("no operator runs on a GPU"));
-  CHECK(simple->ExecutorNotes().empty());
+  if (SkippedWithoutExecutor()) return;
+  TwoNets n(-1);
+  CHECK_THAT(n.graph->ExecutorNotes(), Catch::Contains("nothing captured yet"));
+  n.Run(3, 3, 20);
+  n.Run(5, 2, 40);
+  CHECK_THAT(n.graph->ExecutorNotes(), Catch::Contains("0 of 4 operators") && Catch::Contains("no operator runs on a GPU"));
+  CHECK(n.simple->ExecutorNotes().empty());
 }
 
 TEST_CASE("cli: run --cuda-graph gives the same output and prints the executor's notes", "[cuda_graph][cli]") {
-  if (!HaveGraphExecutor()) {
-    WARN("skipped: this build has no CUDA, so no cuda_graph executor");
-    return;
-  }
+  if (SkippedWithoutExecutor()) return;
   hetnet_test::TempDir dir;
   caffe2::NetDef init_net, predict_net;
   hetnet_test::MakeMlp(&init_net, &predict_net);
@@ -138,42 +153,26 @@ TEST_CASE("cli: run --cuda-graph gives the same output and prints the executor's
 
 TEST_CASE("GPU: cuda graph executor replays the GPU segment with the sequential executor's outputs",
           "[gpu][cuda_graph]") {
-  if (NumCudaDevices() == 0) {
-    WARN("skipped: no CUDA device on this machine (NumCudaDevices() == 0)");
-    return;
-  }
-  Workspace a, b;
-  FeedWeights(&a);
-  FeedWeights(&b);
-  FeedRandom(&a, "data", {16, 20}, 9);
-  FeedRandom(&b, "data", {16, 20}, 9);
-  NetBase* simple = a.CreateNet(Mlp("", 0));
-  NetBase* graph = b.CreateNet(Mlp("cuda_graph", 0));
-  RunBoth(&a, simple, &b, graph, 16, 5, 100);
-  INFO(graph->ExecutorNotes());
-  CHECK_THAT(graph->ExecutorNotes(), Catch::Contains("replayed as one graph (captured 1x)"));
+  if (SkippedWithoutGpu()) return;
+  TwoNets n(0);
+  n.Run(16, 5, 100);
+  INFO(n.graph->ExecutorNotes());
+  CHECK_THAT(n.graph->ExecutorNotes(), Catch::Contains("replayed as one graph (captured 1x)"));
   // Another batch size: the tensors change shape, the segment runs eagerly once and is captured again.
-  RunBoth(&a, simple, &b, graph, 8, 4, 200);
-  CHECK_THAT(graph->ExecutorNotes(), Catch::Contains("replayed as one graph (captured 2x)"));
+  n.Run(8, 4, 200);
+  CHECK_THAT(n.graph->ExecutorNotes(), Catch::Contains("replayed as one graph (captured 2x)"));
 }
 
 TEST_CASE("GPU: cuda graph executor keeps a random fill out of its segments and says why", "[gpu][cuda_graph]") {
-  if (NumCudaDevices() == 0) {
-    WARN("skipped: no CUDA device on this machine (NumCudaDevices() == 0)");
-    return;
-  }
-  Workspace a, b;
-  FeedWeights(&a);
-  FeedWeights(&b);
-  NetBase* simple = a.CreateNet(Mlp("", 0, /*fill=*/true));
-  NetBase* graph = b.CreateNet(Mlp("cuda_graph", 0, /*fill=*/true));
-  RunBoth(&a, simple, &b, graph, 4, 4, 300);
-  const std::string notes = graph->ExecutorNotes();
+  if (SkippedWithoutGpu()) return;
+  TwoNets n(0, /*fill=*/true);
+  n.Run(4, 4, 300);
+  const std::string notes = n.graph->ExecutorNotes();
   INFO(notes);
   CHECK_THAT(notes, Catch::Contains("(UniformFill) its type cannot be replayed"));
   CHECK_THAT(notes, Catch::Contains("replayed as 2 segment(s)"));
   // The fill still runs every time: its output changes from run to run.
-  const auto n1 = Fetch(b, "noise");
-  graph->Run();
-  CHECK(Fetch(b, "noise") != n1);
+  const auto n1 = Fetch(n.b, "noise");
+  n.graph->Run();
+  CHECK(Fetch(n.b, "noise") != n1);
 }
