@@ -119,7 +119,9 @@ class CudaGraphNet final : public NetBase {
     for (const auto& s : segments_) {
       captured += s.exec ? s.end - s.begin : 0;
       out += MakeString("\n  ops #", s.begin, "-#", s.end - 1, " on cuda:", s.device, ": ",
-                        s.exec ? MakeString("replayed as one graph (captured ", s.captures, "x)") : "eager, " + s.why);
+                        s.exec    ? MakeString("replayed as one graph (captured ", s.captures, "x)")
+                        : s.eager ? "eager, " + s.why
+                                  : std::string("eager this run (its tensors changed), captured again at the next"));
     }
     bool any_gpu = false;
     for (const auto& op : ops_) any_gpu |= !op->device().is_cpu();
