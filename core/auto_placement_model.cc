@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/op_cost.h"
 #include "core/operator.h"
-#include "net_executors/dag_graph.h"
+#include "core/dag_graph.h"
 
 namespace hetnet {
 namespace auto_placement {

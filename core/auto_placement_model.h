@@ -24,7 +24,7 @@ struct Problem {
   std::vector<std::string> types;
   std::vector<std::vector<double>> compute_us;  // [op][dev]; kInf where the type has no kernel
   std::vector<int> pinned;                      // device index, -1 when free
-  std::vector<std::vector<int>> parents;        // the executor's dependency graph (dag_graph.cc)
+  std::vector<std::vector<int>> parents;        // the executor's dependency graph (core/dag_graph.cc)
   std::vector<std::vector<int>> in_blobs, out_blobs;
   std::vector<std::vector<std::vector<int>>> in_need, out_need;  // [op][dev][k]: device index
   std::vector<std::vector<int>> freed_after;    // [op]: blobs whose last reader is this op

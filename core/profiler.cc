@@ -8,7 +8,7 @@
 
 #include "core/collective_stats.h"
 #include "core/net.h"
-#include "net_executors/device_events.h"
+#include "core/device_events.h"
 
 namespace hetnet {
 

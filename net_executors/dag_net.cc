@@ -1,5 +1,5 @@
 // The parallel executor (net types "dag" and "async_scheduling"; Caffe2's other parallel types map
-// here): operators form a dependency graph from the blobs they read and write (dag_graph.h), and
+// here): operators form a dependency graph from the blobs they read and write (core/dag_graph.h), and
 // ready operators run on a pool of `num_workers` threads. A worker that finishes an op runs one of
 // its newly ready children itself, so chains stay on one thread (and one CUDA stream).
 //
@@ -25,8 +25,8 @@
 #include "core/profiler.h"
 #include "core/workspace.h"
 #include "core/workspace_memory.h"
-#include "net_executors/dag_graph.h"
-#include "net_executors/device_events.h"
+#include "core/dag_graph.h"
+#include "core/device_events.h"
 #include "net_executors/op_creation.h"
 
 namespace hetnet {

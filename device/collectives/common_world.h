@@ -4,7 +4,7 @@
 // (device/cuda/nccl_common_world.*, GPU tensors). A blob holding one holds a CommonWorldPtr.
 //
 // Collectives on one common world must run in the same order on every rank; the executors keep
-// ops that share input 0 in net order (net_executors/dag_graph.cc).
+// ops that share input 0 in net order (core/dag_graph.cc).
 #pragma once
 
 #include <chrono>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "device/cuda/cuda_context.h"
-#include "net_executors/device_events.h"
+#include "core/device_events.h"
 
 namespace hetnet {
 

@@ -12,7 +12,7 @@
 #include "core/net.h"
 #include "core/profiler.h"
 #include "core/workspace.h"
-#include "net_executors/dag_graph.h"
+#include "core/dag_graph.h"
 
 #include <cmath>
 

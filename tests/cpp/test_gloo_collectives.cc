@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/placement.h"
-#include "net_executors/dag_graph.h"
+#include "core/dag_graph.h"
 #include "operators/communicator_op.h"
 #include "gloo_test_util.h"
 

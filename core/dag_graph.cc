@@ -1,4 +1,4 @@
-#include "net_executors/dag_graph.h"
+#include "core/dag_graph.h"
 
 #include <algorithm>
 #include <map>

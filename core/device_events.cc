@@ -1,4 +1,4 @@
-#include "net_executors/device_events.h"
+#include "core/device_events.h"
 
 #include <atomic>
 
