@@ -68,9 +68,6 @@ struct Binding {
   const void* data;
   std::vector<int64_t> shape;
   DataType dtype;
-  bool operator==(const Binding& o) const {
-    return blob == o.blob && data == o.data && shape == o.shape && dtype == o.dtype;
-  }
 };
 
 class CudaGraphNet final : public NetBase {
@@ -188,17 +185,31 @@ class CudaGraphNet final : public NetBase {
     }
   }
 
-  std::vector<Binding> Bindings(const Segment& s) {
-    std::vector<Binding> out;
-    auto add = [&](const Blob* b) {
-      const Tensor& t = b->GetTensor();
-      out.push_back(Binding{b, t.numel() ? t.raw_data() : nullptr, t.shape(), t.dtype()});
-    };
+  // f(blob) for every input and output of the segment's ops, in one fixed order.
+  template <class F>
+  void ForEachBlob(const Segment& s, F&& f) {
     for (int i = s.begin; i < s.end; ++i) {
-      for (int k = 0; k < ops_[i]->InputSize(); ++k) add(ops_[i]->InputBlob(k));
-      for (int k = 0; k < ops_[i]->OutputSize(); ++k) add(ops_[i]->OutputBlob(k));
+      for (int k = 0; k < ops_[i]->InputSize(); ++k) f(ops_[i]->InputBlob(k));
+      for (int k = 0; k < ops_[i]->OutputSize(); ++k) f(ops_[i]->OutputBlob(k));
     }
-    return out;
+  }
+  static const void* DataOf(const Tensor& t) { return t.numel() ? t.raw_data() : nullptr; }
+  static Binding BindingOf(const Blob* b) {
+    const Tensor& t = b->GetTensor();
+    return Binding{b, DataOf(t), t.shape(), t.dtype()};
+  }
+  // Before each replay: compared in place, nothing allocated (this runs on every run).
+  bool Unchanged(const Segment& s) {
+    size_t k = 0;
+    bool same = true;
+    ForEachBlob(s, [&](const Blob* b) {
+      if (!same) return;
+      const Binding& was = s.bindings[k++];
+      const Tensor& t = b->GetTensor();
+      same = was.blob == b && was.dtype == t.dtype() && was.shape == t.shape() &&
+             was.data == DataOf(t);
+    });
+    return same && s.workspace_generation == WorkspaceGeneration();
   }
 
   void Drop(Segment* s) {
@@ -210,7 +221,7 @@ class CudaGraphNet final : public NetBase {
   bool RunSegment(Segment* s) {
     if (s->eager) return false;
     if (s->exec) {
-      if (s->workspace_generation == WorkspaceGeneration() && Bindings(*s) == s->bindings) {
+      if (Unchanged(*s)) {
         Launch(*s);
         return true;
       }
@@ -245,7 +256,8 @@ class CudaGraphNet final : public NetBase {
     cudaStream_t stream = CUDAContext(s->device).stream();
     ++s->captures;
     s->workspace_generation = WorkspaceGeneration();
-    s->bindings = Bindings(*s);
+    s->bindings.clear();
+    ForEachBlob(*s, [&](const Blob* b) { s->bindings.push_back(BindingOf(b)); });
     std::string failure;
     bool allocated = false;
     const uint64_t allocations = CudaDeviceAllocations();
