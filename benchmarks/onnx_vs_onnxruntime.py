@@ -20,6 +20,8 @@ def parse_args():
     p.add_argument("--models", default="mlp,lenet,resnet18,resnet50,tiny_ops,add16m")
     p.add_argument("--batches", default="1,32")
     p.add_argument("--seconds", type=float, default=3.0, help="time budget per (model, batch, runtime)")
+    p.add_argument("--precision", default="", help="also time hetnet in this precision (bf16, fp16: "
+                   "core/reduced_precision.h) beside its float32 run; ORT stays float32")
     return p.parse_args()
 
 
@@ -65,19 +67,35 @@ def main():
     so.intra_op_num_threads = args.threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    print("| model | batch | hetnet ms | onnxruntime ms | ORT/hetnet | max abs diff | runs (h/o) |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    narrow = args.precision
+    if narrow:
+        print("| model | batch | hetnet ms | hetnet %s ms | onnxruntime ms | ORT/hetnet | ORT/hetnet %s | "
+              "max abs diff %s vs ORT | runs (h/%s/o) |" % ((narrow,) * 4))
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    else:
+        print("| model | batch | hetnet ms | onnxruntime ms | ORT/hetnet | max abs diff | runs (h/o) |")
+        print("|---|---:|---:|---:|---:|---:|---|")
     for name in args.models.split(","):
         model, shape = onnx_models.MODELS[name]()
         data = model.SerializeToString()
         imported = _C.onnx_import(data)
         pred = workspace.Predictor(imported["init_net"], imported["predict_net"])
+        npred = workspace.Predictor(imported["init_net"], imported["predict_net"], precision=narrow) if narrow else None
         sess = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
         for batch in (int(b) for b in args.batches.split(",") if int(b) <= onnx_models.MAX_BATCH.get(name, int(b))):
             x = np.random.RandomState(batch).rand(batch, *shape).astype(np.float32)
             ours = pred.run({"data": x})[0]
             theirs = sess.run(None, {"data": x})[0]
             diff = float(np.max(np.abs(ours - theirs)))
+            if narrow:
+                ndiff = float(np.max(np.abs(npred.run({"data": x})[0] - theirs)))
+                (th, nh), (tn, nn), (to, no) = time_interleaved(
+                    [lambda: pred.run({"data": x}), lambda: npred.run({"data": x}), lambda: sess.run(None, {"data": x})],
+                    args.seconds)
+                print("| %s | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.1e | %d/%d/%d |" %
+                      (name, batch, th * 1e3, tn * 1e3, to * 1e3, to / th, to / tn, ndiff, nh, nn, no))
+                sys.stdout.flush()
+                continue
             (th, nh), (to, no) = time_interleaved([lambda: pred.run({"data": x}), lambda: sess.run(None, {"data": x})],
                                                   args.seconds)
             print("| %s | %d | %.3f | %.3f | %.2f | %.1e | %d/%d |" % (name, batch, th * 1e3, to * 1e3, to / th, diff, nh, no))

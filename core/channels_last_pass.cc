@@ -1,6 +1,6 @@
 #include "core/channels_last_pass.h"
 
-#include <map>
+#include "core/blob_form_pass.h"
 
 #include "core/argument.h"
 #include "core/error.h"
@@ -23,7 +23,7 @@ bool ArgIs(const ArgumentHelper& a, const char* name, const std::string& value) 
   return !a.HasArgument(name) || a.GetSingleArgument<std::string>(name, "") == value;
 }
 
-Role RoleOf(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
+Role RoleIn(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
   static const std::set<std::string> elementwise = {"Relu", "Sigmoid", "Tanh", "Add", "Sum", "Mul", "Sub", "Div"};
   if (!OnCpu(op, net) || op.output_size() != 1) return Role::kOther;
   const ArgumentHelper a(op);
@@ -56,112 +56,55 @@ void SetStringArg(caffe2::OperatorDef* op, const char* name, const char* value) 
   a->set_s(value);
 }
 
-class Converter {
+class ChannelsLastPolicy final : public BlobFormPolicy {
  public:
-  explicit Converter(ChannelsLastInput in) : in_(std::move(in)) {}
-
-  std::vector<std::string> Run() {
-    const auto& ops = *in_.ops;
-    std::set<std::string> written;
-    for (const auto& op : ops) {
-      for (const auto& b : op.input())
-        if (!written.count(b)) read_first_.insert(b);  // a value from before the run
-      written.insert(op.output().begin(), op.output().end());
+  explicit ChannelsLastPolicy(const caffe2::NetDef& net) : net_(net) {}
+  std::string Suffix() const override { return "_nhwc"; }
+  FormRole RoleOf(const caffe2::OperatorDef& op) const override {
+    FormRole r;
+    switch (RoleIn(op, net_)) {
+      case Role::kOther: return r;
+      case Role::kConv: r.inputs = {0, 3}; break;  // X and a fused residual; the filter stays
+      case Role::kPool: r.inputs = {0}; break;
+      case Role::kElementwise:
+        r.follower = true;  // only where every input is channels-last already
+        for (int k = 0; k < op.input_size(); ++k) r.inputs.push_back(k);
+        break;
     }
-    for (size_t i = 0; i < ops.size(); ++i) Visit(ops[i], in_.op_notes->at(i));
-    for (const auto& [name, nhwc] : nhwc_of_)  // values someone reads after the run
-      if (!nchw_valid_[name] && (in_.keep.count(name) || read_first_.count(name)))
-        Emit(OrderSwitch("NHWC2NCHW", nhwc, name), ""), ++switches_;
-    if (convs_ == 0 || switches_ >= 2 * convs_) return {};  // each conversion saves a Conv's two reorders
-    *in_.ops = std::move(out_);
-    *in_.op_notes = std::move(notes_);
-    return {MakeString("channels-last activations: ", convs_, " Conv, ", others_, " other ops on NHWC blobs, ",
-                       switches_, " order switches")};
+    r.convert = true;
+    r.outputs = {0};
+    return r;
+  }
+  caffe2::OperatorDef ToForm(const std::string& from, const std::string& to, const caffe2::OperatorDef&,
+                             int) const override {
+    return OrderSwitch("NCHW2NHWC", from, to);
+  }
+  caffe2::OperatorDef FromForm(const std::string& from, const std::string& to, const caffe2::OperatorDef&) const override {
+    return OrderSwitch("NHWC2NCHW", from, to);
+  }
+  std::string Adapt(caffe2::OperatorDef* op) const override {
+    const Role role = RoleIn(*op, net_);
+    if (role == Role::kConv) SetStringArg(op, "activation_order", "NHWC");
+    else if (role == Role::kPool) SetStringArg(op, "order", "NHWC");
+    return "channels-last (NHWC) activations";
   }
 
  private:
-  void Visit(const caffe2::OperatorDef& op, const std::string& note) {
-    Role role = RoleOf(op, *in_.net);
-    if (role == Role::kElementwise)
-      for (const auto& b : op.input())
-        if (!nhwc_of_.count(b)) role = Role::kOther;  // only where every input is channels-last already
-    if (role == Role::kOther) {
-      for (const auto& b : op.input()) MaterializeNchw(b);
-      for (const auto& b : op.output()) nhwc_of_.erase(b), nchw_valid_[b] = true;
-      Emit(op, note);
-      return;
-    }
-    caffe2::OperatorDef r = op;
-    // Activations: every input of an elementwise op, a Conv's X and fused residual, a pool's X.
-    for (int k = 0; k < op.input_size(); ++k)
-      if (role == Role::kElementwise || k == 0 || k == 3) r.set_input(k, Nhwc(op.input(k)));
-    const std::string& y = op.output(0);
-    std::string y_nhwc;
-    if (nhwc_of_.count(y)) {
-      y_nhwc = nhwc_of_[y];
-    } else {
-      y_nhwc = Fresh(y + "_nhwc");
-      nhwc_of_[y] = y_nhwc;
-    }
-    r.set_output(0, y_nhwc);
-    nchw_valid_[y] = false;
-    if (role == Role::kConv) SetStringArg(&r, "activation_order", "NHWC"), ++convs_;
-    else if (role == Role::kPool) SetStringArg(&r, "order", "NHWC"), ++others_;
-    else ++others_;
-    Emit(r, note + (note.empty() ? "" : ", ") + "channels-last (NHWC) activations");
-  }
-
-  // The NHWC blob of b's current value, made by an NCHW2NHWC op when there is none yet.
-  std::string Nhwc(const std::string& b) {
-    auto it = nhwc_of_.find(b);
-    if (it != nhwc_of_.end()) return it->second;
-    const std::string n = Fresh(b + "_nhwc");
-    Emit(OrderSwitch("NCHW2NHWC", b, n), "");
-    ++switches_;
-    nhwc_of_[b] = n;
-    nchw_valid_[b] = true;
-    return n;
-  }
-
-  void MaterializeNchw(const std::string& b) {
-    auto it = nchw_valid_.find(b);
-    if (it == nchw_valid_.end() || it->second) return;
-    Emit(OrderSwitch("NHWC2NCHW", nhwc_of_.at(b), b), "");
-    ++switches_;
-    it->second = true;
-  }
-
-  std::string Fresh(const std::string& base) {
-    for (int k = 0;; ++k) {
-      std::string n = k ? base + "_" + std::to_string(k) : base;
-      if (in_.taken.insert(n).second) return n;
-    }
-  }
-
-  void Emit(caffe2::OperatorDef op, const std::string& note) {
-    out_.push_back(std::move(op));
-    notes_.push_back(note);
-  }
-
-  ChannelsLastInput in_;
-  std::map<std::string, std::string> nhwc_of_;  // blob -> the NHWC blob holding its current value
-  std::map<std::string, bool> nchw_valid_;      // whether the blob itself holds its current value
-  std::set<std::string> read_first_;
-  std::vector<caffe2::OperatorDef> out_;
-  std::vector<std::string> notes_;
-  int convs_ = 0, others_ = 0, switches_ = 0;
+  const caffe2::NetDef& net_;
 };
 
 }  // namespace
 
 std::vector<std::string> ConvertToChannelsLast(ChannelsLastInput in) {
-  for (const auto& op : *in.ops) {
-    in.taken.insert(op.input().begin(), op.input().end());
-    in.taken.insert(op.output().begin(), op.output().end());
-  }
-  in.taken.insert(in.net->external_input().begin(), in.net->external_input().end());
-  in.taken.insert(in.net->external_output().begin(), in.net->external_output().end());
-  return Converter(std::move(in)).Run();
+  BlobFormInput form{in.net, in.ops, in.op_notes, std::move(in.keep), std::move(in.taken)};
+  BlobFormResult r = ConvertBlobForms(std::move(form), ChannelsLastPolicy(*in.net));
+  int convs = 0;
+  for (const auto& op : r.ops) convs += op.type() == "Conv" && ArgumentHelper(op).HasArgument("activation_order");
+  if (convs == 0 || r.switches >= 2 * convs) return {};  // each conversion saves a Conv's two reorders
+  *in.ops = std::move(r.ops);
+  *in.op_notes = std::move(r.op_notes);
+  return {MakeString("channels-last activations: ", convs, " Conv, ", r.anchors + r.followers - convs, " other ops on NHWC blobs, ",
+                     r.switches, " order switches")};
 }
 
 }  // namespace hetnet

@@ -7,6 +7,7 @@
 
 #include "core/argument.h"
 #include "core/inference_fusion_rewriter.h"
+#include "core/reduced_precision.h"
 
 namespace hetnet {
 
@@ -78,6 +79,7 @@ InferenceRewrite RewriteForInference(const caffe2::NetDef& def, Workspace* ws) {
   for (const auto& op : def.op())
     candidates |= op.type() == "Conv" || op.type() == "FC" || op.type() == "FCTransposed" || op.type() == "Dropout" ||
                   op.type() == "StopGradient" || op.type() == "Copy";
+  candidates |= NetPrecision(def) != DataType::Float;
   if (!r.skipped.empty() || !candidates) {
     if (r.skipped.empty()) r.skipped = "nothing to rewrite";
     r.net = def;

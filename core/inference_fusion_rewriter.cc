@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "core/channels_last_pass.h"
+#include "core/reduced_precision.h"
 #include "core/net.h"
 #include "core/operator.h"
 
@@ -41,6 +42,7 @@ InferenceRewrite Rewriter::Run() {
       cl.taken.insert(names->begin(), names->end());
     for (auto& line : ConvertToChannelsLast(std::move(cl))) log_.push_back(std::move(line));
   }
+  ReducePrecision();
   InferenceRewrite r;
   r.net = def_;
   r.net.clear_op();
@@ -222,6 +224,36 @@ bool Rewriter::TryRemoveIdentity(int j, const BlobUses& uses) {
   dead_[j] = true;
   log_.push_back(op.type() + " " + Label(j) + " removed: '" + X + "' is written as '" + Y + "'");
   return true;
+}
+
+}  // namespace inference_fusion
+}  // namespace hetnet
+
+namespace hetnet {
+namespace inference_fusion {
+
+// Last: the ops converted are the fused ones, and folded weights are what gets narrowed.
+void Rewriter::ReducePrecision() {
+  const DataType precision = NetPrecision(def_);
+  if (precision == DataType::Float) return;
+  const BlobUses uses(ops_);
+  ReducedPrecisionInput in{&def_, &ops_, &notes_, protected_, given_, nullptr, nullptr};
+  for (const auto* names : {&external_in_, &other_reads_, &other_writes_, &protected_})
+    in.taken.insert(names->begin(), names->end());
+  // A weight, or BN-folded weights (rewritten only when a weight or statistic changes): converted
+  // once by CastConstant, again only when it changes.
+  in.is_constant = [this, &uses](const std::string& n) {
+    if (Constant(n, uses)) return true;
+    const auto& w = uses.Writers(n);
+    return !w.empty() && !other_writes_.count(n) &&
+           std::all_of(w.begin(), w.end(), [this](int i) { return ops_[i].type() == "FoldBatchNormWeights"; });
+  };
+  in.is_narrow_constant = [this, &uses, precision](const std::string& n) {
+    if (!uses.Writers(n).empty() || other_writes_.count(n)) return false;
+    const Blob* b = ws_->GetBlob(n);
+    return b && b->IsTensor() && b->GetTensor().initialized() && b->GetTensor().dtype() == precision;
+  };
+  for (auto& line : ConvertToReducedPrecision(std::move(in), precision)) log_.push_back(std::move(line));
 }
 
 }  // namespace inference_fusion

@@ -7,6 +7,7 @@
 #include "core/inference_fusion.h"
 #include "core/net.h"
 #include "core/operator.h"
+#include "core/reduced_precision.h"
 #include "core/run_guard.h"
 #include "core/workspace_memory.h"
 
@@ -31,6 +32,14 @@ Predictor::Predictor(const caffe2::NetDef& init_net, const caffe2::NetDef& predi
     if (init_net.op_size() > 0) parent_->RunNetOnce(init_net);
   } catch (Error& e) {
     e.AddContext("while running the init net '" + init_net.name() + "' of a Predictor");
+    throw;
+  }
+  // Reduced precision (net argument hetnet_precision): weights only narrow operators read are
+  // converted once, here, so that their float32 copies are freed (core/reduced_precision.h).
+  try {
+    narrowed_weights_ = NarrowConstantsInPlace(predict_net_, parent_.get());
+  } catch (Error& e) {
+    e.AddContext("while preparing the weights of predict net '" + predict_net_.name() + "'");
     throw;
   }
   std::set<std::string> seen;

@@ -59,6 +59,9 @@ class Predictor {
   // What the predict net's executor reports beyond running its ops (NetBase::ExecutorNotes: a CUDA
   // graph executor's captures), for an instance that has run when there is one.
   std::string ExecutorNotes() const;
+  // The weights converted in place to the predict net's reduced precision (net argument
+  // hetnet_precision, core/reduced_precision.h); empty in float32.
+  const std::vector<std::string>& narrowed_weights() const { return narrowed_weights_; }
 
   // Predict-net external inputs that the init net did not produce (what callers feed), in order.
   const std::vector<std::string>& input_names() const { return input_names_; }
@@ -94,6 +97,7 @@ class Predictor {
   std::string ExpectedInputsText() const;
 
   PredictorOptions options_;
+  std::vector<std::string> narrowed_weights_;
   caffe2::NetDef predict_net_;
   std::unique_ptr<Workspace> parent_;
   std::vector<std::string> input_names_, output_names_, filled_input_names_;

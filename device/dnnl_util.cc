@@ -22,10 +22,19 @@ dnnl::stream& ThreadStream() {
   return s;
 }
 
-dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims) {
+dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims, dnnl::memory::data_type type) {
   dnnl::memory::dims d(dims.begin(), dims.end()), strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * d[i + 1];
-  return dnnl::memory::desc(d, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(d, type, strides);
+}
+
+bool Bf16Supported() {
+  static const bool ok = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core || isa == dnnl::cpu_isa::avx512_core_vnni ||
+           isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return ok;
 }
 
 dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data) {
@@ -59,7 +68,7 @@ dnnl::primitive_attr Attributes(bool relu, bool sum) {
 
 dnnl::memory ReorderedWeight::Get(const Tensor& W, const dnnl::memory::desc& user, const dnnl::memory::desc& want,
                                   int64_t offset) {
-  const float* data = W.data<float>() + offset;
+  const void* data = static_cast<const char*>(W.raw_data()) + offset * static_cast<int64_t>(W.itemsize());
   if (want == user) {  // the user's layout: read the tensor itself, nothing to keep fresh
     weight_.Reset();
     return Wrap(user, data);

@@ -30,8 +30,12 @@ dnnl::engine& CpuEngine();
 // A stream for the calling thread (oneDNN CPU streams are not to be shared between threads).
 dnnl::stream& ThreadStream();
 
-// A plain (row-major, dense) float32 descriptor of dims.
-dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims);
+// A plain (row-major, dense) descriptor of dims (float32 unless said).
+dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims,
+                             dnnl::memory::data_type type = dnnl::memory::data_type::f32);
+// Whether oneDNN runs bfloat16 convolutions and inner products on this CPU (AVX-512 at least;
+// natively with AVX512_BF16).
+bool Bf16Supported();
 // oneDNN memory over a tensor's (or any) float buffer, no copy.
 dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data);
 // Attributes of every primitive here: scratchpad owned by the caller (allocated once per cached
@@ -60,7 +64,7 @@ struct ReorderLayout {
 // One operator's view of its weight in the layout its primitive wants.
 class ReorderedWeight {
  public:
-  // W's float data from element `offset` on (a slice: the caller keeps one ReorderedWeight per
+  // W's data (float32 or bfloat16) from element `offset` on (a slice: the caller keeps one ReorderedWeight per
   // slice; the shared cache tells slices apart), described by `user` (dims in the primitive's logical order); returns memory in `want`.
   // With want == the user's layout it wraps the tensor without copying.
   dnnl::memory Get(const Tensor& W, const dnnl::memory::desc& user, const dnnl::memory::desc& want,

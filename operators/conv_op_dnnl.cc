@@ -14,13 +14,17 @@
 // oneDNN 2.6's post-op made the convolution ~2x slower (measured, RESULTS.md), so a separate pass
 // over Y (the Relu operator's kernel) follows. fused_residual (a fourth input R, conv_op.h) of Y's
 // shape is a sum post-op before the Relu (R copied or reordered into the destination first).
+// bfloat16 activations, filter and bias (reduced-precision inference, core/reduced_precision.h) run
+// the same paths with bfloat16 memory; oneDNN accumulates in float32.
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <unordered_map>
 
 #include "core/inference_fusion.h"
 #include "core/intra_op_threads.h"
+#include "core/reduced_precision.h"
 #include "core/workspace.h"
 #include "device/dnnl_util.h"
 #include "operators/conv_op.h"
@@ -54,15 +58,18 @@ class DnnlConvOp final : public Operator<CPUContext> {
         ws_(ws) {}
 
   void RunOnDevice() override {
+    // float32, or bfloat16 throughout (reduced-precision inference: float32 accumulation).
+    dtype_ = Input(0).dtype();
+    if (dtype_ != DataType::Float && !(dtype_ == DataType::BFloat16 && dnnl_util::Bf16Supported())) return RunFallback();
     for (int i = 0; i < InputSize(); ++i)
-      if (Input(i).dtype() != DataType::Float) return RunFallback();
+      if (Input(i).dtype() != dtype_) return RunFallback();
     const Tensor& X = Input(0);
     const Tensor& F = Input(1);
     const bool has_bias = InputSize() >= 3;
     const ConvPoolGeom g = ComputeConvPoolGeom(def(), ConvPoolKind::Conv, args_, X.shape(), &F.shape(),
                                                has_bias ? &Input(2).shape() : nullptr);
     if (g.channels_last && g.N == 0 && g.OH > 0 && g.OW > 0) {  // an empty batch: nothing for oneDNN to do
-      Output(0, g.y_shape(), DataType::Float);
+      Output(0, g.y_shape(), dtype_);
       return;
     }
     if (!Expressible(g)) return RunFallback();  // channels-last: the default kernel's refusal names the op
@@ -83,15 +90,15 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const bool in_place = sum && reuse_residual_ && TakeResidualStorage();
     if (!in_place) ReleaseResidualStorage();
     Plan& p = *pp;
-    Tensor* Y = Output(0, g.y_shape(), DataType::Float);  // in place: already R's buffer and shape
-    const float* r = !sum ? nullptr : in_place ? Y->data<float>() : Input(3).data<float>();
+    Tensor* Y = Output(0, g.y_shape(), dtype_);  // in place: already R's buffer and shape
+    const void* r = !sum ? nullptr : in_place ? Y->raw_data() : Input(3).raw_data();
     if (!p.src_reorder && !p.dst_reorder && RunInParts(g, has_bias, sum, relu, r, Y)) {
       AddResidualAndRelu(p, add_after, Y);
       return;
     }
     dnnl::stream& s = dnnl_util::ThreadStream();
     memory src = dnnl_util::Wrap(p.user_src, X.raw_data());
-    memory dst = dnnl_util::Wrap(p.user_dst, Y->mutable_data<float>());
+    memory dst = dnnl_util::Wrap(p.user_dst, Y->raw_mutable_data(Y->dtype()));
     if (p.src_reorder) {
       p.src_reorder.execute(s, src, p.src);
       src = p.src;
@@ -99,8 +106,8 @@ class DnnlConvOp final : public Operator<CPUContext> {
     if (sum && p.dst_reorder) {  // the residual into the primitive's layout
       memory residual = dnnl_util::Wrap(p.user_dst, r);
       p.residual_reorder.execute(s, residual, p.dst);
-    } else if (sum && r != Y->data<float>()) {
-      std::copy(r, r + Y->numel(), Y->mutable_data<float>());
+    } else if (sum && r != Y->raw_data()) {
+      std::memcpy(Y->raw_mutable_data(Y->dtype()), r, Y->nbytes());
     }
     std::unordered_map<int, memory> a{{DNNL_ARG_SRC, src},
                                       {DNNL_ARG_WEIGHTS, p.weight.Get(F, p.user_w, p.pd.weights_desc())},
@@ -155,6 +162,11 @@ class DnnlConvOp final : public Operator<CPUContext> {
   void AddResidualAndRelu(const Plan& p, bool add_after, Tensor* Y) {
     if (add_after) residual_.AddTo(def(), ws_);
     if (p.relu_pass || (relu_ && add_after)) {
+      if (Y->dtype() == DataType::BFloat16) {
+        uint16_t* y = static_cast<uint16_t*>(Y->raw_mutable_data(Y->dtype()));
+        for (int64_t i = 0; i < Y->numel(); ++i) y[i] = (y[i] & 0x8000) ? 0 : y[i];  // negative (and -0) -> +0
+        return;
+      }
       float* y = Y->mutable_data<float>();
       ReluKernel<CPUContext>(Y->numel(), y, y, &context_);
     }
@@ -171,7 +183,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   // with the other core busy, ResNet-18 at batch 1 took 156 ms, not 25). Parts keep every tensor
   // dense: oneDNN 2.6 runs a convolution with a strided (channel-sliced) output on its reference
   // kernel, 100x slower. False (nothing run) when one part would do.
-  bool RunInParts(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu, const float* r, Tensor* Y) {
+  bool RunInParts(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu, const void* r_raw, Tensor* Y) {
     const int workers = math::CpuWorkers();
     if (workers <= 1 || Macs(g) < kMinPartsMacs) return false;
     enum { kImages, kRows, kChannels } split = kImages;
@@ -236,34 +248,37 @@ class DnnlConvOp final : public Operator<CPUContext> {
       while (static_cast<int>(p.slot_scratch.size()) < workers)
         p.slot_scratch.emplace_back(p.pd.scratchpad_desc(), dnnl_util::CpuEngine());
     }
-    float* y = Y->mutable_data<float>();
+    // Byte pointers: float32 or bfloat16 elements of es bytes.
+    const int64_t es = static_cast<int64_t>(Y->itemsize());
+    char* y = static_cast<char*>(Y->raw_mutable_data(Y->dtype()));
+    const char* r = static_cast<const char*>(r_raw);
     const int64_t pixels = g.N * g.OH * g.OW;
-    if (split == kChannels) channel_parts_.resize(static_cast<size_t>(pixels * g.M));
-    if (sum && r != y && split != kChannels) std::copy(r, r + Y->numel(), y);
-    const float* x = Input(0).data<float>();
-    const float* b = has_bias ? Input(2).data<float>() : nullptr;
+    if (split == kChannels) channel_parts_.resize(static_cast<size_t>(pixels * g.M * es));
+    if (sum && r != y && split != kChannels) std::memcpy(y, r, Y->nbytes());
+    const char* x = static_cast<const char*>(Input(0).raw_data());
+    const char* b = has_bias ? static_cast<const char*>(Input(2).raw_data()) : nullptr;
     math::ParallelFor(parts, workers, [&](int64_t i, int slot) {
       Plan& p = *plans[i];
       const int64_t m0 = bound(i), mp = split == kChannels ? p.pd.dst_desc().dims()[1] : 0;
-      float* part_y = split == kChannels ? channel_parts_.data() + pixels * m0 : nullptr;  // [pixels, mp], dense
+      char* part_y = split == kChannels ? channel_parts_.data() + pixels * m0 * es : nullptr;  // [pixels, mp], dense
       // Y's (and R's) channels [m0, m0 + mp) of every pixel <-> the part's dense buffer.
-      auto gather = [&](const float* from, float* to, bool into_part) {
+      auto gather = [&](const char* from, char* to, bool into_part) {
         for (int64_t q = 0; q < pixels; ++q) {
-          if (into_part) std::copy(from + q * g.M + m0, from + q * g.M + m0 + mp, to + q * mp);
-          else std::copy(from + q * mp, from + q * mp + mp, to + q * g.M + m0);
+          if (into_part) std::memcpy(to + q * mp * es, from + (q * g.M + m0) * es, mp * es);
+          else std::memcpy(to + (q * g.M + m0) * es, from + q * mp * es, mp * es);
         }
       };
       if (split == kChannels && sum) gather(r, part_y, true);
       // Offsets of the part's first image, or of its first input and output rows (channels-last).
       const int64_t x_off = split == kImages ? bound(i) * g.C * g.H * g.W : split == kRows ? in_rows[i] * g.W * g.C : 0;
-      float* dst = split == kChannels ? part_y
-                   : y + (split == kImages ? bound(i) * g.M * g.OH * g.OW : bound(i) * g.OW * g.M);
+      char* dst = split == kChannels ? part_y
+                  : y + (split == kImages ? bound(i) * g.M * g.OH * g.OW : bound(i) * g.OW * g.M) * es;
       dnnl::stream& s = dnnl_util::ThreadStream();
-      std::unordered_map<int, memory> a{{DNNL_ARG_SRC, dnnl_util::Wrap(p.user_src, x + x_off)},
+      std::unordered_map<int, memory> a{{DNNL_ARG_SRC, dnnl_util::Wrap(p.user_src, x + x_off * es)},
                                         {DNNL_ARG_WEIGHTS, weights[i]},
                                         {DNNL_ARG_DST, dnnl_util::Wrap(p.user_dst, dst)},
                                         {DNNL_ARG_SCRATCHPAD, p.slot_scratch[slot]}};
-      if (b) a.emplace(DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b + (split == kChannels ? m0 : 0)));
+      if (b) a.emplace(DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b + (split == kChannels ? m0 : 0) * es));
       p.conv.execute(s, a);
       s.wait();
       if (split == kChannels) gather(part_y, y, false);
@@ -286,32 +301,33 @@ class DnnlConvOp final : public Operator<CPUContext> {
   // the pads too: RunInParts' bands differ in them.
   // m_begin: a channel part's first output channel (its own plan: its own filter slice), else -1.
   Plan* PlanFor(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu, int64_t m_begin = -1) {
-    const std::vector<int64_t> key{g.N, g.C, g.H, g.W, g.M, g.kh, g.kw, g.pt, g.pb, has_bias, sum, relu, m_begin};
+    const std::vector<int64_t> key{g.N,  g.C,      g.H, g.W,  g.M,     g.kh, g.kw, g.pt, g.pb, has_bias, sum,
+                                   relu, m_begin, static_cast<int64_t>(dtype_)};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
     auto p = std::make_unique<Plan>();
-    const auto f32 = memory::data_type::f32;
+    const auto dt = dtype_ == DataType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
     if (g.channels_last) {  // activation_order NHWC: oneDNN's native layout here, no reorders
-      p->user_src = memory::desc({g.N, g.C, g.H, g.W}, f32, Tag::nhwc);
-      p->user_dst = memory::desc({g.N, g.M, g.OH, g.OW}, f32, Tag::nhwc);
+      p->user_src = memory::desc({g.N, g.C, g.H, g.W}, dt, Tag::nhwc);
+      p->user_dst = memory::desc({g.N, g.M, g.OH, g.OW}, dt, Tag::nhwc);
     } else {
-      p->user_src = dnnl_util::PlainDesc({g.N, g.C, g.H, g.W});
-      p->user_dst = dnnl_util::PlainDesc({g.N, g.M, g.OH, g.OW});
+      p->user_src = dnnl_util::PlainDesc({g.N, g.C, g.H, g.W}, dt);
+      p->user_dst = dnnl_util::PlainDesc({g.N, g.M, g.OH, g.OW}, dt);
     }
     if (g.filter_hwc)  // Caffe2's order NHWC: [M, kH, kW, C/group], oneDNN's ohwi / gohwi
-      p->user_w = g.group == 1 ? memory::desc({g.M, g.C, g.kh, g.kw}, f32, Tag::ohwi)
-                               : memory::desc({g.group, g.M / g.group, g.C / g.group, g.kh, g.kw}, f32, Tag::gohwi);
+      p->user_w = g.group == 1 ? memory::desc({g.M, g.C, g.kh, g.kw}, dt, Tag::ohwi)
+                               : memory::desc({g.group, g.M / g.group, g.C / g.group, g.kh, g.kw}, dt, Tag::gohwi);
     else
-      p->user_w = g.group == 1 ? dnnl_util::PlainDesc({g.M, g.C, g.kh, g.kw})
-                               : dnnl_util::PlainDesc({g.group, g.M / g.group, g.C / g.group, g.kh, g.kw});
+      p->user_w = g.group == 1 ? dnnl_util::PlainDesc({g.M, g.C, g.kh, g.kw}, dt)
+                               : dnnl_util::PlainDesc({g.group, g.M / g.group, g.C / g.group, g.kh, g.kw}, dt);
     // Activation layout, by measurement (benchmarks/bench_cpu_engines.cc): 1x1 stride-1 unpadded
     // convolutions run fastest on plain NCHW (oneDNN's GEMM path, no reorders); the others on the
     // blocked layout oneDNN picks, worth the per-run reorders of X and Y. Channels-last activations
     // are that layout already.
     const Tag act = g.channels_last ? Tag::nhwc : ConvIs1x1(g) ? Tag::nchw : Tag::any;
     p->relu_pass = relu && act == Tag::nchw;
-    const memory::desc any_src({g.N, g.C, g.H, g.W}, f32, act), any_dst({g.N, g.M, g.OH, g.OW}, f32, act),
-        any_w(p->user_w.dims(), f32, Tag::any), bias_md({g.M}, f32, Tag::a);
+    const memory::desc any_src({g.N, g.C, g.H, g.W}, dt, act), any_dst({g.N, g.M, g.OH, g.OW}, dt, act),
+        any_w(p->user_w.dims(), dt, Tag::any), bias_md({g.M}, dt, Tag::a);
     // oneDNN's dilation counts the gaps between taps (ours minus one).
     try {
       const dnnl::convolution_forward::desc d(
@@ -349,12 +365,22 @@ class DnnlConvOp final : public Operator<CPUContext> {
   Workspace* ws_;
   // Keyed by (N, C, H, W, M, kH, kW, bias): with the op's fixed arguments that fixes the whole geometry.
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
-  std::vector<float> channel_parts_;  // RunInParts' channel parts' outputs
+  std::vector<char> channel_parts_;  // RunInParts' channel parts' outputs
+  DataType dtype_ = DataType::Float;  // this run's: float32 or bfloat16
   std::unique_ptr<OperatorBase> fallback_;
 };
 
 }  // namespace
 
 REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv, DNNL, DnnlConvOp);
+
+// Reduced-precision inference (core/reduced_precision.h): X, filter, bias and a fused residual in
+// bfloat16, Y bfloat16. 2-D convolutions only (the others run the default kernels, float32 only).
+REGISTER_REDUCED_PRECISION_KERNEL(Conv, CPU, "DNNL",
+                                  {{DataType::BFloat16}, -1, false, [](const caffe2::OperatorDef& op, DataType) {
+                                     const ArgumentHelper a(op);
+                                     return dnnl_util::Bf16Supported() && a.GetSingleArgument<int>("legacy_pad", 0) == 0 &&
+                                            (!a.HasArgument("kernels") || a.GetRepeatedArgument<int>("kernels").size() == 2);
+                                   }});
 
 }  // namespace hetnet

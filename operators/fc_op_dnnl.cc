@@ -7,7 +7,9 @@
 // kernels on the plain layout (ReorderedWeight still guards the case where oneDNN wants another;
 // re-measured with the write generation in place of the checksum: see RESULTS.md).
 // Single rows (M = 1, a matrix-vector product) run the default engine's Eigen GEMV, measured faster;
-// so do other dtypes (float16 FC), empty tensors and shapes oneDNN has no kernel for.
+// so do other dtypes (float16 FC), empty tensors and shapes oneDNN has no kernel for. bfloat16 X, W
+// and b (reduced-precision inference, core/reduced_precision.h) run here at every M, float32
+// accumulation inside oneDNN, Y bfloat16.
 // fused_activation "Relu" (Y = Relu(FC(X)), set by the graph optimizer) is a oneDNN eltwise_relu
 // post-op; the fallback kernels apply it themselves.
 #include <map>
@@ -15,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/inference_fusion.h"
+#include "core/reduced_precision.h"
 #include "device/dnnl_util.h"
 #include "operators/fc_engine_op.h"
 
@@ -36,22 +39,26 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
   using Base::Base;
 
   void RunOnDevice() override {
-    if (!this->FloatInputs()) return RunFallback();
+    // float32, or bfloat16 throughout (reduced-precision inference: float32 accumulation).
+    dtype_ = Input(0).dtype();
+    bool bf16 = dtype_ == DataType::BFloat16 && dnnl_util::Bf16Supported();
+    for (int i = 1; i < 3; ++i) bf16 = bf16 && Input(i).dtype() == dtype_;
+    if (!bf16 && !this->FloatInputs()) return RunFallback();
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& b = Input(2);
     const FCDims d = this->Dims();
     const int64_t M = d.M, K = d.K, N = d.N;
-    if (M <= 1 || K == 0 || N == 0) return RunFallback();
+    if ((M <= 1 && !bf16) || M == 0 || K == 0 || N == 0) return RunFallback();  // the fallback has no bfloat16
     Plan* pp = PlanFor(M, K, N);
     if (!pp) return RunFallback();
     Plan& p = *pp;
-    Tensor* Y = Output(0, d.y_shape, DataType::Float);
+    Tensor* Y = Output(0, d.y_shape, dtype_);
     dnnl::stream& s = dnnl_util::ThreadStream();
     p.ip.execute(s, {{DNNL_ARG_SRC, dnnl_util::Wrap(p.pd.src_desc(), X.raw_data())},
                      {DNNL_ARG_WEIGHTS, p.weight.Get(W, p.user_w, p.pd.weights_desc())},
                      {DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b.raw_data())},
-                     {DNNL_ARG_DST, dnnl_util::Wrap(p.pd.dst_desc(), Y->mutable_data<float>())},
+                     {DNNL_ARG_DST, dnnl_util::Wrap(p.pd.dst_desc(), Y->raw_mutable_data(dtype_))},
                      {DNNL_ARG_SCRATCHPAD, p.scratch}});
     s.wait();
   }
@@ -67,12 +74,12 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
 
   // nullptr (cached too) when oneDNN has no implementation for the shape.
   Plan* PlanFor(int64_t M, int64_t K, int64_t N) {
-    const std::vector<int64_t> key{M, K, N};
+    const std::vector<int64_t> key{M, K, N, static_cast<int64_t>(dtype_)};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
     if (plans_.size() >= dnnl_util::kMaxPlansPerOp) plans_.clear();  // shapes that keep changing
     auto p = std::make_unique<Plan>();
-    const auto f32 = memory::data_type::f32;
+    const auto f32 = dtype_ == DataType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
     // Logical weights are [N, K]; FCTransposed stores them K-major ([K, N] row-major = tag ba).
     p->user_w = memory::desc({N, K}, f32, kTransposed ? Tag::ba : Tag::ab);
     // Activations stay plain (row-major) so X and Y are read and written in place.
@@ -96,11 +103,18 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
   }
 
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
+  DataType dtype_ = DataType::Float;  // this run's: float32 or bfloat16
 };
 
 }  // namespace
 
 REGISTER_CPU_OPERATOR_WITH_ENGINE(FC, DNNL, DnnlFCOp<false>);
 REGISTER_CPU_OPERATOR_WITH_ENGINE(FCTransposed, DNNL, DnnlFCOp<true>);
+
+// Reduced-precision inference (core/reduced_precision.h): X, W and b in bfloat16, Y bfloat16.
+const ReducedPrecisionKernel kBf16FC{{DataType::BFloat16}, 3, false,
+                                     [](const caffe2::OperatorDef&, DataType) { return dnnl_util::Bf16Supported(); }};
+REGISTER_REDUCED_PRECISION_KERNEL(FC, CPU, "DNNL", kBf16FC);
+REGISTER_REDUCED_PRECISION_KERNEL(FCTransposed, CPU, "DNNL", kBf16FC);
 
 }  // namespace hetnet

@@ -3,24 +3,48 @@
 #include <cmath>
 
 #include "core/gradient.h"
+#include "core/bfloat16.h"
+#include "core/half.h"
 #include "core/op_schema.h"
+#include "operators/cast_ops.h"
 
 namespace hetnet {
+
+namespace {
+// The outputs' dtype: `to` (reduced-precision inference), float32 by default.
+DataType FoldedType(const caffe2::OperatorDef& def) {
+  const DataType to = ArgumentHelper(def).HasArgument("to") ? CastDataTypeArg(def, "to") : DataType::Float;
+  HN_CHECK_KIND(kInvalidArgument, to == DataType::Float || to == DataType::BFloat16 || to == DataType::Float16,
+                "FoldBatchNormWeights: `to` must be float32, bfloat16 or float16, got ", DataTypeName(to));
+  return to;
+}
+
+// f's values rounded into y's narrow dtype (bfloat16 or float16).
+void NarrowFromFloat(const std::vector<float>& f, Tensor* y) {
+  if (y->dtype() == DataType::BFloat16) {
+    BFloat16* p = y->mutable_data<BFloat16>();
+    for (size_t i = 0; i < f.size(); ++i) p[i] = FloatToBFloat16(f[i]);
+  } else {
+    Half* p = y->mutable_data<Half>();
+    for (size_t i = 0; i < f.size(); ++i) p[i] = FloatToHalf(f[i]);
+  }
+}
+}  // namespace
 
 FoldBatchNormWeightsOp::FoldBatchNormWeightsOp(const caffe2::OperatorDef& def, Workspace* ws)
     : Operator<CPUContext>(def, ws),
       epsilon_(this->GetSingleArgument<float>("epsilon", 1e-5f)),
-      axis_w_(this->GetSingleArgument<int>("axis_w", 1)) {}
+      axis_w_(this->GetSingleArgument<int>("axis_w", 1)),
+      to_(FoldedType(def)) {}
 
 bool FoldBatchNormWeightsOp::UpToDate() {
   if (inputs_seen_.size() != static_cast<size_t>(InputSize())) return false;
   for (int i = 0; i < InputSize(); ++i) {
-    const Tensor& t = Input(i);
-    if (t.external_storage() || !Same(inputs_seen_[i], Of(t))) return false;
+    if (!inputs_seen_[i].Holds(Input(i))) return false;
   }
   for (int o = 0; o < 2; ++o) {
     const Blob* b = OutputBlob(o);
-    if (!b->IsTensor() || !Same(outputs_seen_[o], Of(b->GetTensor()))) return false;
+    if (!b->IsTensor() || !outputs_seen_[o].Same(TensorVersion::Of(b->GetTensor()))) return false;
   }
   return true;
 }
@@ -51,25 +75,41 @@ void FoldBatchNormWeightsOp::Fold() {
     bias = B.data<float>();
   }
   const int64_t row = channels ? W.numel() / channels : 0;
-  float* wd = Output(0, W.shape(), DataType::Float)->mutable_data<float>();
-  float* bd = Output(1, {channels}, DataType::Float)->mutable_data<float>();
+  // float32 outputs are written in place; narrow ones (`to`) computed in float32, rounded once.
+  const bool narrow = to_ != DataType::Float;
+  // (Scratch freed after the fold: keeping it would keep the float32 copy.)
+  std::vector<float> w_scratch(narrow ? W.numel() : 0), b_scratch(narrow ? channels : 0);
+  float* wd = narrow ? w_scratch.data() : Output(0, W.shape(), DataType::Float)->mutable_data<float>();
+  float* bd = narrow ? b_scratch.data() : Output(1, {channels}, DataType::Float)->mutable_data<float>();
   const float* src = W.data<float>();
   for (int64_t c = 0; c < channels; ++c) {
     const double alpha = stats[0][c] / std::sqrt(static_cast<double>(stats[3][c]) + epsilon_);
     for (int64_t k = 0; k < row; ++k) wd[c * row + k] = static_cast<float>(src[c * row + k] * alpha);
     bd[c] = static_cast<float>(((bias ? bias[c] : 0.0) - stats[2][c]) * alpha + stats[1][c]);
   }
+  if (narrow) {
+    NarrowFromFloat(w_scratch, Output(0, W.shape(), to_));
+    NarrowFromFloat(b_scratch, Output(1, {channels}, to_));
+  }
   inputs_seen_.clear();
-  for (int i = 0; i < InputSize(); ++i) inputs_seen_.push_back(Of(Input(i)));
-  outputs_seen_ = {Of(OutputBlob(0)->GetTensor()), Of(OutputBlob(1)->GetTensor())};
+  for (int i = 0; i < InputSize(); ++i) inputs_seen_.push_back(TensorVersion::Of(Input(i)));
+  outputs_seen_ = {TensorVersion::Of(OutputBlob(0)->GetTensor()), TensorVersion::Of(OutputBlob(1)->GetTensor())};
 }
 
 OPERATOR_SCHEMA(FoldBatchNormWeights)
     .NumInputs(5, 6)
     .NumOutputs(2)
+    .TensorInference([](const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
+      if (!in[0].known) return std::vector<TensorInfo>{TensorInfo::Unknown(), TensorInfo::Unknown()};
+      const int axis_w = ArgumentHelper(def).GetSingleArgument<int>("axis_w", 1);
+      int64_t channels = 1;
+      for (int d = 0; d < axis_w && d < static_cast<int>(in[0].dims.size()); ++d) channels *= in[0].dims[d];
+      return std::vector<TensorInfo>{TensorInfo::Of(in[0].dims, FoldedType(def)), TensorInfo::Of({channels}, FoldedType(def))};
+    })
     .SetDoc("Inference: the weights of a Conv/FC with the SpatialBN (is_test) after it folded in. Inputs "
             "(W, scale, shift, mean, var[, B]); outputs (W_folded, B_folded). Args: epsilon, axis_w. Folds "
-            "again only when an input changed; inserted by the inference rewrite (core/inference_fusion.h).");
+            "again only when an input changed; inserted by the inference rewrite (core/inference_fusion.h). `to` "
+            "(float32, bfloat16 or float16 TensorProto.DataType, for reduced-precision inference): the outputs' dtype.");
 REGISTER_CPU_OPERATOR(FoldBatchNormWeights, FoldBatchNormWeightsOp);
 NO_GRADIENT(FoldBatchNormWeights);
 

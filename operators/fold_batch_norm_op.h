@@ -8,12 +8,14 @@
 // fold (another storage, a write generation, a shape, or storage hetnet does not own) or when
 // something else wrote its outputs; otherwise a run costs a few comparisons. So weights fed or
 // trained after the net was created are always folded in, unlike a fold done once at creation.
+// `to` (bfloat16 / float16; the reduced-precision rewrite, core/reduced_precision.h, sets it) makes
+// the outputs narrow: computed in float32 and rounded once, with no float32 copy kept.
 #pragma once
 
-#include <cstdint>
 #include <vector>
 
 #include "core/operator.h"
+#include "operators/tensor_version.h"
 
 namespace hetnet {
 
@@ -23,20 +25,13 @@ class FoldBatchNormWeightsOp final : public Operator<CPUContext> {
   void RunOnDevice() override;
 
  private:
-  struct Seen {
-    uint64_t storage = 0, generation = 0;
-    std::vector<int64_t> shape;
-  };
-  static Seen Of(const Tensor& t) { return {t.storage_id(), t.write_generation(), t.shape()}; }
-  static bool Same(const Seen& a, const Seen& b) {
-    return a.storage != 0 && a.storage == b.storage && a.generation == b.generation && a.shape == b.shape;
-  }
   bool UpToDate();
   void Fold();
 
   double epsilon_;
   int axis_w_;
-  std::vector<Seen> inputs_seen_, outputs_seen_;
+  DataType to_;  // the outputs' dtype (`to`: float32, or bfloat16 / float16 for reduced precision)
+  std::vector<TensorVersion> inputs_seen_, outputs_seen_;
 };
 
 }  // namespace hetnet

@@ -8,10 +8,12 @@
 
 #include "core/auto_placement.h"
 #include "core/device.h"
+#include "core/inference_fusion.h"
 #include "core/memonger.h"
 #include "core/memory_report.h"
 #include "core/placement.h"
 #include "core/proto_io.h"
+#include "core/reduced_precision.h"
 #include "core/types.h"
 #include "core/workspace.h"
 #include "tools/cli_common.h"
@@ -19,7 +21,7 @@
 namespace hetnet_cli {
 
 const char* const kInspectHelp =
-    "usage: hetnet inspect NET [--init INIT_NET] [--placement [--devices LIST]] [--dot] [--svg FILE] [--memory]\n"
+    "usage: hetnet inspect NET [--init INIT_NET] [--placement [--devices LIST]] [--dot] [--svg FILE] [--memory [--precision P]]\n"
     "                      [--shape NAME=D0,D1,...]... [--auto [--profile-file P] [--objective O]]\n"
     "\n"
     "Prints NET's name, type, one line per operator (index, type, device, engine, inputs -> outputs)\n"
@@ -40,6 +42,9 @@ const char* const kInspectHelp =
     "                 data (Caffe's count: in-place outputs add nothing); parameters are the init net's\n"
     "                 outputs, input shapes come from --shape and the init net (ONNX: and the\n"
     "                 model's declared input shapes)\n"
+    "  --precision P  with --memory: the net a Predictor runs (rewritten for inference) in precision\n"
+    "                 P (float32, bfloat16, float16: `hetnet run --precision`), weights converted;\n"
+    "                 needs the weights (--init, or an ONNX model)\n"
     "  --shape NAME=D0,D1,...[:TYPE]  an external input's shape and element type (default float32,\n"
     "                 e.g. label=16:int32), for --memory and --devices\n"
     "  --auto         choose every unpinned operator's device from predicted costs (cost-based\n"
@@ -207,7 +212,7 @@ int InspectCommand(int argc, char** argv) {
   bool have_devices = false, automatic = false;
   std::string profile_path, objective = "latency";
   std::vector<std::string> shape_flags;
-  std::string shape_flag;
+  std::string shape_flag, precision_flag;
   while (!args.Done()) {
     if (args.Switch("--help") || args.Switch("-h")) {
       std::cout << kInspectHelp << kPlacementHelp << kOnnxHelp;
@@ -225,6 +230,7 @@ int InspectCommand(int argc, char** argv) {
       dot = true;
     } else if (args.Switch("--memory")) {
       memory = true;
+    } else if (args.Flag("--precision", &precision_flag)) {
     } else if (args.Flag("--init", &init_path) || args.Flag("--device", &onnx_device)) {
     } else if (args.Flag("--shape", &shape_flag)) {
       shape_flags.push_back(shape_flag);
@@ -248,6 +254,7 @@ int InspectCommand(int argc, char** argv) {
     if (!dot && svg_path.empty()) placement = true;
   }
   if (!automatic && !profile_path.empty()) throw UsageError("--profile-file is for --auto");
+  if (!precision_flag.empty() && !memory) throw UsageError("--precision is for --memory");
   if (automatic && !dot && svg_path.empty()) placement = true;
   const ModelNets nets = LoadModelNets(net_path, init_path, onnx_device);
   const caffe2::NetDef& net = nets.predict;
@@ -300,8 +307,15 @@ int InspectCommand(int argc, char** argv) {
     std::map<std::string, hetnet::TensorInfo> shapes = nets.input_shapes;  // ONNX: the declared inputs
     std::set<std::string> params;
     hetnet::Workspace ws;
+    caffe2::NetDef reported = net;
     if (init) {
       ws.RunNetOnce(*init);
+      if (!precision_flag.empty()) {  // the net a Predictor would run, its weights converted
+        hetnet::SetNetPrecision(&reported, hetnet::ParsePrecision(precision_flag));
+        hetnet::RequestInferenceRewrite(&reported);
+        hetnet::NarrowConstantsInPlace(reported, &ws);
+        reported = hetnet::RewriteForInference(reported, &ws).net;
+      }
       for (const auto& op : init->op())
         for (const auto& o : op.output()) params.insert(o);
       for (const auto& name : params) {
@@ -310,7 +324,8 @@ int InspectCommand(int argc, char** argv) {
       }
     }
     for (const auto& [name, info] : ParseShapeFlags(shape_flags)) shapes[name] = info;
-    std::cout << hetnet::MemoryReportFromShapes(net, shapes, params).ToText();
+    if (init == nullptr && !precision_flag.empty()) throw UsageError("--precision needs the weights: --init");
+    std::cout << hetnet::MemoryReportFromShapes(reported, shapes, params).ToText();
   }
   return kExitOk;
 }

@@ -11,6 +11,7 @@
 #include "core/predictor.h"
 #include "core/profiler.h"
 #include "core/proto_io.h"
+#include "core/reduced_precision.h"
 #include "tools/cli_common.h"
 
 namespace hetnet_cli {
@@ -75,7 +76,7 @@ const char* const kRunHelp =
     "usage: hetnet run --predict PREDICT_NET [--init INIT_NET] [--input NAME=FILE ...]\n"
     "       hetnet run MODEL.onnx [--device DEV] [--input NAME=FILE ...] [other options as above]\n"
     "                  [--output NAME[=OUT.npy] ...] [--iters N] [--profile] [--trace FILE] [--memonger]\n"
-    "                  [--no-optimize] [--cuda-graph]\n"
+    "                  [--no-optimize] [--cuda-graph] [--precision P]\n"
     "                  [--strict] [--soft-placement]\n"
     "\n"
     "Runs INIT_NET once (weights), then PREDICT_NET on the inputs, like Caffe2's Predictor.\n"
@@ -92,6 +93,9 @@ const char* const kRunHelp =
     "  --profile            also profile N runs: per-op-type times and the share spent in copies\n"
     "  --trace FILE         also write a Chrome trace (chrome://tracing, Perfetto) of N profiled runs\n"
     "  --memonger           share memory between intermediate blobs whose lifetimes do not overlap\n"
+    "  --precision P        bfloat16 (bf16) or float16 (fp16): operators with a kernel for P run on P\n"
+    "                       blobs (float32 accumulation), weights they read converted once; inputs\n"
+    "                       and outputs stay float32 (default float32; CPU: bfloat16 Conv and FC)\n"
     "  --no-optimize        run the predict net as written: no BN folding, Conv/FC+Relu fusion or\n"
     "                       test-mode Dropout removal at net creation (core/inference_fusion.h)\n"
     "  --cuda-graph         run the predict net on the CUDA graph executor (net type cuda_graph): from\n"
@@ -106,6 +110,7 @@ int RunCommand(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   long iters = 1;
   bool profile = false, memonger = false, cuda_graph = false;
+  hetnet::DataType precision = hetnet::DataType::Float;
   std::string trace_path;
   while (!args.Done()) {
     if (args.Switch("--help") || args.Switch("-h")) {
@@ -125,6 +130,8 @@ int RunCommand(int argc, char** argv) {
       cuda_graph = true;
     } else if (args.Switch("--no-optimize")) {
       hetnet::DefaultInferenceFusionOptions().enabled = false;
+    } else if (args.Flag("--precision", &value)) {
+      precision = hetnet::ParsePrecision(value);
     } else if (args.Flag("--trace", &trace_path) || args.Flag("--device", &onnx_device)) {
     } else if (args.Peek().rfind("-", 0) != 0 && predict_path.empty()) {
       predict_path = args.Next();  // MODEL (an ONNX file, or a predict net)
@@ -164,7 +171,11 @@ int RunCommand(int argc, char** argv) {
     predict_net = planned.net;
   }
   if (cuda_graph) predict_net.set_type("cuda_graph");  // unknown in a build without CUDA: an error naming the net
+  if (precision != hetnet::DataType::Float) hetnet::SetNetPrecision(&predict_net, precision);
   hetnet::Predictor predictor(init_net, predict_net);
+  if (precision != hetnet::DataType::Float)
+    std::cout << "precision " << hetnet::PrecisionName(precision) << ": " << predictor.narrowed_weights().size()
+              << " weights converted\n";
   NoteReplacedInputs(predictor, feed);
   hetnet::Predictor::TensorMap result;
   const auto start = std::chrono::steady_clock::now();
@@ -190,6 +201,7 @@ int RunCommand(int argc, char** argv) {
     ws.RunNetOnce(init_net);
     for (const auto& [name, t] : feed) *ws.CreateBlob(name)->GetMutable<hetnet::Tensor>() = t;
     hetnet::RequestInferenceRewrite(&predict_net);  // profile the net the Predictor ran
+    hetnet::NarrowConstantsInPlace(predict_net, &ws);  // with its weights (reduced precision)
     hetnet::ProfileResult r = hetnet::ProfileNet(ws.CreateNet(predict_net), 1, static_cast<int>(iters),
                                                  !trace_path.empty());
     if (profile) std::cout << "\nprofile of net '" << predict_net.name() << "':\n" << r.summary.ToMarkdown();

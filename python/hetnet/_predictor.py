@@ -41,12 +41,17 @@ class Predictor(object):
     for that run only: the predictor's weights are never modified by a run.
 
     Returns a list of arrays in ``output_names`` (external output) order.
+
+    ``precision="bfloat16"`` (or ``"float16"``; hetnet's, not Caffe2's) runs the operators that have
+    a kernel for that dtype on narrow blobs with float32 accumulation (on CPU: the DNNL engine's Conv
+    and FC in bfloat16) and converts the weights only they read, once; inputs and outputs stay
+    float32 (the predict net's argument ``hetnet_precision``, ``hetnet run --precision``).
     """
 
-    def __init__(self, init_net, predict_net, outputs_to_cpu=True):
+    def __init__(self, init_net, predict_net, outputs_to_cpu=True, precision=None):
         self._predictor = _C.Predictor(_SerializedNet(init_net, "init_net"),
                                        _SerializedNet(predict_net, "predict_net"),
-                                       bool(outputs_to_cpu))
+                                       bool(outputs_to_cpu), str(precision or ""))
 
     def run(self, inputs):
         """inputs: a list of arrays (see the class docstring for the order), or {name: array};
@@ -79,6 +84,11 @@ class Predictor(object):
 
     def num_instances(self):
         return self._predictor.num_instances()
+
+    @property
+    def narrowed_weights(self):
+        """The weights converted to ``precision`` in place (empty in float32)."""
+        return list(self._predictor.narrowed_weights)
 
     def executor_notes(self):
         """What the predict net's executor did besides running its operators: with

@@ -6,6 +6,7 @@
 #if __has_include("core/predictor.h")
 #define HETNET_PYTHON_HAS_PREDICTOR 1
 #include "core/predictor.h"
+#include "core/reduced_precision.h"
 #endif
 
 namespace hetnet_python {
@@ -14,9 +15,10 @@ namespace hetnet_python {
 namespace {
 
 std::unique_ptr<hetnet::Predictor> MakePredictor(const py::bytes& init_net, const py::bytes& predict_net,
-                                                 bool outputs_to_cpu) {
+                                                 bool outputs_to_cpu, const std::string& precision) {
   auto init = ParseProto<caffe2::NetDef>(init_net, "init NetDef");
   auto predict = ParseProto<caffe2::NetDef>(predict_net, "predict NetDef");
+  if (!precision.empty()) hetnet::SetNetPrecision(&predict, hetnet::ParsePrecision(precision));
   hetnet::PredictorOptions options;
   options.outputs_to_cpu = outputs_to_cpu;
   py::gil_scoped_release release;
@@ -58,13 +60,14 @@ void InitPredictor(py::module_& m) {
   m.attr("has_predictor") = true;
   py::class_<hetnet::Predictor>(m, "Predictor")
       .def(py::init(&MakePredictor), py::arg("init_net"), py::arg("predict_net"),
-           py::arg("outputs_to_cpu") = true)
+           py::arg("outputs_to_cpu") = true, py::arg("precision") = "")
       .def("run", &Run, py::arg("inputs"))
       .def_property_readonly("input_names", &hetnet::Predictor::input_names)
       .def_property_readonly("output_names", &hetnet::Predictor::output_names)
       .def_property_readonly("filled_input_names", &hetnet::Predictor::filled_input_names)
       .def_property_readonly("positional_input_names", &hetnet::Predictor::positional_input_names)
       .def("num_instances", &hetnet::Predictor::NumInstances)
+      .def_property_readonly("narrowed_weights", &hetnet::Predictor::narrowed_weights)
       // What the predict net's executor did besides running its ops: with predict_net.type =
       // "cuda_graph", which GPU operators it replays as CUDA graphs and why not the others.
       .def("executor_notes", &hetnet::Predictor::ExecutorNotes);
