@@ -314,3 +314,35 @@ TEST_CASE("DNNL bfloat16 Conv equals its float32 result on the same values on ev
     CHECK(*std::max_element(outputs[0].begin(), outputs[0].end()) > 0.5f);  // not all zeros after the Relu
   }
 }
+
+TEST_CASE("A batch norm folded into a bfloat16 Conv is folded straight into bfloat16", "[reduced_precision][fusion]") {
+  if (SkipWithoutBf16()) return;
+  caffe2::NetDef init, net;
+  net.set_name("conv_bn");
+  AddFill(&init, "w", {8, 3, 3, 3}, RandomVec(8 * 27, 1, -0.3f, 0.3f));
+  for (const char* s : {"scale", "shift", "mean"}) AddFill(&init, s, {8}, RandomVec(8, 2));
+  std::vector<float> var = RandomVec(8, 3, 0.5f, 2.f);
+  AddFill(&init, "var", {8}, var);
+  auto* conv = AddOp(&net, "Conv", {"data", "w"}, {"c"});
+  conv->add_arg()->CopyFrom(ArgI("kernel", 3));
+  conv->add_arg()->CopyFrom(ArgI("pad", 1));
+  auto* bn = AddOp(&net, "SpatialBN", {"c", "scale", "shift", "mean", "var"}, {"out"});
+  bn->add_arg()->CopyFrom(ArgI("is_test", 1));
+  net.add_external_input("data");
+  net.add_external_output("out");
+  const Tensor data = Data(2);
+  const Tensor want = Float32Out(init, net, data);
+  SetNetPrecision(&net, DataType::BFloat16);
+  SetArg(&net, "hetnet_optimize", 1);
+  Workspace ws;
+  ws.RunNetOnce(init);
+  *ws.CreateBlob("data")->GetMutable<Tensor>() = data;
+  const caffe2::NetDef& r = ws.CreateNet(net)->def();
+  ws.RunNet(net.name());
+  CHECK(RelativeError(ws.GetBlobOrThrow("out").GetTensor(), want) < 2e-2);
+  CHECK(Count(r, "CastConstant") == 0);  // the fold writes bfloat16 itself: no float32 folded copy
+  REQUIRE(Count(r, "FoldBatchNormWeights") == 1);
+  for (const auto& op : r.op())
+    if (op.type() == "FoldBatchNormWeights")
+      for (const auto& o : op.output()) CHECK(ws.GetBlobOrThrow(o).GetTensor().dtype() == DataType::BFloat16);
+}
