@@ -53,7 +53,8 @@ class ReducedPrecisionPolicy final : public BlobFormPolicy {
     r.follower = k->follower;
     const int n = k->float_inputs < 0 ? op.input_size() : std::min(k->float_inputs, op.input_size());
     for (int i = 0; i < n; ++i) r.inputs.push_back(i);
-    for (int i = 0; i < op.output_size(); ++i) r.outputs.push_back(i);
+    const int m = k->float_outputs < 0 ? op.output_size() : std::min(k->float_outputs, op.output_size());
+    for (int i = 0; i < m; ++i) r.outputs.push_back(i);
     return r;
   }
 

@@ -44,6 +44,7 @@ struct ReducedPrecisionKernel {
   // A finer check of the op's arguments (null: every op of the type); e.g. a fused activation the
   // narrow kernel does not apply.
   std::function<bool(const caffe2::OperatorDef&, DataType)> accepts;
+  int float_outputs = -1;  // the leading outputs that are float data (-1: all; Reshape: 1)
 };
 
 void RegisterReducedPrecisionKernel(const std::string& type, DeviceType device, const std::string& engine,

@@ -8,6 +8,7 @@
 
 #include "core/gradient.h"
 #include "core/op_cost.h"
+#include "core/reduced_precision.h"
 #include "device/math.h"
 
 namespace hetnet {
@@ -98,31 +99,41 @@ void MaxPlane(const PoolParams& p, const float* xp, float* yp) {
 // order NHWC: each output pixel folds its window's pixels, a contiguous run of C channels each (the
 // loop over channels vectorizes); the window's pixels in PoolForwardAt's order, so the same bits as
 // the NCHW kernels. Output rows (n, oh) spread over the intra-op pool.
-template <bool kMax>
-void PoolForwardChannelsLast(const PoolParams& p, const float* x, float* y) {
+// T = BFloat16 (reduced-precision inference): the same float32 arithmetic on widened values, each
+// output rounded once (a maximum is exact).
+inline float Widen(float v) { return v; }
+inline float Widen(BFloat16 v) { return BFloat16ToFloat(v); }
+template <bool kMax, typename T>
+void PoolForwardChannelsLast(const PoolParams& p, const T* x, T* y) {
+  constexpr bool kFloat = std::is_same<T, float>::value;
   const int64_t C = p.C, rows = p.N * p.OH;
   const double work = static_cast<double>(rows) * p.OW * C * p.kh * p.kw;
   const int workers = work < 32768 ? 1 : static_cast<int>(std::min<int64_t>(math::CpuWorkers(), rows));
   math::ParallelFor(rows, workers, [&](int64_t row, int) {
     const int64_t n = row / p.OH, oh = row % p.OH;
-    const float* xn = x + n * p.H * p.W * C;
+    const T* xn = x + n * p.H * p.W * C;
+    std::vector<float> narrow_acc(kFloat ? 0 : C);
     for (int64_t ow = 0; ow < p.OW; ++ow) {
       int64_t t, b, l, r;
       PoolWindow(p, oh, ow, &t, &b, &l, &r);
-      float* yp = y + ((n * p.OH + oh) * p.OW + ow) * C;
+      T* yt = y + ((n * p.OH + oh) * p.OW + ow) * C;
+      float* yp = kFloat ? reinterpret_cast<float*>(yt) : narrow_acc.data();
       std::fill(yp, yp + C, kMax ? -std::numeric_limits<float>::max() : 0.f);
       for (int64_t h = t; h < b; ++h)
         for (int64_t w = l; w < r; ++w) {
-          const float* xp = xn + (h * p.W + w) * C;
+          const T* xp = xn + (h * p.W + w) * C;
           for (int64_t c = 0; c < C; ++c) {
-            if (kMax) yp[c] = xp[c] > yp[c] ? xp[c] : yp[c];
-            else yp[c] += xp[c];
+            const float v = Widen(xp[c]);
+            if (kMax) yp[c] = v > yp[c] ? v : yp[c];
+            else yp[c] += v;
           }
         }
       if (!kMax) {
         const float scale = PoolAverageScale(p, t, b, l, r);
         for (int64_t c = 0; c < C; ++c) yp[c] *= scale;
       }
+      if constexpr (!kFloat)
+        for (int64_t c = 0; c < C; ++c) yt[c] = FloatToBFloat16(yp[c]);
     }
   });
 }
@@ -192,6 +203,20 @@ OpCost PoolCost(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& i
 }  // namespace
 REGISTER_OP_COST(MaxPool, PoolCost);
 REGISTER_OP_COST(AveragePool, PoolCost);
+
+void PoolForwardBf16Cpu(bool max, const PoolParams& p, const BFloat16* x, BFloat16* y) {
+  if (max) PoolForwardChannelsLast<true>(p, x, y);
+  else PoolForwardChannelsLast<false>(p, x, y);
+}
+
+// Reduced-precision inference (core/reduced_precision.h): bfloat16 pools where their input is
+// bfloat16 already, channels-last (the only layout with a bfloat16 kernel).
+const ReducedPrecisionKernel kBf16Pool{{DataType::BFloat16}, 1, /*follower=*/true,
+                                       [](const caffe2::OperatorDef& op, DataType) {
+                                         return ArgumentHelper(op).GetSingleArgument<std::string>("order", "NCHW") == "NHWC";
+                                       }};
+REGISTER_REDUCED_PRECISION_KERNEL(MaxPool, CPU, "", kBf16Pool);
+REGISTER_REDUCED_PRECISION_KERNEL(AveragePool, CPU, "", kBf16Pool);
 
 REGISTER_CPU_OPERATOR(MaxPool, PoolOp<CPUContext, true>);
 REGISTER_CPU_OPERATOR(AveragePool, PoolOp<CPUContext, false>);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bfloat16.h"
 #include "core/operator.h"
 #include "operators/cnn_op_utils.h"
 #include "operators/conv_pool_shape.h"
@@ -95,6 +96,8 @@ template <class Context, bool kMax>
 void PoolForward(const PoolParams& p, const float* x, float* y, Context* ctx);
 template <class Context, bool kMax>
 void PoolBackward(const PoolParams& p, const float* x, const float* y, const float* dy, float* dx, Context* ctx);
+// bfloat16, order NHWC, CPU (reduced-precision inference): float32 arithmetic, outputs rounded once.
+void PoolForwardBf16Cpu(bool max, const PoolParams& p, const BFloat16* x, BFloat16* y);
 
 // The pooling ops' arguments (conv_pool_shape.h's rules). With global_pooling, Caffe2 refused a
 // stride or pad only when its value was not the default, and its translator (caffe_translator.py)
@@ -148,6 +151,9 @@ class PoolOp final : public Operator<Context> {
         count_include_pad_(this->template GetSingleArgument<int>("count_include_pad", 0) != 0) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
+    if constexpr (std::is_same<Context, CPUContext>::value) {
+      if (X.dtype() == DataType::BFloat16) return RunBf16(X);
+    }
     EnforceFloatInput(this->def(), X, 0);
     const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Pool, args_, X.shape());
     Tensor* Y = this->Output(0, g.y_shape(), DataType::Float);
@@ -156,6 +162,15 @@ class PoolOp final : public Operator<Context> {
   }
 
  private:
+  void RunBf16(const Tensor& X) {
+    const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Pool, args_, X.shape());
+    HN_CHECK_KIND(kUnsupported, g.channels_last, this->def().type(), ": input 0 ('", this->def().input(0),
+                  "') is bfloat16, which runs only with order NHWC (reduced-precision inference)");
+    Tensor* Y = this->Output(0, g.y_shape(), DataType::BFloat16);
+    PoolForwardBf16Cpu(kMax, MakePoolParams(g, count_include_pad_), X.template data<BFloat16>(),
+                       Y->template mutable_data<BFloat16>());
+  }
+
   ConvPoolArgs args_;
   bool count_include_pad_;
 };

@@ -152,6 +152,9 @@ TEST_CASE("bfloat16 inference runs Conv and FC narrow, casts at the edges, outpu
     if (!channels_last) {
       // data in; c1 back for MaxPool, p1 in for c2; c2 back for AveragePool, f in for the FC; out back.
       CHECK(Count(r, "Cast") == 6);
+    } else {
+      // NHWC pools, the order switch and Flatten run bfloat16 too: one Cast in, one out.
+      CHECK(Count(r, "Cast") == 2);
     }
   }
 }
@@ -345,4 +348,44 @@ TEST_CASE("A batch norm folded into a bfloat16 Conv is folded straight into bflo
   for (const auto& op : r.op())
     if (op.type() == "FoldBatchNormWeights")
       for (const auto& o : op.output()) CHECK(ws.GetBlobOrThrow(o).GetTensor().dtype() == DataType::BFloat16);
+}
+
+TEST_CASE("bfloat16 MaxPool and AveragePool (NHWC) equal their float32 results on the same values",
+          "[reduced_precision][pool]") {
+  const int64_t n = 2, h = 9, w = 7, c = 19;
+  std::vector<float> x = RandomVec(n * h * w * c, 11, -4.f, 4.f);
+  for (auto& v : x) v = BFloat16ToFloat(FloatToBFloat16(v));
+  for (const char* type : {"MaxPool", "AveragePool"}) {
+    INFO(type);
+    std::vector<float> outputs[2];
+    for (int narrow = 0; narrow < 2; ++narrow) {
+      Workspace ws;
+      Tensor t = FloatTensor({n, h, w, c}, x);
+      if (narrow) {
+        Tensor b({n, h, w, c}, DataType::BFloat16);
+        for (size_t i = 0; i < x.size(); ++i) b.mutable_data<BFloat16>()[i] = FloatToBFloat16(x[i]);
+        t = std::move(b);
+      }
+      *ws.CreateBlob("x")->GetMutable<Tensor>() = std::move(t);
+      caffe2::OperatorDef op = optest::MakeOp(type, {"x"}, {"y"});
+      for (const auto& a : {ArgI("kernel", 3), ArgI("stride", 2), ArgI("pad", 1)}) op.add_arg()->CopyFrom(a);
+      op.add_arg()->CopyFrom(ArgS("order", "NHWC"));
+      ws.RunOperatorOnce(op);
+      const Tensor& y = ws.GetBlobOrThrow("y").GetTensor();
+      REQUIRE(y.dtype() == (narrow ? DataType::BFloat16 : DataType::Float));
+      REQUIRE(y.shape() == std::vector<int64_t>{n, 5, 4, c});
+      for (int64_t i = 0; i < y.numel(); ++i)
+        outputs[narrow].push_back(narrow ? BFloat16ToFloat(y.data<BFloat16>()[i]) : y.data<float>()[i]);
+    }
+    const double e = optest::Worst(outputs[1], outputs[0]).error;
+    if (std::string(type) == "MaxPool") CHECK(e == 0);  // a maximum of bfloat16 values is one of them
+    else CHECK(e < 1.0 / 128);
+  }
+  SECTION("NCHW bfloat16 is refused, naming the input") {
+    Workspace ws;
+    *ws.CreateBlob("x")->GetMutable<Tensor>() = Tensor({1, 2, 4, 4}, DataType::BFloat16);
+    caffe2::OperatorDef op = optest::MakeOp("MaxPool", {"x"}, {"y"});
+    op.add_arg()->CopyFrom(ArgI("kernel", 2));
+    CHECK_THROWS_WITH(ws.RunOperatorOnce(op), Catch::Contains("'x'") && Catch::Contains("NHWC"));
+  }
 }
