@@ -47,7 +47,7 @@ class OrderSwitchOp final : public Operator<Context> {
     CheckOrderSwitchRank(this->def(), X.shape());
     const size_t item = PlainItemSize(this->def(), X, 0);
     if constexpr (std::is_same<Context, CPUContext>::value) {
-      if (item == 4 || item == 8) return SwitchByTiles(X, item);
+      if (item == 2 || item == 4 || item == 8) return SwitchByTiles(X, item);  // 2: bfloat16 / float16
     }
     const std::vector<int> axes = OrderSwitchAxes(X.ndim(), kToNCHW);
     const std::vector<int64_t> xst = RowMajorStrides(X.shape());
@@ -70,7 +70,9 @@ class OrderSwitchOp final : public Operator<Context> {
     char* dst = static_cast<char*>(Y->raw_mutable_data(X.dtype()));
     for (int64_t i = 0; i < n; ++i) {
       const size_t offset = static_cast<size_t>(i * rows * cols) * item;
-      if (item == 4)
+      if (item == 2)
+        TransposeTiles(rows, cols, reinterpret_cast<const uint16_t*>(src + offset), reinterpret_cast<uint16_t*>(dst + offset));
+      else if (item == 4)
         TransposeTiles(rows, cols, reinterpret_cast<const uint32_t*>(src + offset), reinterpret_cast<uint32_t*>(dst + offset));
       else
         TransposeTiles(rows, cols, reinterpret_cast<const uint64_t*>(src + offset), reinterpret_cast<uint64_t*>(dst + offset));

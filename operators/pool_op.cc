@@ -109,15 +109,16 @@ void PoolForwardChannelsLast(const PoolParams& p, const T* x, T* y) {
   const int64_t C = p.C, rows = p.N * p.OH;
   const double work = static_cast<double>(rows) * p.OW * C * p.kh * p.kw;
   const int workers = work < 32768 ? 1 : static_cast<int>(std::min<int64_t>(math::CpuWorkers(), rows));
-  math::ParallelFor(rows, workers, [&](int64_t row, int) {
+  std::vector<std::vector<float>> narrow_acc(kFloat ? 0 : workers);  // bfloat16: a float32 row per pool slot
+  for (auto& a : narrow_acc) a.resize(C);
+  math::ParallelFor(rows, workers, [&](int64_t row, int slot) {
     const int64_t n = row / p.OH, oh = row % p.OH;
     const T* xn = x + n * p.H * p.W * C;
-    std::vector<float> narrow_acc(kFloat ? 0 : C);
     for (int64_t ow = 0; ow < p.OW; ++ow) {
       int64_t t, b, l, r;
       PoolWindow(p, oh, ow, &t, &b, &l, &r);
       T* yt = y + ((n * p.OH + oh) * p.OW + ow) * C;
-      float* yp = kFloat ? reinterpret_cast<float*>(yt) : narrow_acc.data();
+      float* yp = kFloat ? reinterpret_cast<float*>(yt) : narrow_acc[slot].data();
       std::fill(yp, yp + C, kMax ? -std::numeric_limits<float>::max() : 0.f);
       for (int64_t h = t; h < b; ++h)
         for (int64_t w = l; w < r; ++w) {
