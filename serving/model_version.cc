@@ -8,6 +8,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/intra_op_threads.h"
+#include "core/reduced_precision.h"
 #include "serving/inference_server.h"
 #include "serving/request_tensors.h"
 #include "serving/tensor_codec.h"
@@ -54,14 +55,28 @@ int IntraOpThreadsOf(const inference::ModelConfig& config) {
   return static_cast<int>(n);
 }
 
+// Reduced precision (core/reduced_precision.h): parameters { key: "precision" value: { string_value:
+// "bf16" } } (float32, bfloat16 / bf16, float16 / fp16); inputs and outputs keep the config's dtypes.
+DataType PrecisionOf(const inference::ModelConfig& config) {
+  auto it = config.parameters().find("precision");
+  if (it == config.parameters().end()) return DataType::Float;
+  try {
+    return ParsePrecision(it->second.string_value());
+  } catch (Error& e) {
+    throw e.AddContext("model '" + config.name() + "': parameter precision");
+  }
+}
+
 }  // namespace
 
 ModelVersion::ModelVersion(inference::ModelConfig config, int64_t version, const ModelNets& nets,
                            const ServerOptions& options)
     : config_(std::move(config)), version_(version), max_tensor_elements_(options.max_tensor_elements) {
   intra_op_threads_ = IntraOpThreadsOf(config_);
+  const DataType precision = PrecisionOf(config_);
   for (const auto& placement : ExpandInstanceGroups(config_, NumCudaDevices(), options)) {
     caffe2::NetDef predict = PlaceForInstance(nets.predict_net, placement);
+    if (precision != DataType::Float) SetNetPrecision(&predict, precision);
     caffe2::NetDef init = PlaceForInstance(nets.init_net, placement);
     init = PlaceInitForInstance(init, predict);
     if (options.soft_placement) {

@@ -105,3 +105,32 @@ def test_an_onnx_model_with_an_unsupported_operator_fails_alone_naming_it(tmp_pa
         assert index["unsupported"]["state"] == "UNAVAILABLE"
         assert "NoSuchOnnxOp" in index["unsupported"]["reason"], index["unsupported"]
         assert s.stop() == 0
+
+
+def test_precision_parameter_serves_bfloat16_within_its_rounding(tmp_path):
+    """parameters { key: "precision" } (core/reduced_precision.h): the model runs its GEMMs in bfloat16
+    where oneDNN has bfloat16 kernels; the protocol still carries FP32 and answers stay within
+    bfloat16's rounding of the float32 model's. An unknown precision fails the load, naming it."""
+    repo = tmp_path / "repo"
+    model = mlp_onnx(seed=4, sizes=(64, 128, 10))
+    base = 'platform: "onnxruntime_onnx"\nmax_batch_size: 8\n'
+    write_onnx_model(repo, "full", model, 'name: "full"\n' + base)
+    write_onnx_model(repo, "narrow", model, 'name: "narrow"\n' + base +
+                     'parameters { key: "precision" value: { string_value: "bf16" } }\n')
+    write_onnx_model(repo, "bad", model, 'name: "bad"\n' + base +
+                     'parameters { key: "precision" value: { string_value: "int3" } }\n')
+    with su.ServerProcess(repo, ["--strict-readiness=false"]) as s:
+        http = httpclient.InferenceServerClient(s.http_url)
+        index = {m["name"]: m for m in http.get_model_repository_index()}
+        assert index["narrow"]["state"] == "READY", index
+        assert index["bad"]["state"] == "UNAVAILABLE" and "int3" in index["bad"]["reason"], index
+        x = np.random.RandomState(5).rand(4, 64).astype(np.float32)
+        outs = {}
+        for name in ("full", "narrow"):
+            inp = httpclient.InferInput("x", list(x.shape), "FP32")
+            inp.set_data_from_numpy(x)
+            outs[name] = http.infer(name, [inp]).as_numpy("prob")
+        assert outs["narrow"].dtype == np.float32
+        np.testing.assert_allclose(outs["narrow"], outs["full"], atol=2e-2)
+        if " avx512f" in open("/proc/cpuinfo").read():  # oneDNN's bfloat16 kernels run here
+            assert np.abs(outs["narrow"] - outs["full"]).max() > 0
