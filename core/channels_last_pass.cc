@@ -1,8 +1,7 @@
 #include "core/channels_last_pass.h"
 
-#include "core/blob_form_pass.h"
-
 #include "core/argument.h"
+#include "core/blob_form_pass.h"
 #include "core/error.h"
 #include "core/operator.h"
 

@@ -14,6 +14,7 @@
 // are no longer written under their own names (like the other rewrites' dropped intermediates).
 // Only applied when there are fewer order switches than twice the converted convolutions (each
 // conversion saves that Conv's two reorders; a lone Conv between NCHW ops gains nothing).
+// The walk is the blob-form engine's (core/blob_form_pass.h), shared with reduced precision.
 #pragma once
 
 #include <set>

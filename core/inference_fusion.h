@@ -10,7 +10,7 @@
 //   * Conv / FC / FCTransposed followed by Relu: the op carries `fused_activation: "Relu"` and the
 //     Relu is removed. Only where the op runs on an engine that honours the argument (the default
 //     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL and PACKED engines; not CUDNN's Conv yet:
-//     see EnginesWithFusedActivation), and for FC only when its weight is a float32 tensor.
+//     see EnginesWithFusedActivation).
 //   * FC / FCTransposed that would run on the DNNL engine run on PACKED (packed weights), first.
 //   * Conv (CPU, DNNL, with bias) read only by an Add(Y, R): R becomes the Conv's fourth input with
 //     fused_residual 1 (added in the convolution's output pass), before the Relu fusion; with

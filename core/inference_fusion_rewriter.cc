@@ -5,9 +5,9 @@
 #include <climits>
 
 #include "core/channels_last_pass.h"
-#include "core/reduced_precision.h"
 #include "core/net.h"
 #include "core/operator.h"
+#include "core/reduced_precision.h"
 
 namespace hetnet {
 namespace inference_fusion {
@@ -225,12 +225,6 @@ bool Rewriter::TryRemoveIdentity(int j, const BlobUses& uses) {
   log_.push_back(op.type() + " " + Label(j) + " removed: '" + X + "' is written as '" + Y + "'");
   return true;
 }
-
-}  // namespace inference_fusion
-}  // namespace hetnet
-
-namespace hetnet {
-namespace inference_fusion {
 
 // Last: the ops converted are the fused ones, and folded weights are what gets narrowed.
 void Rewriter::ReducePrecision() {

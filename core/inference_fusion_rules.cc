@@ -79,13 +79,6 @@ bool Rewriter::TryFuseRelu(int i, const BlobUses& uses) {
   const auto& engines = EnginesWithFusedActivation();
   if (!engines.count(ResolveEngine(p, d)) || (!d.is_cpu() && !engines.count(ResolveEngine(p, Device::CPU()))))
     return false;
-  // FC's float16 path has no fused Relu: fuse only what is known to be float32 (or bfloat16, a
-  // weight converted for reduced precision: the DNNL engine's post-op applies it).
-  if (fc && p.input_size() > 1 && !given_.count(p.input(1))) {  // a BN-folded weight is float32
-    const Blob* w = ws_->GetBlob(p.input(1));
-    if (!w || !w->IsTensor() || (w->GetTensor().dtype() != DataType::Float && w->GetTensor().dtype() != DataType::BFloat16))
-      return false;
-  }
   const int j = SoleConsumer(i, uses, {"Relu"});
   if (j < 0 || ops_[j].input_size() != 1) return false;
   caffe2::OperatorDef fused = p;

@@ -51,9 +51,12 @@ inline FCDims ComputeFCDims(const caffe2::OperatorDef& def, const std::vector<in
 }
 
 // FC on float16 X, W, b (Y float16): operators/fc_op_fp16.cc (CPU, float32 math) and fc_op_fp16.cu (CUDA,
-// cublasGemmEx on tensor cores with float32 accumulation). Pointers on the context's device.
+// cublasGemmEx on tensor cores with float32 accumulation). Pointers on the context's device. relu:
+// fused_activation "Relu", applied before the result is rounded (CPU) or on the float16 result (CUDA:
+// the same values, max(round(v), 0) == round(max(v, 0))).
 template <class Context>
-void FCHalfKernel(int64_t M, int64_t N, int64_t K, const Half* x, const Half* w, const Half* b, Half* y, Context* ctx);
+void FCHalfKernel(int64_t M, int64_t N, int64_t K, const Half* x, const Half* w, const Half* b, bool relu, Half* y,
+                  Context* ctx);
 
 template <class Context>
 class FCOp final : public Operator<Context> {
@@ -68,14 +71,13 @@ class FCOp final : public Operator<Context> {
     const Tensor& W = this->Input(1);
     const Tensor& b = this->Input(2);
     if (X.dtype() == DataType::Float16) {
-      HN_CHECK_KIND(kUnsupported, !relu_, "FC: fused_activation is not supported for float16 inputs");  // all three float16: fc_op_fp16.{cc,cu}
       for (int i = 1; i < 3; ++i)
         HN_ENFORCE(this->Input(i).dtype() == DataType::Float16, "FC: input 0 ('", this->def().input(0),
                    "') is float16 but input ", i, " ('", this->def().input(i), "') is ",
                    DataTypeName(this->Input(i).dtype()), "; float16 FC needs X, W and b all float16");
       const FCDims d = ComputeFCDims(this->def(), X.shape(), W.shape(), &b.shape(), axis_, axis_w_);
       Tensor* Y = this->Output(0, d.y_shape, DataType::Float16);
-      FCHalfKernel<Context>(d.M, d.N, d.K, X.template data<Half>(), W.template data<Half>(), b.template data<Half>(),
+      FCHalfKernel<Context>(d.M, d.N, d.K, X.template data<Half>(), W.template data<Half>(), b.template data<Half>(), relu_,
                             Y->template mutable_data<Half>(), &this->context_);
       return;
     }

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/bfloat16.h"
+#include "core/half.h"
 #include "core/inference_fusion.h"
 #include "core/net.h"
 #include "core/operator.h"
@@ -388,4 +389,59 @@ TEST_CASE("bfloat16 MaxPool and AveragePool (NHWC) equal their float32 results o
     op.add_arg()->CopyFrom(ArgI("kernel", 2));
     CHECK_THROWS_WITH(ws.RunOperatorOnce(op), Catch::Contains("'x'") && Catch::Contains("NHWC"));
   }
+}
+
+TEST_CASE("GPU: float16 FC (with its fused Relu) on the GPU, CastConstant there, close to float32",
+          "[gpu][reduced_precision]") {
+  if (optest::SkipWithoutGpu()) return;
+  caffe2::NetDef init, net;
+  net.set_name("gpu_mlp");
+  AddFill(&init, "w1", {64, 32}, RandomVec(64 * 32, 1, -0.2f, 0.2f));
+  AddFill(&init, "b1", {64}, RandomVec(64, 2));
+  AddFill(&init, "w2", {10, 64}, RandomVec(640, 3, -0.2f, 0.2f));
+  AddFill(&init, "b2", {10}, RandomVec(10, 4));
+  AddOp(&net, "FC", {"data", "w1", "b1"}, {"h"});
+  AddOp(&net, "Relu", {"h"}, {"h"});
+  AddOp(&net, "FC", {"h", "w2", "b2"}, {"out"});
+  net.add_external_input("data");
+  net.add_external_output("out");
+  net.mutable_device_option()->set_device_type(1);  // every op on CUDA:0, weights copied there
+  const Tensor data = FloatTensor({8, 32}, RandomVec(256, 5));
+  Predictor full(init, net);
+  caffe2::NetDef narrow_net = net;
+  SetNetPrecision(&narrow_net, DataType::Float16);
+  Predictor narrow(init, narrow_net);
+  const Tensor want = full.Run({{"data", data}}).at("out");
+  const Tensor got = narrow.Run({{"data", data}}).at("out");
+  CHECK(RelativeError(got, want) < 1e-2);
+  CHECK(narrow.narrowed_weights().size() == 4);  // the init net ran on the CPU: converted there
+}
+
+TEST_CASE("float16 FC applies a fused Relu (the kernel the GPU's float16 FC shares its rule with)",
+          "[reduced_precision][fc]") {
+  auto half_tensor = [](std::vector<int64_t> shape, const std::vector<float>& v) {
+    Tensor t(std::move(shape), DataType::Float16);
+    for (size_t i = 0; i < v.size(); ++i) t.mutable_data<Half>()[i] = FloatToHalf(v[i]);
+    return t;
+  };
+  std::vector<float> outputs[2];
+  for (int relu = 0; relu < 2; ++relu) {
+    Workspace ws;
+    *ws.CreateBlob("x")->GetMutable<Tensor>() = half_tensor({4, 16}, RandomVec(64, 1));
+    *ws.CreateBlob("w")->GetMutable<Tensor>() = half_tensor({8, 16}, RandomVec(128, 2));
+    *ws.CreateBlob("b")->GetMutable<Tensor>() = half_tensor({8}, RandomVec(8, 3));
+    caffe2::OperatorDef op = optest::MakeOp("FC", {"x", "w", "b"}, {"y"});
+    if (relu) op.add_arg()->CopyFrom(ArgS("fused_activation", "Relu"));
+    op.set_engine("EIGEN");  // the default kernels (FCOp), where float16 runs
+    ws.RunOperatorOnce(op);
+    const Tensor& y = ws.GetBlobOrThrow("y").GetTensor();
+    REQUIRE(y.dtype() == DataType::Float16);
+    for (int64_t i = 0; i < y.numel(); ++i) outputs[relu].push_back(HalfToFloat(y.data<Half>()[i]));
+  }
+  int negatives = 0;
+  for (size_t i = 0; i < outputs[0].size(); ++i) {
+    negatives += outputs[0][i] < 0;
+    CHECK(outputs[1][i] == std::max(outputs[0][i], 0.f));
+  }
+  CHECK(negatives > 0);  // the Relu had something to do
 }
