@@ -60,7 +60,7 @@ class Rewriter {
   bool DeviceOf(const caffe2::OperatorDef& op, Device* d) const;
   std::string Label(int i) const;
   int SoleConsumer(int i, const BlobUses& uses, const std::set<std::string>& types, bool any_input = false) const;
-  const Tensor* Constant(const std::string& name, const BlobUses& uses) const;
+  const Tensor* Constant(const std::string& name, const BlobUses& uses, DataType also = DataType::Float) const;
   std::string FreshName(const std::string& base, const BlobUses& uses);
   void Record(int i, int j, caffe2::OperatorDef fused, const std::string& log, const std::string& note);
   void AddNote(int i, const std::string& s) { notes_[i] += (notes_[i].empty() ? "" : ", ") + s; }

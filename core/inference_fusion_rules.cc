@@ -1,6 +1,7 @@
 // The inference rewriter's fusion rules: BN folded into Conv/FC, Relu and residual Add fused into
 // Conv/FC (core/inference_fusion.h states them; core/inference_fusion_rewriter.h is the rewriter).
 #include "core/inference_fusion_rewriter.h"
+#include "core/reduced_precision.h"
 
 #include "core/operator.h"
 
@@ -22,7 +23,8 @@ bool Rewriter::TryFoldBN(int i, const BlobUses& uses) {
   if (bn.input_size() != 5 || bargs.GetSingleArgument<int>("is_test", 0) == 0 ||
       bargs.GetSingleArgument<std::string>("order", "NCHW") != "NCHW")
     return false;
-  const Tensor* W = Constant(p.input(1), uses);
+  // W may be in the net's reduced precision already (a Predictor's weights, core/reduced_precision.h).
+  const Tensor* W = Constant(p.input(1), uses, NetPrecision(def_));
   const Tensor* B = p.input_size() == 3 ? Constant(p.input(2), uses) : nullptr;
   if (!W || (p.input_size() == 3 && !B) || W->ndim() < 2) return false;
   int64_t channels = W->dim(0);

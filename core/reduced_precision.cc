@@ -220,12 +220,15 @@ std::vector<std::string> NarrowConstantsInPlace(const caffe2::NetDef& def, Works
   const DataType precision = NetPrecision(def);
   if (precision == DataType::Float) return {};
   const InferenceRewrite preview = RewriteForInference(def, ws);
-  std::map<std::string, bool> only_cast_constant;  // weight -> read only by CastConstant ops
-  for (const auto& op : preview.net.op())
-    for (const auto& in : op.input()) {
-      auto it = only_cast_constant.emplace(in, true).first;
-      it->second = it->second && op.type() == "CastConstant";
+  // weight -> read only by CastConstant ops, or as the filter of BN folds writing the narrow dtype
+  std::map<std::string, bool> only_cast_constant;
+  for (const auto& op : preview.net.op()) {
+    const bool narrow_fold = op.type() == "FoldBatchNormWeights" && ArgumentHelper(op).HasArgument("to");
+    for (int i = 0; i < op.input_size(); ++i) {
+      auto it = only_cast_constant.emplace(op.input(i), true).first;
+      it->second = it->second && (op.type() == "CastConstant" || (narrow_fold && i == 0));
     }
+  }
   std::set<std::string> elsewhere(def.external_output().begin(), def.external_output().end());
   for (const auto& name : ws->Nets())
     if (NetBase* other = ws->GetNet(name))

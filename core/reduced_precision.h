@@ -17,7 +17,8 @@
 //     narrow operators read are converted in place before its net is created
 //     (NarrowConstantsInPlace), as PyTorch's `model.half()` converts parameters, so their float32
 //     copies are freed and the memory report shows the halving; BN-folded weights are written
-//     narrow by the fold itself (FoldBatchNormWeights' `to`), their float32 sources stay;
+//     narrow by the fold itself (FoldBatchNormWeights' `to`), and in a Predictor the filter it
+//     folds is converted too (rounded before the fold: the product is rounded once more);
 //   * cheap operators (elementwise, pooling) registered as followers run narrow only where their
 //     inputs are narrow already, so no conversion is ever added just for them.
 // Where no operator of the net has a kernel for the dtype on its device, the net runs in float32 and
@@ -83,8 +84,8 @@ struct ReducedPrecisionInput {
 std::vector<std::string> ConvertToReducedPrecision(ReducedPrecisionInput in, DataType precision);
 
 // For a Predictor: converts, in ws, the float32 weights that only this net's narrow operators read
-// (in their float inputs; no other net, no external output) into the net's precision. Returns their
-// names. Nothing happens when the net asks for float32 or is not rewritten for inference.
+// (in their float inputs, or as the filter of a BN fold writing the narrow dtype; no other net, no
+// external output) into the net's precision. Returns their names. Nothing happens when the net asks for float32 or is not rewritten for inference.
 std::vector<std::string> NarrowConstantsInPlace(const caffe2::NetDef& def, Workspace* ws);
 
 }  // namespace hetnet

@@ -19,6 +19,14 @@ DataType FoldedType(const caffe2::OperatorDef& def) {
   return to;
 }
 
+// A narrow (bfloat16 or float16) tensor's values in float32.
+std::vector<float> WidenToFloat(const Tensor& t) {
+  std::vector<float> f(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < f.size(); ++i)
+    f[i] = t.dtype() == DataType::BFloat16 ? BFloat16ToFloat(t.data<BFloat16>()[i]) : HalfToFloat(t.data<Half>()[i]);
+  return f;
+}
+
 // f's values rounded into y's narrow dtype (bfloat16 or float16).
 void NarrowFromFloat(const std::vector<float>& f, Tensor* y) {
   if (y->dtype() == DataType::BFloat16) {
@@ -55,8 +63,10 @@ void FoldBatchNormWeightsOp::RunOnDevice() {
 
 void FoldBatchNormWeightsOp::Fold() {
   const Tensor& W = Input(0);
-  HN_ENFORCE(W.dtype() == DataType::Float && W.ndim() >= 2, "FoldBatchNormWeights: W ('", def().input(0),
-             "') must be a float tensor of at least 2 dims, got ", DataTypeName(W.dtype()), " of ", W.ndim(), " dims");
+  // W may be narrow already (`to`'s dtype: a Predictor's weights converted in place).
+  HN_ENFORCE((W.dtype() == DataType::Float || W.dtype() == to_) && W.ndim() >= 2, "FoldBatchNormWeights: W ('",
+             def().input(0), "') must be a float32", to_ == DataType::Float ? std::string() : std::string(" or ") + DataTypeName(to_),
+             " tensor of at least 2 dims, got ", DataTypeName(W.dtype()), " of ", W.ndim(), " dims");
   HN_ENFORCE(axis_w_ >= 1 && axis_w_ < W.ndim(), "FoldBatchNormWeights: axis_w ", axis_w_, " out of range for W of ",
              W.ndim(), " dims");
   const int64_t channels = W.size_to_dim(axis_w_);
@@ -81,7 +91,9 @@ void FoldBatchNormWeightsOp::Fold() {
   std::vector<float> w_scratch(narrow ? W.numel() : 0), b_scratch(narrow ? channels : 0);
   float* wd = narrow ? w_scratch.data() : Output(0, W.shape(), DataType::Float)->mutable_data<float>();
   float* bd = narrow ? b_scratch.data() : Output(1, {channels}, DataType::Float)->mutable_data<float>();
-  const float* src = W.data<float>();
+  std::vector<float> widened;
+  if (W.dtype() != DataType::Float) widened = WidenToFloat(W);
+  const float* src = W.dtype() == DataType::Float ? W.data<float>() : widened.data();
   for (int64_t c = 0; c < channels; ++c) {
     const double alpha = stats[0][c] / std::sqrt(static_cast<double>(stats[3][c]) + epsilon_);
     for (int64_t k = 0; k < row; ++k) wd[c * row + k] = static_cast<float>(src[c * row + k] * alpha);

@@ -9,7 +9,8 @@
 // something else wrote its outputs; otherwise a run costs a few comparisons. So weights fed or
 // trained after the net was created are always folded in, unlike a fold done once at creation.
 // `to` (bfloat16 / float16; the reduced-precision rewrite, core/reduced_precision.h, sets it) makes
-// the outputs narrow: computed in float32 and rounded once, with no float32 copy kept.
+// the outputs narrow: computed in float32 and rounded once, with no float32 copy kept; W may then be
+// of that dtype too (a Predictor's weights converted in place: W rounded, then the folded product).
 #pragma once
 
 #include <vector>

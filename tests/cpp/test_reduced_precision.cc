@@ -349,6 +349,21 @@ TEST_CASE("A batch norm folded into a bfloat16 Conv is folded straight into bflo
   for (const auto& op : r.op())
     if (op.type() == "FoldBatchNormWeights")
       for (const auto& o : op.output()) CHECK(ws.GetBlobOrThrow(o).GetTensor().dtype() == DataType::BFloat16);
+  SECTION("a Predictor converts the filter the fold reads: the weights halve") {
+    Predictor narrow(init, net);
+    CHECK(narrow.narrowed_weights() == std::vector<std::string>{"w"});  // the statistics stay float32
+    CHECK(narrow.weights().GetBlobOrThrow("w").GetTensor().dtype() == DataType::BFloat16);
+    for (int run = 0; run < 2; ++run) CHECK(RelativeError(narrow.Run({{"data", data}}).at("out"), want) < 2e-2);
+    // The net it runs still folds the batch norm, from the bfloat16 filter, straight into bfloat16.
+    Workspace converted;
+    converted.RunNetOnce(init);
+    caffe2::NetDef asked = net;
+    CHECK(NarrowConstantsInPlace(asked, &converted) == std::vector<std::string>{"w"});
+    const caffe2::NetDef rewritten = RewriteForInference(asked, &converted).net;
+    CHECK(Count(rewritten, "SpatialBN") == 0);
+    CHECK(Count(rewritten, "CastConstant") == 0);
+    CHECK(Count(rewritten, "FoldBatchNormWeights") == 1);
+  }
 }
 
 TEST_CASE("bfloat16 MaxPool and AveragePool (NHWC) equal their float32 results on the same values",
