@@ -3,10 +3,9 @@
 #include <cmath>
 
 #include "core/gradient.h"
-#include "core/bfloat16.h"
-#include "core/half.h"
 #include "core/op_schema.h"
 #include "operators/cast_ops.h"
+#include "operators/elementwise_ops.h"
 
 namespace hetnet {
 
@@ -17,25 +16,6 @@ DataType FoldedType(const caffe2::OperatorDef& def) {
   HN_CHECK_KIND(kInvalidArgument, to == DataType::Float || to == DataType::BFloat16 || to == DataType::Float16,
                 "FoldBatchNormWeights: `to` must be float32, bfloat16 or float16, got ", DataTypeName(to));
   return to;
-}
-
-// A narrow (bfloat16 or float16) tensor's values in float32.
-std::vector<float> WidenToFloat(const Tensor& t) {
-  std::vector<float> f(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < f.size(); ++i)
-    f[i] = t.dtype() == DataType::BFloat16 ? BFloat16ToFloat(t.data<BFloat16>()[i]) : HalfToFloat(t.data<Half>()[i]);
-  return f;
-}
-
-// f's values rounded into y's narrow dtype (bfloat16 or float16).
-void NarrowFromFloat(const std::vector<float>& f, Tensor* y) {
-  if (y->dtype() == DataType::BFloat16) {
-    BFloat16* p = y->mutable_data<BFloat16>();
-    for (size_t i = 0; i < f.size(); ++i) p[i] = FloatToBFloat16(f[i]);
-  } else {
-    Half* p = y->mutable_data<Half>();
-    for (size_t i = 0; i < f.size(); ++i) p[i] = FloatToHalf(f[i]);
-  }
 }
 }  // namespace
 
@@ -88,12 +68,12 @@ void FoldBatchNormWeightsOp::Fold() {
   // float32 outputs are written in place; narrow ones (`to`) computed in float32, rounded once.
   const bool narrow = to_ != DataType::Float;
   // (Scratch freed after the fold: keeping it would keep the float32 copy.)
-  std::vector<float> w_scratch(narrow ? W.numel() : 0), b_scratch(narrow ? channels : 0);
-  float* wd = narrow ? w_scratch.data() : Output(0, W.shape(), DataType::Float)->mutable_data<float>();
-  float* bd = narrow ? b_scratch.data() : Output(1, {channels}, DataType::Float)->mutable_data<float>();
-  std::vector<float> widened;
+  Tensor w_scratch, b_scratch, widened;
+  if (narrow) w_scratch = Tensor(W.shape(), DataType::Float), b_scratch = Tensor({channels}, DataType::Float);
+  float* wd = (narrow ? &w_scratch : Output(0, W.shape(), DataType::Float))->mutable_data<float>();
+  float* bd = (narrow ? &b_scratch : Output(1, {channels}, DataType::Float))->mutable_data<float>();
   if (W.dtype() != DataType::Float) widened = WidenToFloat(W);
-  const float* src = W.dtype() == DataType::Float ? W.data<float>() : widened.data();
+  const float* src = (W.dtype() == DataType::Float ? W : widened).data<float>();
   for (int64_t c = 0; c < channels; ++c) {
     const double alpha = stats[0][c] / std::sqrt(static_cast<double>(stats[3][c]) + epsilon_);
     for (int64_t k = 0; k < row; ++k) wd[c * row + k] = static_cast<float>(src[c * row + k] * alpha);
