@@ -2,7 +2,7 @@
 # The GPU parts of the open issues, run as gpu_suite.sh's `extra` step (its environment, its build):
 #   HETNET_GPU_EXTRA="bash tools/gpu_issue_checks.sh" bash tools/gpu_suite.sh run gpu extra ctest
 # issue 17: `hetnet calibrate` on this machine, then the auto-placement proof against that profile;
-# issues 14/16/17: the Python tests that use a GPU; issue 16: CUDA graphs, bench_conv. Files land in $OUT (or
+# issues 14/16/17: the Python tests that use a GPU; issue 16: CUDA graphs, float16 inference, bench_conv. Files land in $OUT (or
 # build-gpu/out).
 set -u
 b=build-gpu
@@ -51,6 +51,13 @@ for m in mlp resnet50; do
   python3 -c "import numpy as np, sys; a, b = (np.load(sys.argv[1] + s) for s in ('_prob.npy', '_prob_graph.npy')); \
 print('max abs diff eager vs graph', float(np.abs(a - b).max()))" "$out/$m" || rc=1
 done
+echo "### float16 inference (issue 16 item 5; unverified until this runs): MLP on the GPU, fp32 vs fp16"
+for p in float32 fp16; do
+  timeout 120 "$b/bin/hetnet" run "$out/mlp.onnx" --device cuda --input "data=$out/mlp_x.npy" --iters 300 \
+    --precision $p --output "prob=$out/mlp_prob_$p.npy" | tail -3 || rc=1
+done
+python3 -c "import numpy as np, sys; a, b = (np.load(sys.argv[1] + s) for s in ('_float32.npy', '_fp16.npy')); \
+print('max abs diff float32 vs fp16', float(np.abs(a - b).max()))" "$out/mlp_prob" || rc=1
 echo "### bench_conv (issue 16 item 5: the measured engine choice)"
 timeout 120 "$b/bin/bench_conv" || rc=1
 exit $rc
