@@ -51,7 +51,7 @@ class FormConverter {
       auto it = form_of_.find(y);
       const std::string f = it != form_of_.end() ? it->second : Fresh(y + policy_.Suffix());
       form_of_[y] = f;
-      writer_of_[y] = op;
+      writer_of_[y] = &op;
       own_valid_[y] = false;
       c.set_output(k, f);
     }
@@ -73,7 +73,7 @@ class FormConverter {
     Emit(policy_.ToForm(b, f, reader, slot), "");
     ++r_.switches;
     form_of_[b] = f;
-    writer_of_[b] = reader;
+    writer_of_[b] = &reader;
     own_valid_[b] = true;
     return f;
   }
@@ -82,7 +82,7 @@ class FormConverter {
   void Restore(const std::string& b) {
     auto it = own_valid_.find(b);
     if (it == own_valid_.end() || it->second) return;
-    Emit(policy_.FromForm(form_of_.at(b), b, writer_of_.at(b)), "");
+    Emit(policy_.FromForm(form_of_.at(b), b, *writer_of_.at(b)), "");
     ++r_.switches;
     it->second = true;
   }
@@ -103,7 +103,8 @@ class FormConverter {
   const BlobFormPolicy& policy_;
   std::map<std::string, std::string> form_of_;  // blob -> the blob holding its current value in the form
   std::map<std::string, bool> own_valid_;       // whether the blob itself holds its current value
-  std::map<std::string, caffe2::OperatorDef> writer_of_;  // the op that wrote (or needed) the form
+  // The op (of in_.ops, which outlive the walk) that wrote, or first needed, the form.
+  std::map<std::string, const caffe2::OperatorDef*> writer_of_;
   std::set<std::string> read_first_;
   BlobFormResult r_;
 };
