@@ -22,14 +22,14 @@
 # serving tests against this machine's `hetnet serve`, packed with its libraries), extra (the command
 # in $HETNET_GPU_EXTRA, in the same environment: for a diagnosis); default: gpu ctest serving bench train. .gpu-deps/ is git-ignored; carry it with the call. cuDNN, cuBLAS and NCCL come
 # from the GPU machine's Python nvidia-* packages, never carried. Results go to $OUT (or
-# build-gpu/out): summary.txt (one line per step: seconds and exit code), and logs.tar.gz (every log,
-# re-packed after each step so a run cut off at its time limit still returns what it finished).
+# build-gpu/out): summary.txt (one line per step: seconds and exit code), and logs/ (every log, written
+# as the step runs, so a run cut off at its time limit still returns what it printed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 deps="$PWD/.gpu-deps"
 pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libeigen3-dev catch2 libonnx-dev libonnx1 libonnxifi
       libgloo-dev libgloo0 libhiredis-dev libhiredis0.14 libibverbs-dev libibverbs1 libnl-3-200 libnl-route-3-200
-      rapidjson-dev)
+      rapidjson-dev libdnnl-dev libdnnl2)
 
 pack() {
   set -e
@@ -59,12 +59,11 @@ pack_serve() {
 }
 
 out="" logs=""
-step() {  # step NAME COMMAND...: runs it, logs to $logs/NAME.log, one summary line, re-packs the logs
+step() {  # step NAME COMMAND...: runs it, logs to $logs/NAME.log, one summary line
   local name=$1; shift
   local t0=$SECONDS rc=0
   "$@" > "$logs/$name.log" 2>&1 || rc=$?
   printf '%-10s %4ds rc=%d\n' "$name" $((SECONDS - t0)) "$rc" | tee -a "$out/summary.txt"
-  tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null
   return $rc
 }
 
@@ -116,7 +115,8 @@ configure_and_build() {
     -DProtobuf_LIBRARY="$lib/libprotobuf.so" -DEigen3_DIR="$root_dir/usr/share/eigen3/cmake" \
     -DCatch2_DIR="$root_dir/usr/lib/cmake/Catch2" -DHETNET_BUILD_SERVING=OFF \
     -DONNX_DIR="$root_dir/usr/lib/x86_64-linux-gnu/cmake/ONNX" \
-    -DGloo_DIR="$root_dir/usr/share/cmake/Gloo" -DHIREDIS_LIBRARY="$lib/libhiredis.so" -DRAPIDJSON_INCLUDE_DIR="$root_dir/usr/include" \
+    -DGloo_DIR="$root_dir/usr/share/cmake/Gloo" -DDNNL_LIBRARY="$lib/libdnnl.so" -DDNNL_INCLUDE_DIR="$root_dir/usr/include" \
+    -DHIREDIS_LIBRARY="$lib/libhiredis.so" -DRAPIDJSON_INCLUDE_DIR="$root_dir/usr/include" \
     ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
     ${nccl_lib:+$(nccl_cmake_args)} \
     -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build build-gpu -j"$(nproc)" || return 1
@@ -184,7 +184,9 @@ train_gpu() {
 }
 
 run() {
-  out="${OUT:-$PWD/build-gpu/out}" logs="$PWD/build-gpu/logs"
+  # Logs go under $OUT as they are written: a step cut off at the call's time limit still returns
+  # what it printed.
+  out="${OUT:-$PWD/build-gpu/out}" logs="${OUT:-$PWD/build-gpu/out}/logs"
   mkdir -p "$out" "$logs"
   local steps=("$@")
   [ ${#steps[@]} -eq 0 ] && steps=(gpu ctest serving bench train)

@@ -7,7 +7,10 @@ alternating rounds so that noise hits both alike; medians; ratio = PyTorch time 
 (above 1: hetnet is faster); the largest output difference checks they computed the same thing.
 
     PYTHONPATH=build/python python3 benchmarks/peers/vs_pytorch.py --device cuda [--models ...]
-        [--batches 1,8] [--rounds 5] [--seconds 0.5] [--threads N]
+        [--batches 1,8] [--rounds 5] [--seconds 0.5] [--threads N] [--cuda-graph]
+
+--cuda-graph adds a column: hetnet's Predictor on the CUDA graph executor (net type cuda_graph,
+one graph launch per run from the second run on), timed in the same rounds.
 
 float32 on both sides, TF32 off in PyTorch (hetnet's cuDNN calls use FMA math, no TF32); PyTorch's
 cudnn.benchmark stays at its default (off), as in eager use. Without a GPU, --device cuda exits
@@ -29,6 +32,7 @@ def parse_args():
     p.add_argument("--rounds", type=int, default=5, help="alternating rounds per engine")
     p.add_argument("--seconds", type=float, default=0.5, help="timing budget per engine per round")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for both (0: their defaults)")
+    p.add_argument("--cuda-graph", action="store_true", help="also time hetnet on the CUDA graph executor")
     return p.parse_args()
 
 
@@ -85,6 +89,13 @@ class TorchGraph:
             return v["prob"].cpu().numpy()
 
 
+def GraphPredictor(rep, workspace):
+    """The rep's nets in a Predictor whose predict net runs on the CUDA graph executor."""
+    predict = rep.predict_net
+    predict.type = "cuda_graph"
+    return workspace.Predictor(rep.init_net, predict)
+
+
 def median_seconds(fn, budget):
     times, start = [], time.perf_counter()
     while len(times) < 3 or (time.perf_counter() - start < budget and len(times) < 500):
@@ -119,23 +130,40 @@ def main():
     print("# hetnet vs PyTorch %s eager, %s, %s, %d threads, %s UTC" % (
         torch.__version__, args.device, gpu_name, torch.get_num_threads(),
         time.strftime("%Y-%m-%d %H:%M", time.gmtime())))
-    print("| model | batch | hetnet ms | PyTorch ms | PyTorch/hetnet | max abs diff |")
-    print("|---|---:|---:|---:|---:|---:|")
+    graph_cols = args.cuda_graph and args.device == "cuda"
+    print("| model | batch | hetnet ms | PyTorch ms | PyTorch/hetnet | max abs diff |%s"
+          % (" hetnet graph ms | PyTorch/graph | graph diff |" if graph_cols else ""))
+    print("|---|---:|---:|---:|---:|---:|%s" % ("---:|---:|---:|" if graph_cols else ""))
     for name in args.models.split(","):
         model, shape = onnx_models.MODELS[name]()
         rep = backend.prepare(model, device=hdev)
         graph = TorchGraph(model, torch, tdev)
+        replay = GraphPredictor(rep, workspace) if graph_cols else None
         for batch in (int(b) for b in args.batches.split(",") if int(b) <= onnx_models.MAX_BATCH.get(name, int(b))):
             x = np.random.RandomState(batch).rand(batch, *shape).astype(np.float32)
             ours = lambda: rep.run([x])[0]  # noqa: E731
             theirs = lambda: graph.run(x)  # noqa: E731
-            diff = float(np.max(np.abs(ours() - theirs())))  # also the warm-up of both
+            reference = theirs()
+            diff = float(np.max(np.abs(ours() - reference)))  # also the warm-up of both
+            extra, tg = "", []
+            if replay:
+                replayed = lambda: replay.run([x])[0]  # noqa: E731
+                replayed()  # the first run is the sequential one; the second captures
+                gdiff = float(np.max(np.abs(replayed() - reference)))
             th, tt = [], []
             for _ in range(args.rounds):
                 th.append(median_seconds(ours, args.seconds))
                 tt.append(median_seconds(theirs, args.seconds))
+                if replay:
+                    tg.append(median_seconds(replayed, args.seconds))
             h, t = statistics.median(th), statistics.median(tt)
-            print("| %s | %d | %.3f | %.3f | %.2f | %.1e |" % (name, batch, h * 1e3, t * 1e3, t / h, diff), flush=True)
+            if replay:
+                g = statistics.median(tg)
+                extra = " %.3f | %.2f | %.1e |" % (g * 1e3, t / g, gdiff)
+            print("| %s | %d | %.3f | %.3f | %.2f | %.1e |%s" % (name, batch, h * 1e3, t * 1e3, t / h, diff, extra),
+                  flush=True)
+            if replay and batch == max(int(b) for b in args.batches.split(",")):
+                print("  (%s: %s)" % (name, replay.executor_notes().strip().replace("\n", "; ")[:300]), flush=True)
     return 0
 
 
