@@ -201,11 +201,25 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const int64_t per_worker = split == kChannels ? kChannelPartsPerWorker
                                : split == kRows   ? kRowPartsPerWorker
                                                   : kImagePartsPerWorker;
-    const int64_t parts = std::min<int64_t>(per_worker * workers, split == kImages ? extent : extent / 2);
+    // Bands are of one image each (a band of rows across images is not one dense tensor; a 16-core
+    // host ran 4 channels-last images as 4-image bands and wrote garbage): with fewer images than
+    // workers, each image is cut into per_image bands, part i is band i % per_image of image
+    // i / per_image.
+    const int64_t images = split == kRows ? g.N : 1;
+    const int64_t per_image =
+        split == kRows ? std::max<int64_t>(1, std::min<int64_t>((per_worker * workers + images - 1) / images, extent / 2))
+                       : std::min<int64_t>(per_worker * workers, split == kImages ? extent : extent / 2);
+    const int64_t parts = images * per_image;
     if (parts <= 1) return false;
-    // [bound(i), bound(i + 1)): part i's images, output rows or output channels.
-    auto bound = [&](int64_t i) { return split == kChannels ? std::min<int64_t>(g.M, 16 * (extent * i / parts))
-                                                            : extent * i / parts; };
+    // [bound(i), bound(i + 1)): part i's images, output rows (of its image: i counts bands within
+    // the image) or output channels.
+    auto bound = [&](int64_t i) {
+      return split == kChannels ? std::min<int64_t>(g.M, 16 * (extent * i / parts))
+             : split == kRows   ? extent * (i % per_image) / per_image
+                                : extent * i / parts;
+    };
+    // The part's image (bands), whose first row's offset the part adds to its own.
+    auto image_of = [&](int64_t i) { return split == kRows ? i / per_image : 0; };
     // Part i's geometry; *in_row: its first input row (bands).
     auto part_geom = [&](int64_t i, int64_t* in_row) {
       ConvPoolGeom p = g;
@@ -215,7 +229,8 @@ class DnnlConvOp final : public Operator<CPUContext> {
       } else if (split == kChannels) {
         p.M = (i + 1 == parts ? g.M : bound(i + 1)) - bound(i);
       } else {
-        const int64_t o0 = bound(i), o1 = bound(i + 1), dk = static_cast<int64_t>(g.dh) * (g.kh - 1) + 1;
+        p.N = 1;
+        const int64_t o0 = bound(i), o1 = extent * (i % per_image + 1) / per_image, dk = static_cast<int64_t>(g.dh) * (g.kh - 1) + 1;
         const int64_t first = o0 * g.sh - g.pt, end = (o1 - 1) * g.sh - g.pt + dk;  // input rows read
         *in_row = std::max<int64_t>(0, first);
         const int64_t in_end = std::min<int64_t>(g.H, end);
@@ -270,9 +285,12 @@ class DnnlConvOp final : public Operator<CPUContext> {
       };
       if (split == kChannels && sum) gather(r, part_y, true);
       // Offsets of the part's first image, or of its first input and output rows (channels-last).
-      const int64_t x_off = split == kImages ? bound(i) * g.C * g.H * g.W : split == kRows ? in_rows[i] * g.W * g.C : 0;
+      const int64_t image = image_of(i);
+      const int64_t x_off = split == kImages ? bound(i) * g.C * g.H * g.W
+                            : split == kRows ? (image * g.H + in_rows[i]) * g.W * g.C
+                                             : 0;
       char* dst = split == kChannels ? part_y
-                  : y + (split == kImages ? bound(i) * g.M * g.OH * g.OW : bound(i) * g.OW * g.M) * es;
+                  : y + (split == kImages ? bound(i) * g.M * g.OH * g.OW : (image * g.OH + bound(i)) * g.OW * g.M) * es;
       dnnl::stream& s = dnnl_util::ThreadStream();
       std::unordered_map<int, memory> a{{DNNL_ARG_SRC, dnnl_util::Wrap(p.user_src, x + x_off * es)},
                                         {DNNL_ARG_WEIGHTS, weights[i]},

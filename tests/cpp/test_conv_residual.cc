@@ -121,9 +121,10 @@ TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernel
     bool channels_last, residual, relu;
     int stride = 1;
   };
-  // Parts by image (batch 3 over 2 threads: 1 + 2) and, for one channels-last image, by bands of
-  // output rows (each with its own top / bottom pads and input rows) or, where the filter outweighs
-  // the output, by output channels (each with its filter slice), with the sum post-op and Relu.
+  // Parts by image (batch 3 over 2 threads: 1 + 2) and, for fewer channels-last images than threads,
+  // by bands of output rows of each image (each with its own top / bottom pads and input rows; batch
+  // 3 over 8 threads) or, where the filter outweighs the output, by output channels (each with its
+  // filter slice), with the sum post-op and Relu.
   for (const Shape& s : {Shape{"by image, channels-last 3x3", 3, 16, 32, 20, 3, true, true, true},
                          Shape{"bands, channels-last 3x3 pad 1", 1, 32, 80, 24, 3, true, true, true},
                          Shape{"bands, channels-last 7x7 pad 3", 1, 8, 32, 25, 7, true, false, true},
@@ -133,6 +134,7 @@ TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernel
                          Shape{"channel parts (the last of 40), 3x3 pad 1", 1, 96, 72, 5, 3, true, true, true},
                          Shape{"channel parts, 1x1", 1, 512, 96, 6, 1, true, true, false},
                          Shape{"channel parts, 3x3 stride 2", 1, 64, 128, 7, 3, true, false, true, 2},
+                         Shape{"channel parts of 2 images, 3x3 pad 1", 2, 96, 72, 5, 3, true, true, true},
                          Shape{"one NCHW 1x1 image: one primitive", 1, 64, 96, 28, 1, false, true, true},
                          Shape{"by image, NCHW 1x1", 2, 64, 64, 20, 1, false, false, true}}) {
     INFO(s.label);
@@ -159,7 +161,9 @@ TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernel
       if (s.residual) in[3] = "Rl";
     }
     auto op = CreateOperator(MakeOp("Conv", in, {"Y"}, args), &ws);
-    for (int threads : {2, 1, 2}) {  // parts, one primitive, parts again (cached plans)
+    // Parts, one primitive, parts again (cached plans), more threads than images (bands of each).
+    for (int threads : {2, 1, 2, 8}) {
+      INFO(threads << " threads");
       ScopedIntraOpThreads team(threads);
       op->Run();
       if (s.channels_last) RunOp(ws, MakeOp("NHWC2NCHW", {"Y"}, {"Yb"}));
