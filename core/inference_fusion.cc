@@ -24,10 +24,10 @@ InferenceFusionOptions& DefaultInferenceFusionOptions() {
 }
 
 const std::set<std::string>& EnginesWithFusedActivation() {
-  // The default kernels, DNNL's (a oneDNN post-op, operators/conv_op_dnnl.cc, fc_op_dnnl.cc) and
-  // PACKED's (in the GEMM's store, operators/fc_op_packed.cc) apply it; CUDNN's Conv does not read
-  // it yet and would silently drop the Relu.
-  static const std::set<std::string> engines = {"", "DNNL", "PACKED"};
+  // The default kernels, DNNL's (a oneDNN post-op, operators/conv_op_dnnl.cc, fc_op_dnnl.cc),
+  // PACKED's (in the GEMM's store, operators/fc_op_packed.cc) and CUDNN's Conv (cuDNN's fused
+  // conv + bias + activation call, operators/conv_op_cudnn.h) apply it.
+  static const std::set<std::string> engines = {"", "DNNL", "PACKED", "CUDNN"};
   return engines;
 }
 

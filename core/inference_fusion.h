@@ -5,17 +5,18 @@
 //     bias into NEW blobs (`<W>_bn_folded`, `<bias or W>_bn_folded_bias`) that the Conv / FC reads;
 //     the user's weight blobs are never modified. It folds again whenever a weight or statistic
 //     changes (a write generation), so weights fed or trained after creation are seen. The pass
-//     folds only where every weight, scale, bias, mean and var is a float32 CPU tensor already in
-//     the workspace at creation, written by no op of this net nor of any other net of the workspace.
+//     folds only where every weight, scale, bias, mean and var is a float32 tensor already in the
+//     workspace at creation, written by no op of this net nor of any other net of the workspace,
+//     all on the CPU or all on the Conv / FC's GPU (where the fold then runs).
 //   * Conv / FC / FCTransposed followed by Relu: the op carries `fused_activation: "Relu"` and the
 //     Relu is removed. Only where the op runs on an engine that honours the argument (the default
-//     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL and PACKED engines; not CUDNN's Conv yet:
+//     kernels of conv_op.h, fc_op.h, fc_transposed_op.h and the DNNL, PACKED and CUDNN engines:
 //     see EnginesWithFusedActivation).
 //   * FC / FCTransposed that would run on the DNNL engine run on PACKED (packed weights), first.
-//   * Conv (CPU, DNNL, with bias) read only by an Add(Y, R): R becomes the Conv's fourth input with
-//     fused_residual 1 (added in the convolution's output pass), before the Relu fusion; with
-//     fused_residual_reuse 1 too when no op reads R after the Conv (the DNNL Conv then writes its
-//     output into R's storage instead of first copying R there).
+//   * Conv (CPU DNNL or GPU CUDNN, with bias) read only by an Add(Y, R): R becomes the Conv's fourth
+//     input with fused_residual 1 (added in the convolution's output pass), before the Relu fusion;
+//     on the CPU with fused_residual_reuse 1 too when no op reads R after the Conv (the DNNL Conv
+//     then writes its output into R's storage instead of first copying R there).
 //   * Channels-last activations between DNNL convolutions (core/channels_last_pass.h), last.
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
 //     simply dropped). A Dropout whose output no later op reads (a result of the net, declared as

@@ -134,13 +134,14 @@ int Rewriter::SoleConsumer(int i, const BlobUses& uses, const std::set<std::stri
   return j;
 }
 
-// A float32 (or `also`) CPU tensor in the workspace that no net writes (a constant from the init net).
+// A float32 (or `also`) tensor in the workspace that no net writes (a constant from the init net),
+// on the CPU or on the GPU where an init net placed it (an ONNX model imported for CUDA).
 const Tensor* Rewriter::Constant(const std::string& name, const BlobUses& uses, DataType also) const {
   if (!uses.Writers(name).empty() || other_writes_.count(name)) return nullptr;
   const Blob* b = ws_->GetBlob(name);
   if (!b || !b->IsTensor()) return nullptr;
   const Tensor& t = b->GetTensor();
-  if (!t.initialized() || (t.dtype() != DataType::Float && t.dtype() != also) || !t.device().is_cpu()) return nullptr;
+  if (!t.initialized() || (t.dtype() != DataType::Float && t.dtype() != also)) return nullptr;
   return &t;
 }
 

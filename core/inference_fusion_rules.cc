@@ -27,6 +27,13 @@ bool Rewriter::TryFoldBN(int i, const BlobUses& uses) {
   const Tensor* W = Constant(p.input(1), uses, NetPrecision(def_));
   const Tensor* B = p.input_size() == 3 ? Constant(p.input(2), uses) : nullptr;
   if (!W || (p.input_size() == 3 && !B) || W->ndim() < 2) return false;
+  // The fold runs where the weights are: on the CPU, or on the op's GPU (weights an init net put
+  // there), with every statistic on that device too (no copy per run).
+  Device op_device;
+  const Device fold_device = W->device();
+  if (!DeviceOf(p, &op_device) || (!fold_device.is_cpu() && !(fold_device == op_device)) ||
+      (B && !(B->device() == fold_device)))
+    return false;
   int64_t channels = W->dim(0);
   if (fc) {  // W is [N, K] flattened at axis_w
     const int64_t axis_w = pargs.GetSingleArgument<int>("axis_w", 1);
@@ -37,7 +44,8 @@ bool Rewriter::TryFoldBN(int i, const BlobUses& uses) {
   const Tensor* stats[4];
   for (int k = 0; k < 4; ++k) {
     stats[k] = Constant(bn.input(k + 1), uses);
-    if (!stats[k] || stats[k]->ndim() != 1 || stats[k]->numel() != channels) return false;
+    if (!stats[k] || stats[k]->ndim() != 1 || stats[k]->numel() != channels || !(stats[k]->device() == fold_device))
+      return false;
   }
   const double eps = bargs.GetSingleArgument<float>("epsilon", 1e-5f);
   const std::string w_name = FreshName(p.input(1) + "_bn_folded", uses);
@@ -52,7 +60,7 @@ bool Rewriter::TryFoldBN(int i, const BlobUses& uses) {
   if (B) fold.add_input(p.input(2));
   fold.add_output(w_name);
   fold.add_output(b_name);
-  DeviceToOption(Device::CPU(), fold.mutable_device_option());  // the weights are CPU tensors (Constant)
+  DeviceToOption(fold_device, fold.mutable_device_option());
   auto* a = fold.add_arg();
   a->set_name("epsilon");
   a->set_f(static_cast<float>(eps));
@@ -92,15 +100,16 @@ bool Rewriter::TryFuseRelu(int i, const BlobUses& uses) {
   return true;
 }
 
-// Conv (DNNL, with bias) whose output only an Add reads: the Add's other input R becomes the
-// Conv's fourth input with fused_residual (a sum post-op; operators/conv_op.h), so ResNet's
-// Conv + Add + Relu is one pass over the output (with the Relu fused next).
+// Conv (DNNL on the CPU or CUDNN on a GPU, with bias) whose output only an Add reads: the Add's
+// other input R becomes the Conv's fourth input with fused_residual (a sum post-op, or cuDNN's z
+// input; operators/conv_op.h), so ResNet's Conv + Add + Relu is one pass over the output (with the
+// Relu fused next).
 bool Rewriter::TryFuseResidual(int i, const BlobUses& uses) {
   const auto& p = ops_[i];
   const ArgumentHelper a(p);
   Device d;
   if (p.type() != "Conv" || p.input_size() != 3 || a.HasArgument("fused_activation") ||
-      a.HasArgument("fused_residual") || !DeviceOf(p, &d) || !d.is_cpu() || ResolveEngine(p, d) != "DNNL")
+      a.HasArgument("fused_residual") || !DeviceOf(p, &d) || ResolveEngine(p, d) != (d.is_cpu() ? "DNNL" : "CUDNN"))
     return false;
   const int j = SoleConsumer(i, uses, {"Add", "Sum"}, /*any_input=*/true);
   if (j < 0 || ops_[j].input_size() != 2 || ArgumentHelper(ops_[j]).HasArgument("broadcast")) return false;
@@ -114,7 +123,7 @@ bool Rewriter::TryFuseResidual(int i, const BlobUses& uses) {
   auto* arg = fused.add_arg();
   arg->set_name("fused_residual");
   arg->set_i(1);
-  if (ResidualDiesAt(R, i, j, uses)) {
+  if (d.is_cpu() && ResidualDiesAt(R, i, j, uses)) {  // (the DNNL Conv's storage reuse)
     arg = fused.add_arg();
     arg->set_name("fused_residual_reuse");
     arg->set_i(1);

@@ -212,14 +212,17 @@ Predictor::TensorMap Predictor::Fetch(Instance* inst) const {
     Blob* own = inst->ws->GetMutableBlob(name);
     const bool is_input = IsInput(name) || IsFilledInput(name);
     Tensor result;
-    if (own && !is_input) {
+    if (options_.outputs_to_cpu && !t.device().is_cpu()) {
+      // Copied to the host; the device tensor stays for the next run, at the same address (a CUDA
+      // graph replays its writes there) and without an allocation.
+      result = t.To(Device::CPU());
+    } else if (own && !is_input) {
       // Hand the storage to the caller; the next run of this instance allocates afresh.
       result = t;
       *own->GetMutable<Tensor>() = Tensor(t.device());
     } else {
       result = t.To(t.device());  // a weight or a fed input: never hand out shared storage
     }
-    if (options_.outputs_to_cpu && !result.device().is_cpu()) result = result.To(Device::CPU());
     out.emplace(name, std::move(result));
   }
   return out;

@@ -1,5 +1,7 @@
 // The CUDNN engine of Conv and ConvTranspose (forward and gradient), float32 and float16. One class
 // template per direction over the kind; conv_op_cudnn.cc and conv_transpose_op_cudnn.cc register it.
+// Conv's fused_activation "Relu" and fused_residual (the inference rewrite's, core/inference_fusion.h)
+// go into cuDNN's fused conv + bias + add + activation call where it takes them.
 // Scratch memory is the shared per-stream workspace (device/cuda/cudnn_workspace.h). Algorithms are
 // chosen by measurement (cudnnFind*) unless exhaustive_search=0 asks for cuDNN's heuristics, as
 // Caffe2's default was (brew writes it): on an H200 measurement ran batch-16 ResNet layers 1.5-3.6x
@@ -137,17 +139,25 @@ class CudnnConvOp final : public Base<K> {
   using Fallback = std::conditional_t<K == ConvPoolKind::Conv, ConvOp<CUDAContext>, ConvTransposeOp<CUDAContext>>;
 
  public:
-  using Base<K>::Base;
+  CudnnConvOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Base<K>(def, ws), relu_(K == ConvPoolKind::Conv && FusedReluArgument(def)), residual_(def) {}
+  ~CudnnConvOp() override {
+    if (act_) cudnnDestroyActivationDescriptor(act_);
+  }
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
     const Tensor& F = this->Input(1);
     const bool has_bias = this->InputSize() >= 3;
-    for (int i = 1; i < this->InputSize(); ++i) CheckSameType(this->def(), X, this->Input(i), i);
+    const int typed_inputs = residual_.present() ? 3 : this->InputSize();
+    for (int i = 1; i < typed_inputs; ++i) CheckSameType(this->def(), X, this->Input(i), i);
     const cudnnDataType_t dt = DataTypeOf(this->def(), X.dtype());
     const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), K, this->args_, X.shape(), &F.shape(),
                                                has_bias ? &this->Input(2).shape() : nullptr);
-    // A fused residual (fourth input) runs on the default kernels, which add it.
-    if (!SymmetricPads(g) || this->InputSize() == 4) return this->template RunFallback<Fallback>(X.dtype(), g);
+    // A residual of another shape or dtype (broadcast by the Add it replaced) runs on the default
+    // kernels, which add it as that Add would.
+    const Tensor* R = residual_.present() ? &this->Input(3) : nullptr;
+    if (!SymmetricPads(g) || (R && (R->shape() != g.y_shape() || R->dtype() != X.dtype())))
+      return this->template RunFallback<Fallback>(X.dtype(), g);
     Tensor* Y = this->Output(0, g.y_shape(), X.dtype());
     const std::string key = this->d_.Set(g, K, dt);
     const void* x = X.raw_data();
@@ -160,10 +170,15 @@ class CudnnConvOp final : public Base<K> {
       const Algo a = this->ForwardAlgo(key, x, w, y);
       auto forward = [&] {
         this->Space().Run(this, a.bytes, [&](void* p, size_t n) {
+          // Bias, residual and Relu in cuDNN's fused call where it takes them (ResNet's Conv + BN
+          // (folded) + Add + Relu in one call), else one call each, as the unfused ops would.
+          if (relu_ && has_bias && FusedForward(h, a, p, n, x, w, R, y)) return;
           HN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.in, x, d.w, w, d.conv, (cudnnConvolutionFwdAlgo_t)a.algo, p,
                                                  n, &zero, d.out, y));
+          if (has_bias) HN_CUDNN_CHECK(cudnnAddTensor(h, &one, d.bias, this->Input(2).raw_data(), &one, d.out, y));
+          if (R) HN_CUDNN_CHECK(cudnnAddTensor(h, &one, d.out, R->raw_data(), &one, d.out, y));
+          if (relu_) HN_CUDNN_CHECK(cudnnActivationForward(h, Relu(), &one, d.out, y, &zero, d.out, y));
         });
-        if (has_bias) HN_CUDNN_CHECK(cudnnAddTensor(h, &one, d.bias, this->Input(2).raw_data(), &one, d.out, y));
       };
       if (X.dtype() == DataType::Float && this->choose_engine_ && DefaultEngineIsFaster(key, forward))
         return this->template RunFallback<Fallback>(X.dtype(), g);
@@ -197,6 +212,34 @@ class CudnnConvOp final : public Base<K> {
       return Algo{t_default < t_cudnn ? 1 : 0, 0};
     }).algo == 1;
   }
+
+  cudnnActivationDescriptor_t Relu() {
+    if (!act_) {
+      HN_CUDNN_CHECK(cudnnCreateActivationDescriptor(&act_));
+      HN_CUDNN_CHECK(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    }
+    return act_;
+  }
+  // y = relu(conv(x) + bias [+ R]) in one cuDNN call; false where cuDNN refuses this algorithm or
+  // shape fused (any status but success: cuDNN 9 refuses with several NOT_SUPPORTED sub-codes): the
+  // caller then runs the calls one by one, which write all of y. Without R, z is y with alpha2 = 0.
+  bool FusedForward(cudnnHandle_t h, const Algo& a, void* p, size_t n, const void* x, const void* w, const Tensor* R,
+                    void* y) {
+    if (fused_unsupported_) return false;
+    auto& d = this->d_;
+    const float one = 1.f, zero = 0.f;
+    const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+        h, &one, d.in, x, d.w, w, d.conv, (cudnnConvolutionFwdAlgo_t)a.algo, p, n, R ? &one : &zero, d.out,
+        R ? R->raw_data() : y, d.bias, this->Input(2).raw_data(), Relu(), d.out, y);
+    if (st == CUDNN_STATUS_SUCCESS) return true;
+    fused_unsupported_ = true;  // (a real fault shows again in the separate calls, which throw)
+    return false;
+  }
+
+  bool relu_;
+  ConvResidual residual_;
+  cudnnActivationDescriptor_t act_ = nullptr;
+  bool fused_unsupported_ = false;  // this op's shapes and algorithm: one call each
 };
 
 template <ConvPoolKind K>

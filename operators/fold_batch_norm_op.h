@@ -8,6 +8,7 @@
 // fold (another storage, a write generation, a shape, or storage hetnet does not own) or when
 // something else wrote its outputs; otherwise a run costs a few comparisons. So weights fed or
 // trained after the net was created are always folded in, unlike a fold done once at creation.
+// CPU and CUDA kernels: the fold runs on the device that holds the weights.
 // `to` (bfloat16 / float16; the reduced-precision rewrite, core/reduced_precision.h, sets it) makes
 // the outputs narrow: computed in float32 and rounded once, with no float32 copy kept; W may then be
 // of that dtype too (a Predictor's weights converted in place: W rounded, then the folded product).
@@ -16,17 +17,44 @@
 #include <vector>
 
 #include "core/operator.h"
+#include "operators/cast_ops.h"
 #include "operators/tensor_version.h"
 
 namespace hetnet {
 
-class FoldBatchNormWeightsOp final : public Operator<CPUContext> {
+// wd[c * row + k] = src[c * row + k] * alpha[c]; bd[c] = (bias[c] or 0 - mean[c]) * alpha[c] + shift[c],
+// alpha[c] = scale[c] / sqrt(var[c] + epsilon), in double. CPU in fold_batch_norm_op.cc, CUDA in
+// fold_batch_norm_op.cu (a net imported for a GPU keeps its weights there: the fold runs there).
+template <class Context>
+void FoldBatchNormKernel(int64_t channels, int64_t row, const float* src, const float* const stats[4],
+                         const float* bias, double epsilon, float* wd, float* bd, Context* ctx);
+
+// `to`: float32 (default), bfloat16 or float16; a kInvalidArgument error otherwise.
+DataType FoldedBatchNormType(const caffe2::OperatorDef& def);
+
+template <class Context>
+class FoldBatchNormWeightsOp final : public Operator<Context> {
  public:
-  FoldBatchNormWeightsOp(const caffe2::OperatorDef& def, Workspace* ws);
-  void RunOnDevice() override;
+  FoldBatchNormWeightsOp(const caffe2::OperatorDef& def, Workspace* ws)
+      : Operator<Context>(def, ws),
+        epsilon_(this->template GetSingleArgument<float>("epsilon", 1e-5f)),
+        axis_w_(this->template GetSingleArgument<int>("axis_w", 1)),
+        to_(FoldedBatchNormType(def)) {}
+  void RunOnDevice() override {
+    if (!UpToDate()) Fold();
+  }
 
  private:
-  bool UpToDate();
+  bool UpToDate() {
+    if (inputs_seen_.size() != static_cast<size_t>(this->InputSize())) return false;
+    for (int i = 0; i < this->InputSize(); ++i)
+      if (!inputs_seen_[i].Holds(this->Input(i))) return false;
+    for (int o = 0; o < 2; ++o) {
+      const Blob* b = this->OutputBlob(o);
+      if (!b->IsTensor() || !outputs_seen_[o].Same(TensorVersion::Of(b->GetTensor()))) return false;
+    }
+    return true;
+  }
   void Fold();
 
   double epsilon_;
@@ -34,5 +62,60 @@ class FoldBatchNormWeightsOp final : public Operator<CPUContext> {
   DataType to_;  // the outputs' dtype (`to`: float32, or bfloat16 / float16 for reduced precision)
   std::vector<TensorVersion> inputs_seen_, outputs_seen_;
 };
+
+template <class Context>
+inline void FoldBatchNormWeightsOp<Context>::Fold() {
+  const Tensor& W = this->Input(0);
+  const caffe2::OperatorDef& def = this->def();
+  // W may be narrow already (`to`'s dtype: a Predictor's weights converted in place).
+  HN_ENFORCE((W.dtype() == DataType::Float || W.dtype() == to_) && W.ndim() >= 2, "FoldBatchNormWeights: W ('",
+             def.input(0), "') must be a float32", to_ == DataType::Float ? std::string() : std::string(" or ") + DataTypeName(to_),
+             " tensor of at least 2 dims, got ", DataTypeName(W.dtype()), " of ", W.ndim(), " dims");
+  HN_ENFORCE(axis_w_ >= 1 && axis_w_ < W.ndim(), "FoldBatchNormWeights: axis_w ", axis_w_, " out of range for W of ",
+             W.ndim(), " dims");
+  const int64_t channels = W.size_to_dim(axis_w_);
+  const float* stats[4];
+  for (int k = 0; k < 4; ++k) {
+    const Tensor& s = this->Input(k + 1);
+    HN_ENFORCE(s.dtype() == DataType::Float && s.numel() == channels, "FoldBatchNormWeights: '", def.input(k + 1),
+               "' must hold ", channels, " floats (one per output channel)");
+    stats[k] = s.template data<float>();
+  }
+  const float* bias = nullptr;
+  if (this->InputSize() == 6) {
+    const Tensor& B = this->Input(5);
+    HN_ENFORCE(B.dtype() == DataType::Float && B.numel() == channels, "FoldBatchNormWeights: bias '", def.input(5),
+               "' must hold ", channels, " floats");
+    bias = B.template data<float>();
+  }
+  const int64_t row = channels ? W.numel() / channels : 0;
+  // float32 outputs are written in place; narrow ones (`to`) computed in float32, rounded once.
+  const bool narrow = to_ != DataType::Float;
+  const Device dev = this->device();
+  // (Scratch freed after the fold: keeping it would keep the float32 copy.)
+  Tensor w_scratch, b_scratch, widened;
+  if (narrow) w_scratch = Tensor(W.shape(), DataType::Float, dev), b_scratch = Tensor({channels}, DataType::Float, dev);
+  float* wd = (narrow ? &w_scratch : this->Output(0, W.shape(), DataType::Float))->template mutable_data<float>();
+  float* bd = (narrow ? &b_scratch : this->Output(1, {channels}, DataType::Float))->template mutable_data<float>();
+  if (W.dtype() != DataType::Float) {
+    widened = Tensor(W.shape(), DataType::Float, dev);
+    CastKernel<Context>(W.dtype(), DataType::Float, W.numel(), W.raw_data(), widened.raw_mutable_data(DataType::Float),
+                        false, &this->context_);
+  }
+  const float* src = (W.dtype() == DataType::Float ? W : widened).template data<float>();
+  FoldBatchNormKernel<Context>(channels, row, src, stats, bias, epsilon_, wd, bd, &this->context_);
+  if (narrow) {
+    for (int o = 0; o < 2; ++o) {
+      const Tensor& f = o ? b_scratch : w_scratch;
+      Tensor* y = this->Output(o, f.shape(), to_);
+      CastKernel<Context>(DataType::Float, to_, f.numel(), f.raw_data(), y->raw_mutable_data(to_), false,
+                          &this->context_);
+    }
+  }
+  // (On a GPU the scratch goes back to the caching allocator on this op's stream, after the casts.)
+  inputs_seen_.clear();
+  for (int i = 0; i < this->InputSize(); ++i) inputs_seen_.push_back(TensorVersion::Of(this->Input(i)));
+  outputs_seen_ = {TensorVersion::Of(this->OutputBlob(0)->GetTensor()), TensorVersion::Of(this->OutputBlob(1)->GetTensor())};
+}
 
 }  // namespace hetnet

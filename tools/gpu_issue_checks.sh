@@ -4,7 +4,7 @@
 # CHECK (default: all, in this order): graph fp16 pytest vs_pytorch profile proof parallel allreduce
 # bench_conv. Device time is scarce: name the checks a call needs, most wanted first.
 #   graph      issue 16: CUDA graphs, eager against --cuda-graph on the same files
-#   fp16       issue 16: float16 inference of the MLP against float32
+#   fp16       issue 16: float16 inference of the MLP and ResNet-50 against float32
 #   pytest     issues 14/16/17: the Python tests that use a GPU
 #   vs_pytorch issue 16: hetnet (eager and CUDA graph) against PyTorch eager
 #   profile    issue 16: per-op-type times of ResNet-18/50 at batch 8 on the GPU
@@ -49,15 +49,21 @@ print('max abs diff eager vs graph', float(np.abs(a - b).max()))" "$out/$m" || r
   return $r
 }
 
-check_fp16() {
+check_fp16() {  # float16 (FC and cuDNN Conv) against float32, batch 8, same files
   models || return 1
-  local p r=0
-  for p in float32 fp16; do
-    timeout 120 "$b/bin/hetnet" run "$out/mlp.onnx" --device cuda --input "data=$out/mlp_x8.npy" --iters 300 \
-      --precision $p --output "prob=$out/mlp_prob_$p.npy" | tail -3 || r=1
+  local m p r=0
+  for m in mlp resnet50; do
+    for p in float32 fp16; do
+      echo "## $m batch 8 $p"
+      timeout 120 "$b/bin/hetnet" run "$out/$m.onnx" --device cuda --input "data=$out/${m}_x8.npy" --iters 200 \
+        --precision $p --output "prob=$out/${m}_prob_$p.npy" | tail -3 || r=1
+    done
+    python3 -c "import numpy as np, sys; a, b = (np.load(sys.argv[1] + s) for s in ('_float32.npy', '_fp16.npy')); \
+print('max abs diff float32 vs fp16', float(np.abs(a - b).max()))" "$out/${m}_prob" || r=1
   done
-  python3 -c "import numpy as np, sys; a, b = (np.load(sys.argv[1] + s) for s in ('_float32.npy', '_fp16.npy')); \
-print('max abs diff float32 vs fp16', float(np.abs(a - b).max()))" "$out/mlp_prob" || r=1
+  echo "## resnet50 batch 8 fp16, profiled"
+  timeout 120 "$b/bin/hetnet" run "$out/resnet50.onnx" --device cuda --input "data=$out/resnet50_x8.npy" --iters 50 \
+    --precision fp16 --profile 2>&1 | tail -22 || r=1
   return $r
 }
 

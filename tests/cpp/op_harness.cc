@@ -34,7 +34,9 @@ const std::vector<CaseGroup>& CaseGroups() { return Groups(); }
 // ---- tensors ----
 namespace {
 
-bool IsFloating(DataType t) { return t == DataType::Float || t == DataType::Double || t == DataType::Float16; }
+bool IsFloating(DataType t) {
+  return t == DataType::Float || t == DataType::Double || t == DataType::Float16 || t == DataType::BFloat16;
+}
 
 RefTensor Generate(const InputSpec& s, unsigned seed) {
   RefTensor r(s.shape, s.dtype);
