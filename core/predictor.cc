@@ -195,8 +195,20 @@ void Predictor::Feed(Instance* inst, const TensorMap& inputs) const {
   }
   devices_changed |= inst->recreate_net;
   inst->recreate_net = false;
-  // Placement (cross-device copies) was decided for other input devices: re-create this instance's net.
-  if (devices_changed) inst->net = inst->ws->CreateNet(predict_net_, /*overwrite=*/true);
+  // Placement (cross-device copies) was decided for other input devices: re-create this instance's
+  // net. The fed inputs are empty tensors on their devices meanwhile: net creation reads where they
+  // live, and must not take this run's values for weights (the inference rewrite folds and converts
+  // tensors no op writes, core/inference_fusion.h).
+  if (devices_changed) {
+    std::vector<std::pair<Tensor*, Tensor>> held;
+    for (const auto& name : input_names_) {
+      Tensor* t = inst->ws->GetMutableBlob(name)->GetMutable<Tensor>();
+      held.emplace_back(t, std::move(*t));
+      *t = Tensor(held.back().second.device());
+    }
+    inst->net = inst->ws->CreateNet(predict_net_, /*overwrite=*/true);
+    for (auto& [t, value] : held) *t = std::move(value);
+  }
 }
 
 Predictor::TensorMap Predictor::Fetch(Instance* inst) const {

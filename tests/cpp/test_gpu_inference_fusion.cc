@@ -151,25 +151,32 @@ TEST_CASE("GPU: BN folded on the GPU, residual Add and Relu fused into cuDNN's C
   }
 }
 
-TEST_CASE("GPU: float16 residual block (cuDNN Conv on tensor cores, fused BN, Add and Relu) close to float32",
-          "[gpu][fusion][reduced_precision]") {
+TEST_CASE("GPU: Predictors fed GPU tensors run the fused block and equal the net as written",
+          "[gpu][fusion][predictor]") {
   if (NumCudaDevices() == 0) {
     WARN("skipped: no CUDA device on this machine (NumCudaDevices() == 0)");
     return;
   }
+  // A Predictor assumes CPU inputs at creation; a GPU input re-creates its instance's net, with the
+  // input present but empty (it must not be taken for a weight). float16 is asked of one: no Conv
+  // kernel registers it on the GPU (slower there, operators/conv_op_cudnn.cc), so it runs float32.
   caffe2::NetDef init, net;
   ResidualBlock(32, true, 0, &init, &net);
-  caffe2::NetDef narrow_net = net;
-  SetNetPrecision(&narrow_net, DataType::Float16);
-  Predictor full(init, net), narrow(init, narrow_net);
-  const Tensor x = FloatTensor({4, 32, 12, 12}, Random(4 * 32 * 144, 5, -1.f, 1.f)).To(Device::CUDA(0));
-  for (int run = 0; run < 2; ++run) {
-    const Tensor want = full.Run({{"x", x}}).at("y"), got = narrow.Run({{"x", x}}).at("y");
-    REQUIRE(got.dtype() == DataType::Float);  // outputs stay float32
-    CHECK(RelativeError(Values(got.To(Device::CPU())), Values(want.To(Device::CPU()))) < 2e-2);
+  caffe2::NetDef half_net = WithOptimize(net, 1), plain_net = WithOptimize(net, 0);
+  SetNetPrecision(&half_net, DataType::Float16);
+  Predictor fused(init, WithOptimize(net, 1)), half(init, half_net), plain(init, plain_net);
+  for (int run = 0; run < 3; ++run) {
+    INFO("run " << run);
+    const Tensor x = FloatTensor({4, 32, 12, 12}, Random(4 * 32 * 144, 5 + run, -1.f, 1.f)).To(Device::CUDA(0));
+    const Tensor want = plain.Run({{"x", x}}).at("y");
+    for (const Predictor* p : {&fused, &half}) {
+      const Tensor got = p->Run({{"x", x}}).at("y");
+      REQUIRE(got.dtype() == DataType::Float);
+      CHECK(RelativeError(Values(got.To(Device::CPU())), Values(want.To(Device::CPU()))) < 1e-4);
+    }
   }
-  // The Convs ran narrow: a Cast to float16 before the first and one back after the last.
-  int casts = 0;
-  for (const auto& op : narrow.Placement().placed_net.op()) casts += op.type() == "Cast";
-  CHECK(casts >= 2);
+  int types_left = 0;  // SpatialBN, Add, Relu: all folded or fused
+  for (const auto& op : fused.Placement().placed_net.op())
+    types_left += op.type() == "SpatialBN" || op.type() == "Add" || op.type() == "Relu";
+  CHECK(types_left == 0);
 }
