@@ -1,7 +1,7 @@
 // Allgather, engine NCCL: [cw, X1..Xn] on the world's GPU -> Y, 1-D, rank-major then input index.
 // The local tensors are copied into this rank's slot of Y, then gathered in place (NCCL's in-place
 // form: the send buffer is the rank's slot of the receive buffer); enqueued on the op's stream.
-// UNVERIFIED on a GPU: compiled without one; tests/cpp/test_nccl_ops.cc [gpu].
+// Run on one GPU (H100, 2026-11-27: tests/cpp/test_nccl_ops.cc [gpu] pass); several GPUs never ran.
 #include "operators/allgather_op.h"
 #include "operators/communicator_op_nccl.h"
 

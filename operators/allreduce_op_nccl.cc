@@ -1,7 +1,7 @@
 // Allreduce, engine NCCL: [cw, X1..Xn] on the world's GPU, in place. The local tensors are summed
 // into X1 (cuBLAS), X1 is all-reduced across the ranks, then copied back into X2..Xn: all of it
 // enqueued on the op's stream, no host synchronization.
-// UNVERIFIED on a GPU: compiled without one; tests/cpp/test_nccl_ops.cc [gpu].
+// Run on one GPU (H100, 2026-11-27: tests/cpp/test_nccl_ops.cc [gpu] pass); several GPUs never ran.
 #include "operators/allreduce_op.h"
 #include "operators/communicator_op_nccl.h"
 

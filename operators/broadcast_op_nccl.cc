@@ -1,6 +1,6 @@
 // Broadcast, engine NCCL: X1 of rank `root` into X1..Xn of every rank, in place on the world's GPU;
 // enqueued on the op's stream.
-// UNVERIFIED on a GPU: compiled without one; tests/cpp/test_nccl_ops.cc [gpu].
+// Run on one GPU (H100, 2026-11-27: tests/cpp/test_nccl_ops.cc [gpu] pass); several GPUs never ran.
 #include "operators/broadcast_op.h"
 #include "operators/communicator_op_nccl.h"
 

@@ -1,4 +1,4 @@
-// UNVERIFIED on a GPU (compiled without one); see communicator_op_nccl.h.
+// Run on one GPU only (H100, 2026-11-27); see communicator_op_nccl.h.
 #include "operators/communicator_op_nccl.h"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 // `sync` makes each collective wait (bounded) for its own completion; `transport` is NCCL's choice
 // ("tcp" and "ibverbs" accepted); `interface` becomes NCCL_SOCKET_IFNAME, which NCCL reads once per
 // process, so a later world asking for another interface is refused rather than silently ignored.
-// UNVERIFIED on a GPU: compiled without one; tests/cpp/test_nccl_ops.cc [gpu].
+// Run on one GPU (H100, 2026-11-27: tests/cpp/test_nccl_ops.cc [gpu] pass); several GPUs never ran.
 #include <cstdlib>
 #include <mutex>
 

@@ -1,4 +1,4 @@
-// UNVERIFIED on a GPU (compiled without one); see nccl_op_common.h.
+// Run on one GPU only (H100, 2026-11-27); see nccl_op_common.h.
 #include "operators/nccl_op_common.h"
 
 namespace hetnet {

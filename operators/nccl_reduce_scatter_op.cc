@@ -1,4 +1,4 @@
-// UNVERIFIED on a GPU (compiled without one); see nccl_reduce_scatter_op.h.
+// Run on one GPU only (H100, 2026-11-27); see nccl_reduce_scatter_op.h.
 #include "operators/nccl_reduce_scatter_op.h"
 
 #include "core/gradient.h"

@@ -2,7 +2,7 @@
 // summed into X1 (cuBLAS); with equal counts one in-place ncclReduceScatter, with uneven ones a
 // group of ncclReduce, one per rank's segment; this rank's segment is then copied into X2..Xn.
 // recvCounts is read on the host: from a CPU tensor directly, from a GPU one by a blocking copy.
-// UNVERIFIED on a GPU: compiled without one; tests/cpp/test_nccl_ops.cc [gpu].
+// Run on one GPU (H100, 2026-11-27: tests/cpp/test_nccl_ops.cc [gpu] pass); several GPUs never ran.
 #include "operators/communicator_op_nccl.h"
 #include "operators/reduce_scatter_op.h"
 

@@ -1,4 +1,4 @@
-// UNVERIFIED on a GPU (compiled without one); see nccl_common_world.h.
+// Run on one GPU only (H100, 2026-11-27); see nccl_common_world.h.
 #include "device/cuda/nccl_common_world.h"
 
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// UNVERIFIED on a GPU (compiled without one); see nccl_context.h.
+// Run on one GPU only (H100, 2026-11-27); see nccl_context.h.
 #include "device/cuda/nccl_context.h"
 
 #include <exception>
