@@ -27,6 +27,7 @@
 #include "core/reduced_precision.h"
 #include "core/workspace.h"
 #include "device/dnnl_util.h"
+#include "device/math.h"
 #include "operators/conv_op.h"
 #include "operators/relu_op.h"
 
@@ -316,11 +317,17 @@ class DnnlConvOp final : public Operator<CPUContext> {
 
   // nullptr (cached too) when oneDNN has no implementation for the geometry.
   // sum: the residual's sum post-op; relu: a Relu after the convolution (post-op or pass). Keyed by
-  // the pads too: RunInParts' bands differ in them.
+  // the pads too (RunInParts' bands differ in them) and by the intra-op thread count.
   // m_begin: a channel part's first output channel (its own plan: its own filter slice), else -1.
   Plan* PlanFor(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu, int64_t m_begin = -1) {
-    const std::vector<int64_t> key{g.N,  g.C,      g.H, g.W,  g.M,     g.kh, g.kw, g.pt, g.pb, has_bias, sum,
-                                   relu, m_begin, static_cast<int64_t>(dtype_)};
+    // And by the thread count the primitive is built for: oneDNN (OpenMP) fixes a primitive's
+    // team size when it is created, so RunInParts' one-thread parts must not reuse the plan of an
+    // equal geometry built for the whole team (LeNet's conv2 planned at batch 1, then reused for
+    // each image of a batch of 8: every part forked its own OpenMP team of 2, 0.31 -> 0.48 ms).
+    const std::vector<int64_t> key{g.N,  g.C,     g.H,  g.W,  g.M,
+                                   g.kh, g.kw,    g.pt, g.pb, has_bias,
+                                   sum,  relu,    m_begin, static_cast<int64_t>(dtype_),
+                                   math::CpuWorkers()};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
     auto p = std::make_unique<Plan>();

@@ -19,6 +19,7 @@
 #include "core/inference_fusion.h"
 #include "core/reduced_precision.h"
 #include "device/dnnl_util.h"
+#include "device/math.h"
 #include "operators/fc_engine_op.h"
 
 namespace hetnet {
@@ -74,7 +75,9 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
 
   // nullptr (cached too) when oneDNN has no implementation for the shape.
   Plan* PlanFor(int64_t M, int64_t K, int64_t N) {
-    const std::vector<int64_t> key{M, K, N, static_cast<int64_t>(dtype_)};
+    // Keyed by the intra-op thread count too: oneDNN fixes a primitive's OpenMP team size when it is
+    // created (operators/conv_op_dnnl.cc's plans say more).
+    const std::vector<int64_t> key{M, K, N, static_cast<int64_t>(dtype_), math::CpuWorkers()};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
     if (plans_.size() >= dnnl_util::kMaxPlansPerOp) plans_.clear();  // shapes that keep changing

@@ -174,6 +174,37 @@ TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernel
   }
 }
 
+// oneDNN fixes a primitive's OpenMP team when it is built, so a plan built for the whole team (one
+// image at batch 1) and a one-thread part of the same geometry (an image of a batch of 8) are two
+// plans (reusing the first made each part fork a team of 2: LeNet at batch 8, 0.31 -> 0.48 ms after
+// batch-1 runs; benchmarks/RESULTS.md). Both must compute the convolution, in either order.
+TEST_CASE("DNNL Conv: a geometry planned for the whole team and for one-thread parts computes the same",
+          "[ops][conv][dnnl][pool]") {
+  if (!DnnlBuilt()) return;
+  ScopedIntraOpThreads team(2);
+  Workspace ws;
+  Feed<float>(ws, "F", {50, 20, 5, 5}, RandomVec(50 * 20 * 25, 2, -0.2f, 0.2f));
+  Feed<float>(ws, "b", {50}, RandomVec(50, 3));
+  auto feed = [&](int64_t n) {
+    Feed<float>(ws, "X", {n, 20, 12, 12}, RandomVec(n * 20 * 12 * 12, 4 + static_cast<unsigned>(n)));
+    RunOp(ws, MakeOp("NCHW2NHWC", {"X"}, {"Xl"}));
+  };
+  feed(1);
+  auto op = CreateOperator(MakeOp("Conv", {"Xl", "F", "b"}, {"Y"},
+                                  {ArgI("kernel", 5), ArgS("activation_order", "NHWC")}), &ws);
+  auto ref = MakeOp("Conv", {"X", "F", "b"}, {"Want"}, {ArgI("kernel", 5)});
+  ref.set_engine("EIGEN");
+  // Batch 1 (bands of rows, and the whole image's plan), 8 (one part per image), 1 again, 8 again.
+  for (int64_t n : {1, 8, 1, 8}) {
+    INFO("batch " << n);
+    feed(n);
+    op->Run();
+    RunOp(ws, ref);
+    RunOp(ws, MakeOp("NHWC2NCHW", {"Y"}, {"Yc"}));
+    CHECK(Worst(FetchVec<float>(ws, "Yc"), FetchVec<float>(ws, "Want")).error <= 1e-4);
+  }
+}
+
 TEST_CASE("DNNL Conv with fused_residual_reuse writes into R's storage, never into a blob R shares",
           "[ops][conv][dnnl][fusion]") {
   if (!DnnlBuilt()) return;
