@@ -14,8 +14,8 @@
 // device memory (a temporary's address would be baked in and later handed to another tensor) is
 // tried again at the next run (a new batch size allocates once), kMaxCaptures times. Before every replay
 // each tensor the segment touches must still have the address, shape and type it had at capture
-// (a weight, written by no op of the net, also its write generation: a fold derived from it skips
-// its kernel under capture while it is unchanged), and the shared cuDNN workspace its buffer; otherwise the segment runs eagerly and is captured
+// (a weight that a fold or CastConstant reads, also its write generation: those skip their kernels
+// under capture while it is unchanged), and the shared cuDNN workspace its buffer; otherwise the segment runs eagerly and is captured
 // again at the next run (at most kMaxCaptures times: shapes that keep changing stay eager).
 // ExecutorNotes() says what was captured and why the rest was not.
 #include <cuda_runtime.h>
@@ -69,10 +69,11 @@ struct Binding {
   const void* data;
   std::vector<int64_t> shape;
   DataType dtype;
-  // Blobs no op of the net writes (weights): their write generation too. Ops that derive from a
-  // weight on the host's say-so (FoldBatchNormWeights, CastConstant skip their kernels while it is
-  // unchanged) replay what they did at capture, so a weight rewritten in place must end the graph.
-  bool constant;
+  // Inputs of ops that derive from a weight on the host's say-so (FoldBatchNormWeights and
+  // CastConstant skip their kernels while it is unchanged, so a replay repeats what they did at
+  // capture): their write generation too, so a weight rewritten in place ends the graph. (Other
+  // tensors may be rewritten in place between replays: the graph reads them where they are.)
+  bool derived_from;
   uint64_t generation;
 };
 
@@ -171,7 +172,8 @@ class CudaGraphNet final : public NetBase {
   void FindSegments() {
     const int n = static_cast<int>(ops_.size());
     for (auto& op : ops_)
-      for (int k = 0; k < op->OutputSize(); ++k) written_.insert(op->OutputBlob(k));
+      if (op->type() == "FoldBatchNormWeights" || op->type() == "CastConstant")
+        for (int k = 0; k < op->InputSize(); ++k) derived_from_.insert(op->InputBlob(k));
     for (int i = 0; i < n;) {
       const std::string why = Unreplayable(i);
       if (!why.empty()) {
@@ -204,7 +206,7 @@ class CudaGraphNet final : public NetBase {
   static const void* DataOf(const Tensor& t) { return t.numel() ? t.raw_data() : nullptr; }
   Binding BindingOf(const Blob* b) const {
     const Tensor& t = b->GetTensor();
-    return Binding{b, DataOf(t), t.shape(), t.dtype(), !written_.count(b), t.write_generation()};
+    return Binding{b, DataOf(t), t.shape(), t.dtype(), derived_from_.count(b) > 0, t.write_generation()};
   }
   // Before each replay: compared in place, nothing allocated (this runs on every run).
   bool Unchanged(const Segment& s) {
@@ -215,7 +217,7 @@ class CudaGraphNet final : public NetBase {
       const Binding& was = s.bindings[k++];
       const Tensor& t = b->GetTensor();
       same = was.blob == b && was.dtype == t.dtype() && was.shape == t.shape() && was.data == DataOf(t) &&
-             (!was.constant || was.generation == t.write_generation());
+             (!was.derived_from || was.generation == t.write_generation());
     });
     return same && s.workspace_generation == WorkspaceGeneration();
   }
@@ -304,7 +306,7 @@ class CudaGraphNet final : public NetBase {
   SequentialPlan plan_;
   std::shared_ptr<MemoryAccount> account_;
   std::vector<Segment> segments_;  // in op order
-  std::set<const Blob*> written_;  // outputs of the net's ops (the rest are constants to it)
+  std::set<const Blob*> derived_from_;  // inputs of FoldBatchNormWeights and CastConstant ops
   std::string not_in_segment_;     // GPU ops outside segments, and why
   int runs_ = 0;
 };
