@@ -75,6 +75,8 @@ asan)
   # allocator_may_return_null: the runtime's own out-of-memory errors are under test, not ASan's.
   export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:detect_stack_use_after_return=0:halt_on_error=1"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  # Leaks inside third-party runtimes only (libomp's per-thread state; each entry says why).
+  export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp"
   # The Catch2 suite and the Python suite each run on one core for ~13 minutes here: run them side
   # by side (the serving suite after both), so the stage takes the longer of the two, not the sum.
   step "Catch2 suite (~[gpu]), in the background"
