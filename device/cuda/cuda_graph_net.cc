@@ -15,8 +15,9 @@
 // tried again at the next run (a new batch size allocates once), kMaxCaptures times. Before every replay
 // each tensor the segment touches must still have the address, shape and type it had at capture
 // (a weight that a fold or CastConstant reads, also its write generation: those skip their kernels
-// under capture while it is unchanged), and the shared cuDNN workspace its buffer; otherwise the segment runs eagerly and is captured
-// again at the next run (at most kMaxCaptures times: shapes that keep changing stay eager).
+// under capture while it is unchanged), and the shared cuDNN workspace its buffer; otherwise the
+// segment runs eagerly and is captured again at the next run (at most kMaxCaptures times: shapes
+// that keep changing stay eager).
 // ExecutorNotes() says what was captured and why the rest was not.
 #include <cuda_runtime.h>
 
