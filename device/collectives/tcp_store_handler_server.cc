@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "core/error.h"
@@ -101,6 +102,11 @@ TCPStoreServer::~TCPStoreServer() {
   } else {
     // The parent's thread: not ours to join or signal, and a joinable std::thread must not be destroyed.
     (void)thread_.release();
+    // Nor is its state ours: the fork copied the maps as that thread left them, possibly mid-update
+    // (ASan saw a Client's buffer freed twice here: the parent had been growing it at the fork).
+    // Their copies are left behind, unread; empty maps take their place for the member destructors.
+    new (&clients_) decltype(clients_)();
+    new (&data_) decltype(data_)();
   }
   for (auto& kv : clients_) ::close(kv.first);
   ::close(listen_fd_);

@@ -20,7 +20,8 @@ class TCPStoreServer {
   // Throws kIo when it cannot listen.
   TCPStoreServer(const std::string& host, int port);
   // Stops the thread and closes every connection. In a child forked from the serving process it
-  // only closes the child's copies of the sockets: the thread lives in the parent.
+  // closes only the child's copies of the listening socket and pipe, and leaves the copied state
+  // alone: the thread, and the state as it left it at the fork, belong to the parent.
   ~TCPStoreServer();
   TCPStoreServer(const TCPStoreServer&) = delete;
   TCPStoreServer& operator=(const TCPStoreServer&) = delete;
