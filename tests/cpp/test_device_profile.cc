@@ -206,9 +206,9 @@ TEST_CASE("device profile: folding a profiled run into corrections", "[auto_plac
   CHECK_THAT(r.second, Catch::Contains("op 17"));
 }
 
-TEST_CASE("device profile: the shipped H100 profile loads and says it is an estimate", "[auto_placement][profile]") {
+TEST_CASE("device profile: the shipped H100 profile loads and says where it was measured", "[auto_placement][profile]") {
   const DeviceProfile p = DeviceProfile::Load(std::string(HETNET_SOURCE_DIR) + "/profiles/h100_default.json");
-  CHECK_THAT(p.source, Catch::Contains("not measured by hetnet calibrate") && Catch::Contains("hetnet calibrate"));
+  CHECK_THAT(p.source, Catch::Contains("measured by `hetnet calibrate`") && Catch::Contains("H100"));
   const DeviceCaps* cpu = p.Find("cpu");
   const DeviceCaps* gpu = p.Find("cuda:0");
   REQUIRE(cpu != nullptr);
