@@ -115,7 +115,7 @@ AutoPlacementResult AutoPlace(const caffe2::NetDef& net, const std::map<std::str
     pred.op = i;
     pred.type = p.types[i];
     for (int d = 0; d < p.n_dev; ++d)
-      if (p.compute_us[i][d] < kInf) pred.predicted_us[p.dev_names[d]] = p.compute_us[i][d];
+      if (p.compute_us[i][d] < kInf) pred.predicted_us[p.dev_names[d]] = p.OpUs(i, d);
     pred.chosen = user_pin ? DeviceFromOption(op->device_option()).str() : p.dev_names[x[i]];
     pred.pinned = p.pinned[i] >= 0;
     pred.why = pred.pinned ? pin_reasons[i] : Why(p, sim, x, i, best);

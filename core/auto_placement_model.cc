@@ -38,14 +38,36 @@ double Gflops(const std::map<std::string, double>& table, double flops) {
   return 0;
 }
 
-double ComputeUs(const DeviceCaps& caps, const OpCost& cost, double correction) {
+// The work of `cost` on `caps`' device, dispatch excluded.
+double WorkUs(const DeviceCaps& caps, const OpCost& cost, double correction) {
   // Bandwidth-bound ops (kMemory) cost their bytes: their few FLOPs per element are no GEMM.
   const auto& table = cost.kind == OpKind::kConv ? caps.conv_gflops : caps.gemm_gflops;
   const double gflops = cost.kind == OpKind::kMemory ? 0 : Gflops(table, cost.flops);
   const double flop_us = gflops > 0 ? cost.flops / (gflops * 1e3) : 0;
   const double bytes = cost.bytes_read + cost.bytes_written;
   const double mem_us = caps.mem_bandwidth_gbs > 0 ? bytes / (caps.mem_bandwidth_gbs * 1e3) : 0;
-  return caps.dispatch_us + std::max(flop_us, mem_us) * correction;
+  return std::max(flop_us, mem_us) * correction;
+}
+
+// An op's time on a device: measured where the profile has its signature there, else estimated;
+// on a GPU as the host's launch and the device's part (Problem::launch_us).
+void OpTime(const DeviceProfile& profile, const Device& device, const std::string& dev, const std::string& type,
+            const std::string& signature, const OpCost& cost, double* launch_us, double* device_us) {
+  *launch_us = 0;
+  if (!signature.empty() && profile.MeasuredSplit(dev, signature, launch_us, device_us)) return;
+  const double measured = signature.empty() ? -1 : profile.MeasuredUs(dev, signature);
+  if (measured >= 0) {
+    *device_us = measured;  // one time for both parts (recorded before the split, or a CPU op)
+    return;
+  }
+  const DeviceCaps& caps = *profile.Find(dev);
+  const double work = WorkUs(caps, cost, profile.Correction(dev, type));
+  if (device.is_cpu()) {
+    *device_us = caps.dispatch_us + work;
+  } else {
+    *launch_us = caps.dispatch_us;
+    *device_us = work;
+  }
 }
 
 std::function<bool(const std::string&, const Device&)> RegistryKernels() {
@@ -160,14 +182,12 @@ Problem BuildProblem(const caffe2::NetDef& net, const std::map<std::string, Tens
     const std::string signature = profile.measured_op_us.empty() ? "" : OpSignature(op, in);
     // Compute time (measured where the profile has this op's signature on the device, else
     // estimated) and input/output devices on each candidate.
-    std::vector<double> times(p.n_dev, kInf);
+    // On a GPU, the host's launch apart from the device's time (Problem::launch_us).
+    std::vector<double> times(p.n_dev, kInf), launches(p.n_dev, 0);
     std::vector<std::vector<int>> in_need(p.n_dev), out_need(p.n_dev);
     for (int d = 0; d < p.n_dev; ++d) {
-      const double measured = signature.empty() ? -1 : profile.MeasuredUs(p.dev_names[d], signature);
       if (has_kernel(op.type(), p.devs[d]))
-        times[d] = measured >= 0 ? measured
-                                 : ComputeUs(*profile.Find(p.dev_names[d]), cost,
-                                             profile.Correction(p.dev_names[d], op.type()));
+        OpTime(profile, p.devs[d], p.dev_names[d], op.type(), signature, cost, &launches[d], &times[d]);
       std::vector<Device> ins(op.input_size(), p.devs[d]), outs(op.output_size(), p.devs[d]);
       if (schema) {
         try {
@@ -200,6 +220,7 @@ Problem BuildProblem(const caffe2::NetDef& net, const std::map<std::string, Tens
     }
     p.pinned.push_back(pin);
     p.compute_us.push_back(times);
+    p.launch_us.push_back(launches);
     p.in_need.push_back(in_need);
     p.out_need.push_back(out_need);
     std::vector<int> ib, ob;

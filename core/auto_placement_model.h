@@ -23,6 +23,11 @@ struct Problem {
   // Per op.
   std::vector<std::string> types;
   std::vector<std::vector<double>> compute_us;  // [op][dev]; kInf where the type has no kernel
+  // [op][dev]: the host's time to issue the op to a GPU (0 on the CPU), on the CPU's queue: the
+  // executor's thread launches GPU work between its CPU ops, and the GPU runs compute_us after the
+  // launch, overlapping the host's next ops. (Summing both per op, as before 2026-11-27, charged a
+  // chain of GPU ops each launch and each kernel: 40% over on LeNet batch 64 on the H100.)
+  std::vector<std::vector<double>> launch_us;
   std::vector<int> pinned;                      // device index, -1 when free
   std::vector<std::vector<int>> parents;        // the executor's dependency graph (core/dag_graph.cc)
   std::vector<std::vector<int>> in_blobs, out_blobs;
@@ -40,6 +45,7 @@ struct Problem {
   std::vector<double> run_overhead_us;  // per device: added once per run that uses it (the CPU always)
 
   int Free(int op) const { return pinned[op] < 0; }
+  double OpUs(int op, int dev) const { return launch_us[op][dev] + compute_us[op][dev]; }  // alone
   double CopyUs(int from, int to, double nbytes) const {
     const int k = from * n_dev + to;
     return latency_us[k] + nbytes * us_per_byte[k];
@@ -58,6 +64,7 @@ struct SimState {
   double makespan = 0;
   std::vector<double> avail;     // [blob * n_dev + dev]: when the value is there; -1: not there
   std::vector<double> op_finish;
+  std::vector<int> op_dev;       // where each scheduled op runs
   std::vector<double> queue_free, busy;           // compute queue per device
   std::vector<double> link_free, link_busy;       // copy queue per direction [from * n_dev + to]
   std::vector<double> mem_cur, mem_peak, weights;  // bytes per device

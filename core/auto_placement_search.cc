@@ -28,7 +28,7 @@ std::vector<double> MinRestUs(const Problem& p) {
     double best = kInf;
     if (p.pinned[i] >= 0) {
       best = p.compute_us[i][p.pinned[i]];
-    } else {
+    } else {  // (the device's part: the bound counts work per queue, and a launch joins the CPU's)
       for (int d = 0; d < p.n_dev; ++d) best = std::min(best, p.compute_us[i][d]);
     }
     rest[i] = rest[i + 1] + best;
@@ -134,7 +134,7 @@ SearchResult ExactSearch(const Problem& p) {
     std::vector<int> order;
     for (int d = 0; d < p.n_dev; ++d)
       if (Allowed(p, op, d)) order.push_back(d);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return p.compute_us[op][a] < p.compute_us[op][b]; });
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return p.OpUs(op, a) < p.OpUs(op, b); });
     for (int d : order) {
       if (++nodes > node_limit) {
         complete = false;
@@ -159,6 +159,7 @@ SearchResult ExactSearch(const Problem& p) {
 }
 
 SearchResult HeuristicSearch(const Problem& p, double budget_ms) {
+  constexpr int kPairLimit = 32;  // free ops up to which the descent also moves every pair
   Simulator sim(p);
   Timer timer(budget_ms);
   Best best;
@@ -175,6 +176,17 @@ SearchResult HeuristicSearch(const Problem& p, double budget_ms) {
     if (p.pinned[i] < 0) free_ops.push_back(i);
   const int nf = static_cast<int>(free_ops.size());
   int64_t evaluated = best.evaluated;
+  // cones[i]: op i and every op that depends on it (net order is topological).
+  std::vector<std::vector<int>> cones(p.n_ops);
+  if (nf <= kPairLimit)
+    for (int i = p.n_ops - 1; i >= 0; --i) {
+      std::vector<char> in(p.n_ops, 0);
+      in[i] = 1;
+      for (int j = i + 1; j < p.n_ops; ++j)
+        for (int parent : p.parents[j]) in[j] |= in[parent];
+      for (int j = i; j < p.n_ops; ++j)
+        if (in[j]) cones[i].push_back(j);
+    }
   // Local search from `start`: moves runs of free ops [lo, hi) (in net order; lengths 1, 2, 4, ...)
   // to one device where each has a kernel, keeping every improvement, until none improves.
   auto descend = [&](const std::vector<int>& start) {
@@ -192,11 +204,49 @@ SearchResult HeuristicSearch(const Problem& p, double budget_ms) {
       }
       return changed && cur.Offer(x, sim.Run(x));
     };
+    // Two ops moved at once, anywhere in the net (the same device or trading devices): a better
+    // balance of queues, or a copy saved, may need two ops to move where one alone makes things
+    // worse (two leaves back to the CPU, whose outputs would each cross the link).
+    auto try_pair = [&](int a, int b) {
+      bool improved = false;
+      const int oa = free_ops[a], ob = free_ops[b];
+      for (int da = 0; da < p.n_dev; ++da)
+        for (int db = 0; db < p.n_dev; ++db) {
+          std::vector<int> x = cur.placement;
+          if (x[oa] == da || x[ob] == db || !Allowed(p, oa, da) || !Allowed(p, ob, db)) continue;
+          x[oa] = da;
+          x[ob] = db;
+          improved |= cur.Offer(x, sim.Run(x));
+        }
+      return improved;
+    };
+    // An op's whole downstream cone, with or without the op: leaves that end on the CPU save
+    // their copies back only when the ops between them move too.
+    auto try_cone = [&](int k, int d) {
+      bool improved = false;
+      for (bool with_op : {true, false}) {
+        std::vector<int> x = cur.placement;
+        bool changed = false;
+        for (int o : cones[free_ops[k]])
+          if ((with_op || o != free_ops[k]) && p.pinned[o] < 0 && x[o] != d && Allowed(p, o, d)) {
+            x[o] = d;
+            changed = true;
+          }
+        improved |= changed && cur.Offer(x, sim.Run(x));
+      }
+      return improved;
+    };
     for (bool improved = true; improved && !timer.Expired();) {
       improved = false;
+      if (nf <= kPairLimit)
+        for (int k = 0; k < nf && !timer.Expired(); ++k)
+          for (int d = 0; d < p.n_dev; ++d) improved |= try_cone(k, d);
       for (int len = 1; len <= std::max(1, nf) && !timer.Expired(); len *= 2)
         for (int lo = 0; lo + len <= nf && !timer.Expired(); lo += std::max(1, len / 2))
           for (int d = 0; d < p.n_dev; ++d) improved |= try_move(lo, lo + len, d);
+      if (nf <= kPairLimit)
+        for (int a = 0; a < nf && !timer.Expired(); ++a)
+          for (int b = a + 1; b < nf; ++b) improved |= try_pair(a, b);
     }
     evaluated += cur.evaluated;
     best.Offer(cur.placement, cur.eval);
@@ -205,7 +255,8 @@ SearchResult HeuristicSearch(const Problem& p, double budget_ms) {
   // Iterated local search: kick the best placement (a random run of ops to a random device) and
   // descend again, a few times; a fixed seed keeps plans reproducible.
   std::mt19937 rng(17);
-  for (int kick = 0; kick < 8 && nf > 0 && !timer.Expired(); ++kick) {
+  const int kicks = nf <= kPairLimit ? 32 : 8;  // small nets: cheap to descend more often
+  for (int kick = 0; kick < kicks && nf > 0 && !timer.Expired(); ++kick) {
     std::vector<int> x = best.placement;
     const int len = 1 + static_cast<int>(rng() % std::max(1, nf / 3));
     const int lo = static_cast<int>(rng() % (nf - std::min(len, nf) + 1));

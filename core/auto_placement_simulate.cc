@@ -13,6 +13,7 @@ SimState Simulator::Start() const {
   s.avail.assign(static_cast<size_t>(p_.n_blobs) * nd, -1.0);
   s.param_on.assign(static_cast<size_t>(p_.n_blobs) * nd, 0);
   s.op_finish.assign(p_.n_ops, 0);
+  s.op_dev.assign(p_.n_ops, 0);
   s.queue_free.assign(nd, 0);
   s.busy.assign(nd, 0);
   s.link_free.assign(nd * nd, 0);
@@ -57,6 +58,16 @@ void Simulator::Step(SimState* s, int dev) const {
   const int op = s->next_op++;
   const int nd = p_.n_dev;
   double start = s->queue_free[dev];
+  const double launch = p_.launch_us[op][dev];
+  if (launch > 0) {  // the host issues it once its inputs from other devices are done
+    double issue = s->queue_free[0];
+    for (int parent : p_.parents[op])
+      if (s->op_dev[parent] != dev) issue = std::max(issue, s->op_finish[parent]);
+    s->queue_free[0] = issue + launch;
+    s->busy[0] += launch;
+    start = std::max(start, issue + launch);
+  }
+  s->op_dev[op] = dev;
   for (int parent : p_.parents[op]) start = std::max(start, s->op_finish[parent]);
   const auto& need = p_.in_need[op][dev];
   for (size_t k = 0; k < p_.in_blobs[op].size(); ++k) start = std::max(start, Ensure(s, p_.in_blobs[op][k], need[k]));

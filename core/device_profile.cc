@@ -51,6 +51,17 @@ double DeviceProfile::MeasuredUs(const std::string& device, const std::string& s
   return it == measured_op_us.end() ? -1.0 : it->second;
 }
 
+bool DeviceProfile::MeasuredSplit(const std::string& device, const std::string& signature, double* launch_us,
+                                  double* device_us) const {
+  const std::string key = device + "|" + signature;
+  auto l = measured_launch_us.find(key);
+  auto d = measured_device_us.find(key);
+  if (l == measured_launch_us.end() || d == measured_device_us.end()) return false;
+  *launch_us = l->second;
+  *device_us = d->second;
+  return true;
+}
+
 namespace {
 
 using rapidjson::Value;
@@ -207,6 +218,8 @@ std::string DeviceProfile::ToJson() const {
   w.EndArray();
   WriteClassMap(w, "corrections", corrections);
   if (!measured_op_us.empty()) WriteClassMap(w, "measured_ops", measured_op_us);
+  if (!measured_launch_us.empty()) WriteClassMap(w, "measured_launch_us", measured_launch_us);
+  if (!measured_device_us.empty()) WriteClassMap(w, "measured_device_us", measured_device_us);
   if (!measured_copy_latency_us.empty()) WriteClassMap(w, "measured_copy_latency_us", measured_copy_latency_us);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
@@ -222,7 +235,7 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
              rapidjson::GetParseError_En(doc.GetParseError()));
   ObjectReader top(doc, what, "");
   top.OnlyKeys({"machine", "source", "notes", "devices", "links", "corrections", "measured_ops",
-                "measured_copy_latency_us"});
+                "measured_launch_us", "measured_device_us", "measured_copy_latency_us"});
   DeviceProfile p;
   p.machine = top.String("machine", false);
   p.source = top.String("source", false);
@@ -270,16 +283,22 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
       p.corrections[key] = r.Number(it->value, r.Path(key), true);
     }
   }
-  if (const Value* m = top.Get("measured_ops", false)) {
-    ObjectReader r(*m, what, "measured_ops");
+  // Measured operator times, keyed "<device>|<op signature>".
+  auto read_measured = [&](const char* field, std::map<std::string, double>* out) {
+    const Value* m = top.Get(field, false);
+    if (!m) return;
+    ObjectReader r(*m, what, field);
     for (auto it = m->MemberBegin(); it != m->MemberEnd(); ++it) {
       const std::string key(it->name.GetString(), it->name.GetStringLength());
       const size_t bar = key.find('|');
       if (bar == std::string::npos || bar == 0 || bar + 1 == key.size())
         r.Fail(r.Path(key), "is not of the form \"<device>|<op signature>\"");
-      p.measured_op_us[key] = r.Number(it->value, r.Path(key), false);
+      (*out)[key] = r.Number(it->value, r.Path(key), false);
     }
-  }
+  };
+  read_measured("measured_ops", &p.measured_op_us);
+  read_measured("measured_launch_us", &p.measured_launch_us);
+  read_measured("measured_device_us", &p.measured_device_us);
   if (const Value* m = top.Get("measured_copy_latency_us", false)) {
     ObjectReader r(*m, what, "measured_copy_latency_us");
     for (auto it = m->MemberBegin(); it != m->MemberEnd(); ++it) {

@@ -48,6 +48,11 @@ struct DeviceProfile {
   // Measured time of one operator run, per "<device>|<op signature>" (core/op_cost.h OpSignature):
   // the cost model uses it instead of the FLOP estimate (core/measured_op_costs.h records it).
   std::map<std::string, double> measured_op_us;
+  // For operators timed on a GPU, the same time in its two parts, by the same keys: the host's time
+  // to issue the operator (its launches) and the device's time to run it. The cost model overlaps
+  // them (the host issues the next operator while the GPU runs this one); without them it charges
+  // measured_op_us in full, one operator after the other.
+  std::map<std::string, double> measured_launch_us, measured_device_us;
   // Measured fixed time of a copy inside a net run, per "<from>-><to>" ("cpu->cuda:0"): what a
   // profiled copy took beyond bytes / the link's bandwidth (the wait for the producer's stream and
   // the host's wake-up included, which a copy loop in `hetnet calibrate` does not see). The cost
@@ -58,6 +63,9 @@ struct DeviceProfile {
   const LinkCaps* FindLink(const std::string& from, const std::string& to, bool pinned = true) const;
   double Correction(const std::string& device, const std::string& op_type) const;  // 1 when absent
   double MeasuredUs(const std::string& device, const std::string& signature) const;  // -1 when absent
+  // Both parts of a GPU operator's measured time; false when either is absent.
+  bool MeasuredSplit(const std::string& device, const std::string& signature, double* launch_us,
+                     double* device_us) const;
 
   // JSON (the file `hetnet calibrate` writes); Load throws kInvalidArgument naming the file and
   // field on malformed input, kNotFound for a missing file.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "core/error.h"
 #include "core/net.h"
@@ -48,6 +49,28 @@ void AddCopyLatency(const DeviceProfile& profile, const OperatorBase& op, const 
 
 }  // namespace
 
+std::map<int, GpuOpTime> SplitGpuOpTimes(const RunProfile& run, const std::vector<char>& on_gpu,
+                                         const std::vector<char>& is_copy) {
+  constexpr double kIdleGapUs = 1.0;  // event timestamps resolve ~0.5 us
+  const size_t n = std::min(on_gpu.size(), is_copy.size());
+  auto known = [n](int op) { return op >= 0 && static_cast<size_t>(op) < n; };
+  std::map<std::string, std::vector<const OpTiming*>> by_lane;  // one stream each
+  for (const OpTiming& t : run.ops)
+    if (known(t.op) && on_gpu[t.op] && t.dur_us >= 0) by_lane[t.lane].push_back(&t);
+  std::map<int, GpuOpTime> out;
+  for (auto& [lane, list] : by_lane) {
+    std::sort(list.begin(), list.end(), [](const OpTiming* a, const OpTiming* b) { return a->start_us < b->start_us; });
+    double busy_until = -1;
+    for (const OpTiming* t : list) {
+      const bool idle = busy_until < 0 || t->start_us - busy_until > kIdleGapUs;
+      busy_until = std::max(busy_until, t->start_us + t->dur_us);
+      if (is_copy[t->op]) continue;  // links, not device work (they keep the stream busy, though)
+      out[t->op] = {t->host_dur_us, idle ? std::max(t->dur_us - t->host_dur_us, 0.0) : t->dur_us};
+    }
+  }
+  return out;
+}
+
 int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspace& ws,
                       const std::vector<RunProfile>& runs, double time_scale) {
   HN_ENFORCE(profile != nullptr, "RecordMeasuredOps: no profile");
@@ -55,6 +78,12 @@ int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspac
              time_scale);
   const auto& ops = net.operators();
   std::map<int, std::vector<double>> times;  // op index -> one time per run
+  std::map<int, std::vector<double>> launch, device;  // GPU ops: the two parts, one per run
+  std::vector<char> on_gpu(ops.size()), is_copy(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    on_gpu[i] = !ops[i]->device().is_cpu();
+    is_copy[i] = IsCopyOpType(ops[i]->type());
+  }
   for (const RunProfile& run : runs) {
     HN_ENFORCE(run.op_types.size() == ops.size(), "RecordMeasuredOps: a profiled run of net '", run.net_name,
                "' has ", run.op_types.size(), " ops, net '", net.name(), "' has ", ops.size());
@@ -65,9 +94,13 @@ int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspac
       const double us = gpu ? std::max(t.dur_us, t.host_dur_us) : t.dur_us;
       if (us >= 0) times[t.op].push_back(us);
     }
+    for (const auto& [op, part] : SplitGpuOpTimes(run, on_gpu, is_copy)) {
+      launch[op].push_back(part.launch_us);
+      device[op].push_back(part.device_us);
+    }
   }
   // Ops of one signature on one device (the repeated layers of a net) pool their times.
-  std::map<std::string, std::vector<double>> by_key;
+  std::map<std::string, std::vector<double>> by_key, launch_by_key, device_by_key;
   std::map<std::string, std::vector<double>> copy_latency;  // "<from>-><to>" -> time beyond bytes / bandwidth
   for (auto& kv : times) {
     const OperatorBase& op = *ops[kv.first];
@@ -84,13 +117,21 @@ int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspac
     if (inputs.size() != static_cast<size_t>(op.def().input_size())) continue;
     const std::string signature = OpSignature(op.def(), inputs);
     if (signature.empty()) continue;
-    auto& pooled = by_key[op.device().str() + "|" + signature];
-    pooled.insert(pooled.end(), kv.second.begin(), kv.second.end());
+    const std::string key = op.device().str() + "|" + signature;
+    auto pool = [&](std::map<std::string, std::vector<double>>* into, const std::vector<double>& v) {
+      (*into)[key].insert((*into)[key].end(), v.begin(), v.end());
+    };
+    pool(&by_key, kv.second);
+    if (launch.count(kv.first)) pool(&launch_by_key, launch[kv.first]), pool(&device_by_key, device[kv.first]);
   }
   int written = 0;
   for (auto& kv : by_key) {
     profile->measured_op_us[kv.first] = Median(&kv.second) * time_scale;
     ++written;
+  }
+  for (auto& kv : launch_by_key) {
+    profile->measured_launch_us[kv.first] = Median(&kv.second) * time_scale;
+    profile->measured_device_us[kv.first] = Median(&device_by_key[kv.first]) * time_scale;
   }
   for (auto& kv : copy_latency) {
     profile->measured_copy_latency_us[kv.first] = Median(&kv.second);

@@ -5,6 +5,7 @@
 // runs on that device.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "core/device_profile.h"
@@ -21,12 +22,27 @@ struct RunProfile;
 // time beyond bytes / the link's bandwidth, over the copies that bandwidth does not dominate, goes to
 // profile->measured_copy_latency_us. A GPU
 // operator costs the longer of its device time and its launch on the host thread (at small
-// sizes the launch is the bottleneck of a chain). Operators of one signature on one device pool
+// sizes the launch is the bottleneck of a chain); its two parts, the host's launch and the
+// device's own time, go to profile->measured_launch_us / measured_device_us, which the cost model
+// overlaps along a chain. Operators of one signature on one device pool
 // their times. Every time is multiplied by `time_scale`: pass the net's unprofiled wall time over
 // its profiled one, since timing each operator slows small ones down (on an H200 a batch-1
 // ResNet-18 ran 1.12 ms plainly and 1.62 ms profiled, event records around each of 69 GPU ops).
 // Returns how many entries were written.
 int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspace& ws,
                       const std::vector<RunProfile>& runs, double time_scale = 1.0);
+
+// Each GPU operator's time in one profiled run in two parts, by op index (`on_gpu`, `is_copy`:
+// per op index; copies are left out, links rather than device work). The events bracket an op on
+// its stream: where the GPU was still busy with earlier work when the host issued the op, the
+// start event waited for it and the events measure the op's own work; where the GPU sat idle (a
+// gap after the stream's previous op, or the stream's first op), the events also span the
+// launch, and the device's part is what they took beyond the host's time.
+struct GpuOpTime {
+  double launch_us = 0;  // the host's time to issue it
+  double device_us = 0;  // the device's own time
+};
+std::map<int, GpuOpTime> SplitGpuOpTimes(const RunProfile& run, const std::vector<char>& on_gpu,
+                                         const std::vector<char>& is_copy);
 
 }  // namespace hetnet

@@ -209,3 +209,85 @@ TEST_CASE("GPU: RecordMeasuredOps keeps each copy direction's time beyond its by
     CHECK(us < 1e5);  // a copy of a few KB: well under 0.1 s
   }
 }
+
+TEST_CASE("SplitGpuOpTimes: a busy stream's events are the op's own work, an idle one's less the launch",
+          "[auto_placement][measured]") {
+  RunProfile run;
+  auto add = [&](int op, const std::string& lane, double start, double dur, double host) {
+    OpTiming t;
+    t.op = op;
+    t.lane = lane;
+    t.start_us = start;
+    t.dur_us = dur;
+    t.host_dur_us = host;
+    run.ops.push_back(t);
+  };
+  add(0, "s", 0, 20, 8);       // the stream's first op: idle, 20 - 8
+  add(1, "s", 20.2, 30, 5);    // started as op 0 ended: busy, its events are its work
+  add(2, "s", 60, 9, 7);       // 9.8 us after op 1: idle, 9 - 7
+  add(3, "s", 69, 5, 1);       // a copy: left out, but it keeps the stream busy
+  add(4, "s", 74.5, 6, 10);    // 0.5 us after the copy: busy
+  add(5, "t", 1, 4, 6);        // another stream's first op: idle, never below 0
+  add(6, "main", 0, 50, 50);   // a CPU op
+  const std::vector<char> on_gpu{1, 1, 1, 1, 1, 1, 0}, is_copy{0, 0, 0, 1, 0, 0, 0};
+  const auto split = SplitGpuOpTimes(run, on_gpu, is_copy);
+  REQUIRE(split.size() == 5);
+  CHECK(split.at(0).launch_us == 8);
+  CHECK(split.at(0).device_us == Approx(12));
+  CHECK(split.at(1).device_us == Approx(30));
+  CHECK(split.at(2).device_us == Approx(2));
+  CHECK(split.at(4).device_us == Approx(6));
+  CHECK(split.at(4).launch_us == 10);
+  CHECK(split.at(5).device_us == 0);
+  CHECK(split.count(3) == 0);
+  CHECK(split.count(6) == 0);
+}
+
+TEST_CASE("a chain of GPU ops overlaps each launch with the kernels before it; the profile keeps both parts",
+          "[auto_placement][measured]") {
+  // Four Relus pinned to the GPU, on a 64-byte input: its copy takes the link's 10 us latency.
+  caffe2::NetDef net;
+  net.set_name("chain");
+  net.add_external_input("x");
+  std::map<std::string, TensorInfo> shapes{{"x", TensorInfo::Of({1, 16}, DataType::Float)}};
+  std::string cur = "x";
+  for (int i = 0; i < 4; ++i) {
+    const std::string out = "r" + std::to_string(i);
+    DeviceToOption(Device::CUDA(0), Op(&net, "Relu", {cur}, {out})->mutable_device_option());
+    cur = out;
+  }
+  net.add_external_output(cur);
+  const std::string key = "cuda:0|" + OpSignature(net.op(0), {shapes["x"]});
+  const double copy_in = 10 + 64 / 1e4;
+  auto plan = [&](double launch, double device, bool split) {
+    DeviceProfile p = SyntheticProfile();
+    p.measured_op_us[key] = launch + device;
+    if (split) p.measured_launch_us[key] = launch, p.measured_device_us[key] = device;
+    return AutoPlace(net, shapes, p);
+  };
+  // Kernel-bound (launch 2, kernel 50): every launch hides behind the copy or the kernel before.
+  const auto whole = plan(2, 50, false), parts = plan(2, 50, true);
+  CHECK(whole.predicted_us - parts.predicted_us == Approx(4 * 2));
+  CHECK(parts.ops[0].predicted_us.at("cuda:0") == Approx(52));  // the op alone: both parts
+  CHECK(parts.busy_us.at("cpu") == Approx(4 * 2));              // the host's launches
+  CHECK(parts.busy_us.at("cuda:0") == Approx(4 * 50));
+  // Launch-bound (launch 50, kernel 2): the GPU waits for each launch and runs only the last
+  // kernel after the host is done: 4 launches + 1 kernel, where the whole times add 4 of each
+  // after the input's copy.
+  const auto whole_l = plan(50, 2, false), parts_l = plan(50, 2, true);
+  CHECK(whole_l.predicted_us - parts_l.predicted_us == Approx(copy_in + 3 * 2));
+
+  DeviceProfile p = SyntheticProfile();
+  p.measured_op_us[key] = 12;
+  p.measured_launch_us[key] = 5;
+  p.measured_device_us[key] = 7;
+  const DeviceProfile again = DeviceProfile::FromJson(p.ToJson());
+  double launch = 0, device = 0;
+  REQUIRE(again.MeasuredSplit("cuda:0", OpSignature(net.op(0), {shapes["x"]}), &launch, &device));
+  CHECK(launch == 5);
+  CHECK(device == 7);
+  CHECK_FALSE(again.MeasuredSplit("cpu", OpSignature(net.op(0), {shapes["x"]}), &launch, &device));
+  CHECK_THROWS_WITH(
+      DeviceProfile::FromJson("{\"devices\": [{\"name\": \"cpu\"}], \"measured_launch_us\": {\"cpuRelu\": 1}}"),
+      Catch::Contains("measured_launch_us") && Catch::Contains("<device>|<op signature>"));
+}
