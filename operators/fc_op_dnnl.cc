@@ -11,12 +11,15 @@
 // and b (reduced-precision inference, core/reduced_precision.h) run here at every M, float32
 // accumulation inside oneDNN, Y bfloat16.
 // fused_activation "Relu" (Y = Relu(FC(X)), set by the graph optimizer) is a oneDNN eltwise_relu
-// post-op; the fallback kernels apply it themselves.
+// post-op; the fallback kernels apply it themselves. With several intra-op threads the rows run in
+// bands on hetnet's pool, each a primitive built for one thread (see RunOnDevice).
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <unordered_map>
 
 #include "core/inference_fusion.h"
+#include "core/intra_op_threads.h"
 #include "core/reduced_precision.h"
 #include "device/dnnl_util.h"
 #include "device/math.h"
@@ -27,6 +30,8 @@ namespace {
 
 using dnnl::memory;
 using Tag = memory::format_tag;
+
+constexpr double kMinPartsMacs = 1 << 20;  // below: one thread, one primitive (as the DNNL Conv)
 
 template <bool kTransposed>
 class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
@@ -50,18 +55,53 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
     const Tensor& b = Input(2);
     const FCDims d = this->Dims();
     const int64_t M = d.M, K = d.K, N = d.N;
-    if ((M <= 1 && !bf16) || M == 0 || K == 0 || N == 0) return RunFallback();  // the fallback has no bfloat16
-    Plan* pp = PlanFor(M, K, N);
-    if (!pp) return RunFallback();
-    Plan& p = *pp;
+    if ((M <= 1 && !bf16) || M == 0 || K == 0 || N == 0) return RunFallback();
+    // With several intra-op workers and several rows, bands of rows run as one-thread primitives on
+    // hetnet's pool (one thread alone under kMinPartsMacs), as the DNNL Conv's parts do: a
+    // primitive built for the whole OpenMP team leaves its threads spinning on the cores the pool's
+    // next operator wants (LeNet in bfloat16 at 2 threads: 43% of the time in libgomp, slower than
+    // float32). A single row keeps the team: it cannot be cut into bands, and one thread alone
+    // made the MLP at batch 1 slower (0.034-0.040 ms against 0.024-0.032).
+    const int workers = math::CpuWorkers();
+    // Shapes that keep changing: start over (here, so that no plan of this run is dropped mid-run).
+    if (plans_.size() >= 3 * dnnl_util::kMaxPlansPerOp) plans_.clear();
+    const double macs = static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
+    const bool own_threads = workers > 1 && M > 1;
+    const int64_t parts = !own_threads || macs < kMinPartsMacs ? 1 : std::min<int64_t>(M, workers);
+    // [row(i), row(i + 1)): part i's rows; parts of one size share a plan.
+    auto row = [&](int64_t i) { return M * i / parts; };
+    std::vector<Plan*> plans(parts);
+    {
+      ScopedIntraOpThreads one(own_threads ? 1 : 0);
+      for (int64_t i = 0; i < parts; ++i)
+        if (!(plans[i] = PlanFor(row(i + 1) - row(i), K, N))) return RunFallback();  // the fallback has no bfloat16
+    }
     Tensor* Y = Output(0, d.y_shape, dtype_);
-    dnnl::stream& s = dnnl_util::ThreadStream();
-    p.ip.execute(s, {{DNNL_ARG_SRC, dnnl_util::Wrap(p.pd.src_desc(), X.raw_data())},
-                     {DNNL_ARG_WEIGHTS, p.weight.Get(W, p.user_w, p.pd.weights_desc())},
-                     {DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b.raw_data())},
-                     {DNNL_ARG_DST, dnnl_util::Wrap(p.pd.dst_desc(), Y->raw_mutable_data(dtype_))},
-                     {DNNL_ARG_SCRATCHPAD, p.scratch}});
-    s.wait();
+    std::vector<memory> weights(parts);
+    for (int64_t i = 0; i < parts; ++i) {
+      Plan& p = *plans[i];
+      weights[i] = p.weight.Get(W, p.user_w, p.pd.weights_desc());
+      while (static_cast<int>(p.slot_scratch.size()) < std::max(workers, 1))
+        p.slot_scratch.emplace_back(p.pd.scratchpad_desc(), dnnl_util::CpuEngine());
+    }
+    const int64_t es = static_cast<int64_t>(Y->itemsize());
+    const char* x = static_cast<const char*>(X.raw_data());
+    char* y = static_cast<char*>(Y->raw_mutable_data(dtype_));
+    auto run = [&](int64_t i, int slot) {
+      Plan& p = *plans[i];
+      dnnl::stream& s = dnnl_util::ThreadStream();
+      p.ip.execute(s, {{DNNL_ARG_SRC, dnnl_util::Wrap(p.pd.src_desc(), x + row(i) * K * es)},
+                       {DNNL_ARG_WEIGHTS, weights[i]},
+                       {DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b.raw_data())},
+                       {DNNL_ARG_DST, dnnl_util::Wrap(p.pd.dst_desc(), y + row(i) * N * es)},
+                       {DNNL_ARG_SCRATCHPAD, p.slot_scratch[slot]}});
+      s.wait();
+    };
+    if (parts == 1) {
+      run(0, 0);
+    } else {
+      math::ParallelFor(parts, workers, run);
+    }
   }
 
  private:
@@ -69,7 +109,7 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
     memory::desc user_w;
     dnnl::inner_product_forward::primitive_desc pd;
     dnnl::inner_product_forward ip;
-    memory scratch;
+    std::vector<memory> slot_scratch;  // one per intra-op pool slot (a primitive may run on several at once)
     dnnl_util::ReorderedWeight weight;
   };
 
@@ -80,7 +120,6 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
     const std::vector<int64_t> key{M, K, N, static_cast<int64_t>(dtype_), math::CpuWorkers()};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
-    if (plans_.size() >= dnnl_util::kMaxPlansPerOp) plans_.clear();  // shapes that keep changing
     auto p = std::make_unique<Plan>();
     const auto f32 = dtype_ == DataType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
     // Logical weights are [N, K]; FCTransposed stores them K-major ([K, N] row-major = tag ba).
@@ -98,10 +137,7 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
     } catch (const dnnl::error&) {
       p.reset();
     }
-    if (p) {
-      p->ip = dnnl::inner_product_forward(p->pd);
-      p->scratch = memory(p->pd.scratchpad_desc(), dnnl_util::CpuEngine());
-    }
+    if (p) p->ip = dnnl::inner_product_forward(p->pd);
     return plans_.emplace(key, std::move(p)).first->second.get();
   }
 
