@@ -11,8 +11,8 @@
 // and b (reduced-precision inference, core/reduced_precision.h) run here at every M, float32
 // accumulation inside oneDNN, Y bfloat16.
 // fused_activation "Relu" (Y = Relu(FC(X)), set by the graph optimizer) is a oneDNN eltwise_relu
-// post-op; the fallback kernels apply it themselves. With several intra-op threads the rows run in
-// bands on hetnet's pool, each a primitive built for one thread (see RunOnDevice).
+// post-op; the fallback kernels apply it themselves. In bfloat16 with several intra-op threads the
+// rows run in bands on hetnet's pool, each a primitive built for one thread (see RunOnDevice).
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -56,17 +56,20 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
     const FCDims d = this->Dims();
     const int64_t M = d.M, K = d.K, N = d.N;
     if ((M <= 1 && !bf16) || M == 0 || K == 0 || N == 0) return RunFallback();
-    // With several intra-op workers and several rows, bands of rows run as one-thread primitives on
-    // hetnet's pool (one thread alone under kMinPartsMacs), as the DNNL Conv's parts do: a
-    // primitive built for the whole OpenMP team leaves its threads spinning on the cores the pool's
-    // next operator wants (LeNet in bfloat16 at 2 threads: 43% of the time in libgomp, slower than
-    // float32). A single row keeps the team: it cannot be cut into bands, and one thread alone
-    // made the MLP at batch 1 slower (0.034-0.040 ms against 0.024-0.032).
+    // bfloat16 with several intra-op workers and several rows: bands of rows run as one-thread
+    // primitives on hetnet's pool (one thread alone under kMinPartsMacs), as the DNNL Conv's parts
+    // do. A primitive built for the whole OpenMP team leaves its threads spinning on the cores the
+    // pool's next operator wants (LeNet in bfloat16 at 2 threads: 43% of the time in libgomp,
+    // slower than float32). The bands share the weights reordered once. A single row keeps the
+    // team: it cannot be cut into bands, and one thread alone made the MLP at batch 1 slower
+    // (0.034-0.040 ms against 0.024-0.032). float32 keeps the team too: it reads W in place, and
+    // each one-thread band packed all of W again (64 x 784 x 512 at 2 threads: 0.54-0.60 ms in
+    // bands, 0.34-0.39 on the team; inference nets run float32 FC on PACKED anyway).
     const int workers = math::CpuWorkers();
     // Shapes that keep changing: start over (here, so that no plan of this run is dropped mid-run).
     if (plans_.size() >= 3 * dnnl_util::kMaxPlansPerOp) plans_.clear();
     const double macs = static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
-    const bool own_threads = workers > 1 && M > 1;
+    const bool own_threads = bf16 && workers > 1 && M > 1;
     const int64_t parts = !own_threads || macs < kMinPartsMacs ? 1 : std::min<int64_t>(M, workers);
     // [row(i), row(i + 1)): part i's rows; parts of one size share a plan.
     auto row = [&](int64_t i) { return M * i / parts; };

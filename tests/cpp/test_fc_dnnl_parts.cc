@@ -1,7 +1,7 @@
-// The DNNL FC with several intra-op threads (operators/fc_op_dnnl.cc): bands of rows, each a
-// one-thread primitive on hetnet's pool, in float32 and bfloat16, plain and transposed weights, with
-// and without the fused Relu, at 1, 2, 3 and 8 threads (uneven bands, more threads than rows),
-// against float64 loops; and one thread alone below the parts' size.
+// The DNNL FC at 1, 2, 3 and 8 intra-op threads (operators/fc_op_dnnl.cc), against float64 loops:
+// in bfloat16, bands of rows, each a one-thread primitive on hetnet's pool (uneven bands, more
+// threads than rows), and one thread alone below the bands' size; float32 on oneDNN's team. Plain
+// and transposed weights, with and without the fused Relu.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -58,7 +58,7 @@ std::vector<double> Values(const Tensor& t) {
 
 }  // namespace
 
-TEST_CASE("DNNL FC: bands of rows on several threads equal the float64 result, float32 and bfloat16",
+TEST_CASE("DNNL FC on several threads (bfloat16: bands of rows) equals the float64 result, float32 and bfloat16",
           "[ops][fc][dnnl][pool]") {
   for (DataType dtype : {DataType::Float, DataType::BFloat16}) {
     if (!DnnlFcHere(dtype)) continue;
