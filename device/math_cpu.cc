@@ -102,6 +102,7 @@ void BroadcastLoop(int64_t pre, int64_t n, int64_t post, const T* a, const T* b,
 }
 }  // namespace
 
+namespace {
 // c[j] = op(a[j], b[j]) for float with non-temporal stores: for an output larger than the caches
 // they skip reading each line of c before writing it (a third of an Add's memory traffic). Returns
 // false where this build has no such stores (the caller's loop runs instead). Ends with a store
@@ -128,7 +129,7 @@ bool StreamBinary(int64_t n, const float* a, const float* b, float* c) {
 #endif
 }
 
-bool StreamBinary(BinaryOp op, int64_t n, const float* a, const float* b, float* c) {
+bool StreamBinaryOp(BinaryOp op, int64_t n, const float* a, const float* b, float* c) {
   switch (op) {
     case BinaryOp::Add: return StreamBinary<BinaryOp::Add>(n, a, b, c);
     case BinaryOp::Sub: return StreamBinary<BinaryOp::Sub>(n, a, b, c);
@@ -137,13 +138,14 @@ bool StreamBinary(BinaryOp op, int64_t n, const float* a, const float* b, float*
   }
   return false;
 }
+}  // namespace
 
 // Elements as numpy broadcasting computes them (ApplyBinary: integers wrap, as NumPy's do).
 template <typename T>
 void BroadcastSerial(BinaryOp op, int64_t pre, int64_t n, int64_t post, const T* a, const T* b, T* c,
                      bool stream = false) {
   if constexpr (std::is_same_v<T, float>)
-    if (stream && pre == 1 && post == 1 && StreamBinary(op, n, a, b, c)) return;
+    if (stream && pre == 1 && post == 1 && StreamBinaryOp(op, n, a, b, c)) return;
   switch (op) {
     case BinaryOp::Add: BroadcastLoop(pre, n, post, a, b, c, ApplyBinary<BinaryOp::Add, T>); break;
     case BinaryOp::Sub: BroadcastLoop(pre, n, post, a, b, c, ApplyBinary<BinaryOp::Sub, T>); break;
