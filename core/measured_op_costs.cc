@@ -90,7 +90,7 @@ int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspac
     for (const OpTiming& t : run.ops) {
       if (t.op < 0 || static_cast<size_t>(t.op) >= ops.size()) continue;
       // A GPU op, or a copy (its waits are on the host), costs the longer of device and host time.
-      const bool gpu = !ops[t.op]->device().is_cpu() || IsCopyOpType(ops[t.op]->type());
+      const bool gpu = on_gpu[t.op] || is_copy[t.op];
       const double us = gpu ? std::max(t.dur_us, t.host_dur_us) : t.dur_us;
       if (us >= 0) times[t.op].push_back(us);
     }

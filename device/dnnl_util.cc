@@ -1,5 +1,6 @@
 #include "device/dnnl_util.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace hetnet {
@@ -39,6 +40,10 @@ bool Bf16Supported() {
 
 dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data) {
   return dnnl::memory(md, CpuEngine(), const_cast<void*>(data));
+}
+
+void EnsureSlotScratch(const dnnl::memory::desc& desc, int slots, std::vector<dnnl::memory>* scratch) {
+  while (static_cast<int>(scratch->size()) < std::max(slots, 1)) scratch->emplace_back(desc, CpuEngine());
 }
 
 dnnl::primitive_attr UserScratchpad() {

@@ -261,8 +261,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
       Plan& p = *plans[i];
       const int64_t offset = split == kChannels ? bound(i) * filter_per_m : 0;
       weights[i] = p.weight.Get(F, p.user_w, p.pd.weights_desc(), offset);
-      while (static_cast<int>(p.slot_scratch.size()) < workers)
-        p.slot_scratch.emplace_back(p.pd.scratchpad_desc(), dnnl_util::CpuEngine());
+      dnnl_util::EnsureSlotScratch(p.pd.scratchpad_desc(), workers, &p.slot_scratch);
     }
     // Byte pointers: float32 or bfloat16 elements of es bytes.
     const int64_t es = static_cast<int64_t>(Y->itemsize());

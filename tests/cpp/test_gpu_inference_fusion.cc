@@ -14,6 +14,7 @@
 #include "core/reduced_precision.h"
 #include "core/workspace.h"
 #include "test_util_io.h"
+#include "tests/cpp/op_test_util.h"
 
 using namespace hetnet;
 using namespace hetnet_test;
@@ -96,18 +97,11 @@ double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
   return worst / scale;
 }
 
-// With a visible reason: these cases need a CUDA device.
-bool SkippedWithoutGpu() {
-  if (NumCudaDevices() > 0) return false;
-  WARN("skipped: no CUDA device on this machine (NumCudaDevices() == 0)");
-  return true;
-}
-
 }  // namespace
 
 TEST_CASE("GPU: BN folded on the GPU, residual Add and Relu fused into cuDNN's Conv, equal to the net as written",
           "[gpu][fusion]") {
-  if (SkippedWithoutGpu()) return;
+  if (optest::SkipWithoutGpu()) return;
   for (int choose_engine : {0, -1}) {
     for (bool bias : {true, false}) {
       INFO("choose_engine " << choose_engine << ", bias " << bias);
@@ -157,7 +151,7 @@ TEST_CASE("GPU: BN folded on the GPU, residual Add and Relu fused into cuDNN's C
 
 TEST_CASE("GPU: Predictors fed GPU tensors run the fused block and equal the net as written",
           "[gpu][fusion][predictor]") {
-  if (SkippedWithoutGpu()) return;
+  if (optest::SkipWithoutGpu()) return;
   // A Predictor assumes CPU inputs at creation; a GPU input re-creates its instance's net, with the
   // input present but empty (it must not be taken for a weight). float16 is asked of one: no Conv
   // kernel registers it on the GPU (slower there, operators/conv_op_cudnn.cc), so it runs float32.
@@ -184,7 +178,7 @@ TEST_CASE("GPU: Predictors fed GPU tensors run the fused block and equal the net
 
 TEST_CASE("GPU: a CUDA graph with BN folded on the GPU folds again when a statistic is rewritten in place",
           "[gpu][fusion][cuda_graph]") {
-  if (SkippedWithoutGpu()) return;
+  if (optest::SkipWithoutGpu()) return;
   caffe2::NetDef init, net;
   ResidualBlock(16, true, 0, &init, &net);
   caffe2::NetDef graph_net = WithOptimize(net, 1);
