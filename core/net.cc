@@ -137,7 +137,8 @@ static void EnforceNoNulNames(const caffe2::NetDef& def) {
   }
 }
 
-std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* ws) {
+std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* ws,
+                                          const std::map<std::string, Device>& fed_input_devices) {
   const std::string net_ctx = "while creating net '" + PrintableName(def.name()) + "'";
   CopyPassResult placed;
   try {
@@ -146,7 +147,7 @@ std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* 
     // Inference rewrites (BN folding, Relu fusion, Dropout removal) before placement: the placement
     // report describes the net that runs.
     const InferenceRewrite rewrite = RewriteForInference(def, ws);
-    placed = PlaceNet(rewrite.net, *ws, DefaultPlacementOptions());
+    placed = PlaceNet(rewrite.net, *ws, DefaultPlacementOptions(), fed_input_devices);
     AnnotatePlacement(rewrite, &placed.report);
   } catch (...) {
     RethrowWithContext(net_ctx);

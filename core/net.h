@@ -53,7 +53,9 @@ struct NetRegisterer {
 
 // Validates def, resolves device options, inserts cross-device copies (for nets that span more than
 // one device), and creates the executor named by def.type(). Errors name the net.
-std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* ws);
+// fed_input_devices: as Workspace::CreateNet.
+std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* ws,
+                                          const std::map<std::string, Device>& fed_input_devices = {});
 
 // Context line for errors: "in net 'name', operator #3 (FC)".
 std::string OperatorContext(const caffe2::NetDef& net, int index);

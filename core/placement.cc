@@ -319,10 +319,12 @@ void ExternalInputsFromWorkspace(const caffe2::NetDef& def, const Workspace& ws,
   }
 }
 
-CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const PlacementOptions& opts) {
+CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const PlacementOptions& opts,
+                        const std::map<std::string, Device>& fed_input_devices) {
   std::map<std::string, Device> devices;
   std::map<std::string, TensorInfo> shapes;
   ExternalInputsFromWorkspace(def, ws, &devices, &shapes);
+  for (const auto& [name, device] : fed_input_devices) devices.emplace(name, device);  // data wins
   auto has_kernel = [](const std::string& type) { return !OperatorRegistry::Engines(type, DeviceType::CUDA).empty(); };
   AutoPlacementResult automatic;  // net argument placement="auto" (core/auto_placement.h)
   if (!MaybeAutoPlace(def, devices, shapes, NumCudaDevices(), &automatic))

@@ -78,8 +78,10 @@ CopyPassResult CrossDeviceCopyPass(const caffe2::NetDef& net,
                                    const std::map<std::string, TensorInfo>& input_shapes = {});
 
 // Full preparation used at net creation: placement rules, CPU fallback / soft placement, and the
-// copy pass, with external input devices and shapes read from the workspace.
-CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const PlacementOptions& opts);
+// copy pass, with external input devices and shapes read from the workspace; an input the workspace
+// holds no data for is on its fed_input_devices entry if it has one, else on the net's device.
+CopyPassResult PlaceNet(const caffe2::NetDef& def, const Workspace& ws, const PlacementOptions& opts,
+                        const std::map<std::string, Device>& fed_input_devices = {});
 // PlaceNet with the machine given explicitly (GPU count, which types have CUDA kernels): testable
 // without a GPU.
 CopyPassResult PlaceNetWith(const caffe2::NetDef& def, const std::map<std::string, Device>& input_devices,

@@ -80,7 +80,7 @@ std::unique_ptr<Predictor::Instance> Predictor::NewInstance() const {
   // Filled inputs get a blob of the instance's own that holds the init net's tensor (shared), so a
   // run can replace it without touching the weights; the net's ops bind to these blobs.
   for (const auto& name : filled_input_names_) RestoreFilled(inst.get(), name);
-  inst->net = inst->ws->CreateNet(predict_net_);
+  inst->net = inst->ws->CreateNet(predict_net_, /*overwrite=*/false, inst->input_devices);
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++num_instances_;
@@ -196,9 +196,9 @@ void Predictor::Feed(Instance* inst, const TensorMap& inputs) const {
   devices_changed |= inst->recreate_net;
   inst->recreate_net = false;
   // Placement (cross-device copies) was decided for other input devices: re-create this instance's
-  // net. The fed inputs are empty tensors on their devices meanwhile: net creation reads where they
-  // live, and must not take this run's values for weights (the inference rewrite folds and converts
-  // tensors no op writes, core/inference_fusion.h).
+  // net for the devices fed. The fed inputs are empty meanwhile: net creation must not take this
+  // run's values for weights (the inference rewrite folds and converts tensors no op writes,
+  // core/inference_fusion.h), and placement reads an empty input's device from input_devices.
   if (devices_changed) {
     std::vector<std::pair<Tensor*, Tensor>> held;
     for (const auto& name : input_names_) {
@@ -206,7 +206,7 @@ void Predictor::Feed(Instance* inst, const TensorMap& inputs) const {
       held.emplace_back(t, std::move(*t));
       *t = Tensor(held.back().second.device());
     }
-    inst->net = inst->ws->CreateNet(predict_net_, /*overwrite=*/true);
+    inst->net = inst->ws->CreateNet(predict_net_, /*overwrite=*/true, inst->input_devices);
     for (auto& [t, value] : held) *t = std::move(value);
   }
 }

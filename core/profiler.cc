@@ -28,7 +28,7 @@ struct OpTimerSet::Impl {
     int device = -1;  // CUDA id, -1 for CPU
     bool ran = false;
     double begin_us = 0, end_us = 0;
-    std::string lane;
+    std::string lane, host_lane;
     DeviceEvent start, end;
     CollectiveRunStats collective;
     bool is_collective = false;
@@ -90,6 +90,8 @@ void OpTimerSet::End(int op, OperatorBase* o, const std::string& lane) {
   if (s.device >= 0) {
     DeviceEvents* ev = GetDeviceEvents();
     ev->Record(s.end.Get(s.device, true), ev->CurrentStream(o->context()), s.device);
+    const size_t at = lane.rfind(" " + o->device().str());  // OpLane: "<thread> cuda:N[ ...]"
+    s.host_lane = at == std::string::npos ? lane : lane.substr(0, at);
   }
 }
 
@@ -114,6 +116,8 @@ RunProfile OpTimerSet::Resolve() {
       DeviceEvents* ev = GetDeviceEvents();
       auto& clock = impl_->clocks.at(s.device);
       ev->HostWait(s.end.handle());
+      t.host_start_us = s.begin_us;
+      t.host_lane = s.host_lane;
       t.start_us = clock.host_us + 1e3 * ev->ElapsedMs(clock.event.handle(), s.start.handle());
       t.dur_us = 1e3 * ev->ElapsedMs(s.start.handle(), s.end.handle());
     }
@@ -279,6 +283,12 @@ std::string ChromeTraceJson(const std::vector<RunProfile>& runs) {
         s << ",\"bytes\":" << t.collective_bytes << ",\"peers\":" << t.collective_peers
           << ",\"algorithm\":" << JsonString(t.collective_algorithm);
       s << "}}";
+      if (t.host_lane.empty()) continue;
+      sep();  // the host's side of a GPU op: issuing it
+      const int host_tid = lanes.emplace(t.host_lane, static_cast<int>(lanes.size())).first->second;
+      s << "{\"name\":" << JsonString(run.op_types[t.op] + " (launch)") << ",\"cat\":\"launch\",\"ph\":\"X\",\"ts\":"
+        << t.host_start_us << ",\"dur\":" << t.host_dur_us << ",\"pid\":0,\"tid\":" << host_tid
+        << ",\"args\":{\"op\":" << t.op << ",\"run\":" << r << "}}";
     }
   }
   sep();

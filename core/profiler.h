@@ -24,6 +24,10 @@ struct OpTiming {
   double start_us = 0;  // microseconds since the process's profiling epoch
   double dur_us = 0;       // on the device: host clock for CPU ops, events for GPU ops
   double host_dur_us = 0;  // on the thread that ran it (for a GPU op: launching it)
+  // GPU ops: when and on which thread's lane the host issued it (the trace shows both spans, so a
+  // host that waits for the device shows as launches that end only after the kernels before them).
+  double host_start_us = 0;
+  std::string host_lane;
   // Communicator ops (core/collective_stats.h): bytes moved on this rank, peers, algorithm.
   int64_t collective_bytes = -1;  // -1: not a collective
   int collective_peers = 0;

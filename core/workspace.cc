@@ -207,12 +207,13 @@ std::vector<std::string> Workspace::Blobs() const {
   return out;
 }
 
-NetBase* Workspace::CreateNet(const caffe2::NetDef& def, bool overwrite) {
+NetBase* Workspace::CreateNet(const caffe2::NetDef& def, bool overwrite,
+                              const std::map<std::string, Device>& fed_input_devices) {
   // Caffe2's rule: the name field must be set; an empty name is a name (Caffe2 nets may be named "").
   HN_ENFORCE(def.has_name(), "a net needs a name (the NetDef name field) to be kept in the workspace");
   if (!overwrite && nets_.count(def.name()))
     HN_THROW(kInvalidArgument, "net '", PrintableName(def.name()), "' already exists (pass overwrite to replace it)");
-  auto net = CreateNetFromDef(def, this);
+  auto net = CreateNetFromDef(def, this, fed_input_devices);
   std::unique_ptr<NetBase> replaced;  // destroyed after the lock is released
   {
     RunTable& t = Runs();

@@ -37,7 +37,10 @@ class Workspace {
   std::vector<std::string> LocalBlobs() const;  // own only, sorted
 
   // Creates (or, with overwrite, replaces) a net from def; inserts cross-device copies.
-  NetBase* CreateNet(const caffe2::NetDef& def, bool overwrite = false);
+  // fed_input_devices: where inputs that the workspace holds no data for yet will be fed (a
+  // Predictor's instance re-created for inputs on another device); otherwise the net's device.
+  NetBase* CreateNet(const caffe2::NetDef& def, bool overwrite = false,
+                     const std::map<std::string, Device>& fed_input_devices = {});
   NetBase* GetNet(const std::string& name);
   void RunNet(const std::string& name);
   void DeleteNet(const std::string& name);

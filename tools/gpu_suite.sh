@@ -16,7 +16,9 @@
 #                                                          # `git checkout` there)
 #   on the GPU machine:    bash tools/gpu_suite.sh run [STEP...]
 #
-# STEP is any of: gpu (the [gpu] Catch2 cases, verbose, with the harness's CUDA column), sanitize
+# STEP is any of: gpu (the [gpu] Catch2 cases, verbose, with the harness's CUDA column), gpu_prebuilt
+# (the same cases from this machine's build, packed by `pack`; HETNET_GPU_PREBUILT=1 runs them during
+# the build there; HETNET_GPU_TARGETS limits that build), sanitize
 # (compute-sanitizer memcheck over each [gpu] case, HETNET_SANITIZE_SECONDS in all), ctest (every
 # ctest entry), bench (the GPU benchmarks), train (Fashion-MNIST LeNet with --gpu), serving (the GPU
 # serving tests against this machine's `hetnet serve`, packed with its libraries), extra (the command
@@ -49,8 +51,9 @@ pack_serve() {
   [ -x build/bin/hetnet ] && build/bin/hetnet serve --help >/dev/null || { echo "build/bin/hetnet with serve first"; return 1; }
   local stage; stage=$(mktemp -d)
   mkdir -p "$stage/bin" "$stage/lib"
-  cp build/bin/hetnet "$stage/bin/"
-  ldd build/bin/hetnet | awk '$3 ~ /^\// {print $3}' | grep -Ev "$serve_libs_skip" | xargs -I{} cp -L {} "$stage/lib/"
+  cp build/bin/hetnet build/bin/hetnet_tests "$stage/bin/"
+  ldd build/bin/hetnet build/bin/hetnet_tests | awk '$3 ~ /^\// {print $3}' | sort -u | grep -Ev "$serve_libs_skip" |
+    xargs -I{} cp -L {} "$stage/lib/"
   tar -cJf "$deps/serve.tar.xz" -C "$stage" bin lib && rm -rf "$stage"
   (cd "$deps/whl" && python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
      --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_24_x86_64 \
@@ -119,7 +122,10 @@ configure_and_build() {
     -DHIREDIS_LIBRARY="$lib/libhiredis.so" -DRAPIDJSON_INCLUDE_DIR="$root_dir/usr/include" \
     ${cudnn_lib:+-DCUDNN_LIBRARY="$cudnn_lib" -DCUDNN_INCLUDE_DIR="$(dirname "$(dirname "$cudnn_lib")")/include"} \
     ${nccl_lib:+$(nccl_cmake_args)} \
-    -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build build-gpu -j"$(nproc)" || return 1
+    -DPython3_EXECUTABLE="$(command -v python3)" || return 1
+  # HETNET_GPU_TARGETS: build only these (e.g. "hetnet_tests hetnet_cli hetnet_python" when device
+  # time is short); default: everything.
+  cmake --build build-gpu -j"$(nproc)" ${HETNET_GPU_TARGETS:+--target $HETNET_GPU_TARGETS} || return 1
   echo "libstdc++ code inside libhetnet.so (0 expected): $(nm --defined-only build-gpu/lib/libhetnet.so | grep -c ' _ZNSo9_M_insert')"
 }
 
@@ -154,6 +160,16 @@ serving_gpu() {  # tests/python/serving/test_gpu_serving.py against the packed `
   HETNET_BIN="$s/bin/hetnet" LD_LIBRARY_PATH="$s/lib:$LD_LIBRARY_PATH" \
     PYTHONPATH="$PWD/build-gpu/python:$PWD/tests/python/serving:/tmp/site" \
     timeout 300 python3 -m pytest -v -p no:cacheprovider -rs tests/python/serving/test_gpu_serving.py
+}
+
+# The [gpu] cases of this machine's build (packed with `hetnet serve`), no build there: with
+# HETNET_GPU_PREBUILT=1 `run` starts them while the GPU machine builds. Both trees sit at /work/main,
+# where this build's test paths point; its CLI tests find `hetnet` at build/bin.
+gpu_prebuilt() {
+  local s="$deps/prebuilt"
+  rm -rf "$s" && mkdir -p "$s" && tar -xJf "$deps/serve.tar.xz" -C "$s" || return 1
+  [ -e build/bin/hetnet ] || { mkdir -p build/bin && ln -s "$s/bin/hetnet" build/bin/hetnet; }
+  LD_LIBRARY_PATH="$s/lib:$LD_LIBRARY_PATH" timeout 300 "$s/bin/hetnet_tests" --require-gpu "[gpu]" -r compact
 }
 
 # compute-sanitizer memcheck over the [gpu] cases, one case per process (a report names its case),
@@ -192,13 +208,17 @@ run() {
   [ ${#steps[@]} -eq 0 ] && steps=(gpu ctest serving bench train)
   setup_env
   step env env_info
+  local pre_pid=""
+  if [ "${HETNET_GPU_PREBUILT:-0}" = 1 ]; then step gpu_prebuilt gpu_prebuilt & pre_pid=$!; fi
   if [ "${HETNET_GPU_SKIP_BUILD:-0}" != 1 ]; then  # 1: diagnosis only (extra), no build
     step build configure_and_build || { tail -40 "$logs/build.log"; return 1; }
   fi
   local rc=0 s
+  [ -n "$pre_pid" ] && { wait "$pre_pid" || rc=1; }  # before the steps: timings run on a quiet machine
   for s in "${steps[@]}"; do
     case $s in
       gpu) step gpu gpu_tests || rc=1 ;;
+      gpu_prebuilt) step gpu_prebuilt gpu_prebuilt || rc=1 ;;
       ctest) step ctest all_ctest || rc=1 ;;
       bench) step bench benchmarks || rc=1 ;;
       train) step train train_gpu || rc=1 ;;

@@ -331,3 +331,22 @@ TEST_CASE("C++ DeviceScope: innermost replaces, node_name inherited, restored on
   }
   CHECK(CurrentDeviceScope() == nullptr);
 }
+
+TEST_CASE("PlaceNet: an input the workspace holds no data for is where it will be fed, else on the net's device",
+          "[placement][predictor]") {
+  // A Predictor re-creates an instance's net for inputs fed on another device while the inputs are
+  // held out (empty): placement must take the fed device from fed_input_devices.
+  caffe2::NetDef net;
+  net.set_name("relu");
+  AddOp(&net, "Relu", {"x"}, {"y"});
+  net.add_external_input("x");
+  Workspace ws;
+  *ws.CreateBlob("x")->GetMutable<Tensor>() = Tensor(Device::CUDA(0));  // held out: no data
+  CHECK(Types(PlaceNet(net, ws, PlacementOptions()).net) == std::vector<std::string>{"Relu"});
+  const auto fed = PlaceNet(net, ws, PlacementOptions(), {{"x", Device::CUDA(0)}}).net;
+  REQUIRE(Types(fed) == std::vector<std::string>{"CopyGPUToCPU", "Relu"});
+  CHECK(fed.op(0).input(0) == "x");
+  // Data in the workspace wins over the declared device.
+  *ws.CreateBlob("x")->GetMutable<Tensor>() = Tensor({2}, DataType::Float);
+  CHECK(Types(PlaceNet(net, ws, PlacementOptions(), {{"x", Device::CUDA(0)}}).net) == std::vector<std::string>{"Relu"});
+}

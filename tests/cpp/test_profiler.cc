@@ -183,3 +183,21 @@ TEST_CASE("hetnet run --profile --trace --memonger", "[profiler][cli]") {
   fs::remove_all(dir);
 }
 #endif
+
+TEST_CASE("profiler: a GPU op's trace shows its launch on the host's lane beside its device span", "[profiler]") {
+  RunProfile run;
+  run.net_name = "n";
+  run.op_types = {"Relu", "Conv"};
+  run.op_names = {"", ""};
+  OpTiming cpu;
+  cpu.op = 0, cpu.lane = "main thread", cpu.start_us = 1, cpu.dur_us = cpu.host_dur_us = 2;
+  OpTiming gpu;
+  gpu.op = 1, gpu.lane = "main thread cuda:0", gpu.start_us = 9, gpu.dur_us = 40;
+  gpu.host_start_us = 3, gpu.host_dur_us = 5, gpu.host_lane = "main thread";
+  run.ops = {cpu, gpu};
+  const std::string json = ChromeTraceJson({run});
+  CHECK(Count(json, "\"ph\":\"X\"") == 3u);
+  CHECK(Count(json, "\"thread_name\"") == 2u);  // the launch shares the CPU op's lane
+  CHECK(json.find("{\"name\":\"Conv (launch)\",\"cat\":\"launch\",\"ph\":\"X\",\"ts\":3.000,\"dur\":5.000,\"pid\":0,"
+                  "\"tid\":0,") != std::string::npos);
+}
