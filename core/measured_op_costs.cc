@@ -65,7 +65,15 @@ std::map<int, GpuOpTime> SplitGpuOpTimes(const RunProfile& run, const std::vecto
       const bool idle = busy_until < 0 || t->start_us - busy_until > kIdleGapUs;
       busy_until = std::max(busy_until, t->start_us + t->dur_us);
       if (is_copy[t->op]) continue;  // links, not device work (they keep the stream busy, though)
-      out[t->op] = {t->host_dur_us, idle ? std::max(t->dur_us - t->host_dur_us, 0.0) : t->dur_us};
+      double device = idle ? std::max(t->dur_us - t->host_dur_us, 0.0) : t->dur_us;
+      if (!t->host_lane.empty()) {
+        // With the host's times on the same clock: the kernel cannot start before the host has
+        // issued it, however early the start event ran (on an H200, ResNet-18's start events ran
+        // as soon as the previous op ended while the host was still inside a 110 us cuDNN call).
+        const double issued = std::max(t->start_us, t->host_start_us + t->host_dur_us);
+        device = std::max(t->start_us + t->dur_us - issued, 0.0);
+      }
+      out[t->op] = {t->host_dur_us, device};
     }
   }
   return out;

@@ -301,7 +301,17 @@ CopyPassResult PlaceNetWith(const caffe2::NetDef& def, const std::map<std::strin
   if (!no_kernel.empty())
     HN_THROW(kUnsupported, "net '", def.name(), "' places operators on GPUs that have no CUDA kernel",
              strict ? " and strict placement forbids the CPU fallback" : " and no usable CPU kernel", ":", no_kernel);
-  return CopyPass(net, input_devices, input_shapes, std::move(reasons)).Run();
+  // Soft placement: inputs said to be on a GPU this machine lacks (the net's device, or where they
+  // were to be fed) can only be on the CPU.
+  std::map<std::string, Device> inputs = input_devices;
+  auto missing = [&](const Device& d) { return !d.is_cpu() && d.id >= gpu_count; };
+  if (soft) {
+    if (net.has_device_option() && missing(DeviceFromOption(net.device_option())))
+      DeviceToOption(Device::CPU(), net.mutable_device_option());
+    for (auto& [name, d] : inputs)
+      if (missing(d)) d = Device::CPU();
+  }
+  return CopyPass(net, inputs, input_shapes, std::move(reasons)).Run();
 }
 
 void ExternalInputsFromWorkspace(const caffe2::NetDef& def, const Workspace& ws,

@@ -291,3 +291,30 @@ TEST_CASE("a chain of GPU ops overlaps each launch with the kernels before it; t
       DeviceProfile::FromJson("{\"devices\": [{\"name\": \"cpu\"}], \"measured_launch_us\": {\"cpuRelu\": 1}}"),
       Catch::Contains("measured_launch_us") && Catch::Contains("<device>|<op signature>"));
 }
+
+TEST_CASE("SplitGpuOpTimes: with the host's times, a kernel starts no earlier than its launch ends",
+          "[auto_placement][measured]") {
+  // A host-bound chain (launches of 100 us, kernels of 20 us): each start event runs as soon as
+  // the previous op ends, but the kernel only once the host's call has returned.
+  RunProfile run;
+  for (int i = 0; i < 3; ++i) {
+    OpTiming t;
+    t.op = i, t.lane = "main thread cuda:0", t.host_lane = "main thread";
+    t.host_start_us = 100.0 * i, t.host_dur_us = 100;
+    t.start_us = i == 0 ? 2 : 100.0 * i + 20;  // after the previous kernel (or at once)
+    t.dur_us = 100.0 * (i + 1) + 20 - t.start_us;
+    run.ops.push_back(t);
+  }
+  OpTiming busy;  // a device-bound op: issued while the stream still had 300 us of work
+  busy.op = 3, busy.lane = "main thread cuda:0", busy.host_lane = "main thread";
+  busy.host_start_us = 300, busy.host_dur_us = 10, busy.start_us = 600, busy.dur_us = 50;
+  run.ops.push_back(busy);
+  const auto split = SplitGpuOpTimes(run, {1, 1, 1, 1}, {0, 0, 0, 0});
+  REQUIRE(split.size() == 4);
+  for (int i = 0; i < 3; ++i) {
+    INFO("op " << i);
+    CHECK(split.at(i).launch_us == 100);
+    CHECK(split.at(i).device_us == Approx(20));
+  }
+  CHECK(split.at(3).device_us == Approx(50));
+}

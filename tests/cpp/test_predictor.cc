@@ -131,3 +131,22 @@ TEST_CASE("Predictor errors name the blob and list expected inputs", "[io][predi
   bad_init.mutable_op(0)->set_type("GivenTensorFillz");
   CHECK_THROWS_WITH(Predictor(bad_init, predict), Catch::Contains("init net 'mlp_init'"));
 }
+
+TEST_CASE("Predictor: inputs fed on another device than the net's re-create the instance's net once",
+          "[io][predictor]") {
+  // The net says CUDA (inputs assumed there at creation); soft placement runs it on this machine's
+  // CPU, GPU or not, and the CPU inputs make each instance re-create its net for where they are.
+  caffe2::NetDef init, predict;
+  MakeMlp(&init, &predict);
+  caffe2::NetDef on_gpu = predict;
+  on_gpu.mutable_device_option()->set_device_type(1);
+  auto* soft = on_gpu.add_arg();
+  soft->set_name("soft_placement");
+  soft->set_i(1);
+  Predictor p(init, on_gpu);
+  for (int seed = 0; seed < 3; ++seed) {
+    INFO("run " << seed);
+    auto out = p.Run(Predictor::TensorMap{{"data", FloatTensor({2, 4}, InputFor(seed))}});
+    CHECK(Values(out.at("prob").To(Device::CPU())) == PlainWorkspaceRun(init, predict, seed));
+  }
+}
