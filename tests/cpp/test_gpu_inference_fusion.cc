@@ -152,8 +152,8 @@ TEST_CASE("GPU: BN folded on the GPU, residual Add and Relu fused into cuDNN's C
 TEST_CASE("GPU: Predictors fed GPU tensors run the fused block and equal the net as written",
           "[gpu][fusion][predictor]") {
   if (optest::SkipWithoutGpu()) return;
-  // A Predictor assumes CPU inputs at creation; a GPU input re-creates its instance's net, with the
-  // input present but empty (it must not be taken for a weight). float16 is asked of one: no Conv
+  // A Predictor assumes CPU inputs at creation; a GPU input re-creates its instance's net for that
+  // device, with the input present but empty (it must not be taken for a weight). float16 is asked of one: no Conv
   // kernel registers it on the GPU (slower there, operators/conv_op_cudnn.cc), so it runs float32.
   caffe2::NetDef init, net;
   ResidualBlock(32, true, 0, &init, &net);
@@ -171,7 +171,10 @@ TEST_CASE("GPU: Predictors fed GPU tensors run the fused block and equal the net
     }
   }
   int types_left = 0;  // SpatialBN, Add, Relu: all folded or fused
-  for (const auto& op : fused.Placement().placed_net.op())
+  // The report held by name: a range-for over placed_net.op() of the temporary would read it after
+  // its destruction (op() is a call, so the temporary's life is not extended; SIGSEGV on the H200).
+  const PlacementReport placement = fused.Placement();
+  for (const auto& op : placement.placed_net.op())
     types_left += op.type() == "SpatialBN" || op.type() == "Add" || op.type() == "Relu";
   CHECK(types_left == 0);
 }
