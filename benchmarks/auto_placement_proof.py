@@ -222,25 +222,26 @@ def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
     # (`--plan-only --profile`), with the launch/kernel split or without it (measured_ops alone).
     row["measured_profile"] = {k: profile[k] for k in ("measured_ops", "measured_launch_us", "measured_device_us",
                                                        "measured_copy_latency_us") if k in profile}
-    # The cost model with each GPU op's launch and kernel added up (measured_ops whole, no overlap
-    # of a launch with the kernels before it): its own auto plan, predicted and measured beside the
+    # The cost model with each GPU op's launch overlapped with the kernels before it (the profile's
+    # overlap_gpu_launches; off by default): its own auto plan, predicted and measured beside the
     # default's, so one GPU run shows which of the two predicts and places better.
-    whole = {k: v for k, v in profile.items() if k not in ("measured_launch_us", "measured_device_us")}
-    row["predicted_whole_ms"] = {}
-    auto_whole = None
+    overlap = dict(profile, overlap_gpu_launches=True)
+    row["predicted_overlap_ms"] = {}
+    auto_overlap = None
     if measure_ops:
-        auto_whole = plan(net, whole)[0]
-        row["auto_whole_devices"] = [_device(op) for op in auto_whole.op]
+        auto_overlap = plan(net, overlap)[0]
+        row["auto_overlap_devices"] = [_device(op) for op in auto_overlap.op]
     for label, placed in (("cpu", all_cpu), ("gpu", all_gpu), ("auto", auto_net)):
         row["predicted_ms"][label] = plan(placed, profile)[1]["predicted_us"] / 1e3
         if measure_ops:
-            row["predicted_whole_ms"][label] = plan(auto_whole if label == "auto" else placed, whole)[1]["predicted_us"] / 1e3
+            row["predicted_overlap_ms"][label] = plan(auto_overlap if label == "auto" else placed,
+                                                      overlap)[1]["predicted_us"] / 1e3
     if not plan_only:
         auto_net.name = "%s_auto" % net.name
         nets = [("cpu", all_cpu), ("gpu", all_gpu), ("auto", auto_net)]
-        if auto_whole is not None:
-            auto_whole.name = "%s_auto_whole" % net.name
-            nets.append(("auto_whole", auto_whole))
+        if auto_overlap is not None:
+            auto_overlap.name = "%s_auto_overlap" % net.name
+            nets.append(("auto_overlap", auto_overlap))
         row["measured_ms"] = _interleaved(ws, model, nets, data, 3 * seconds)
         _setup(ws, model, auto_net, data)
         # For diagnosis (the JSON): the auto net's profile beside its per-op predictions.
@@ -293,7 +294,7 @@ def main():
                                                           os.path.basename(args.profile), profile.get("machine", "")))
     print("| model | batch | auto devices (cpu/gpu ops) | predicted cpu / gpu / auto ms | measured cpu / gpu / auto ms"
           " | auto vs best | planner ms | estimate only: auto devices, predicted auto ms"
-          " | launch + kernel added: auto devices, predicted cpu / gpu / auto ms, measured auto ms |")
+          " | launches overlapped: auto devices, predicted cpu / gpu / auto ms, measured auto ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     rows = []
     for name in args.models.split(","):
@@ -306,14 +307,14 @@ def main():
             measured = "%.3f / %.3f / %.3f" % (m["cpu"], m["gpu"], m["auto"]) if m else "-"
             vs = "%+.1f%%" % (100 * (m["auto"] / min(m["cpu"], m["gpu"]) - 1)) if m else "-"
             est = row["estimate_devices"]
-            w = row["predicted_whole_ms"]
-            wd = row.get("auto_whole_devices", [])
-            whole = "%d/%d, %.3f / %.3f / %.3f, %s" % (
+            w = row["predicted_overlap_ms"]
+            wd = row.get("auto_overlap_devices", [])
+            overlapped = "%d/%d, %.3f / %.3f / %.3f, %s" % (
                 wd.count("cpu"), wd.count("cuda:0"), w["cpu"], w["gpu"], w["auto"],
-                "%.3f" % m["auto_whole"] if "auto_whole" in m else "-") if w else "-"
+                "%.3f" % m["auto_overlap"] if "auto_overlap" in m else "-") if w else "-"
             print("| %s | %d | %d/%d | %.3f / %.3f / %.3f | %s | %s | %.1f | %d/%d, %.3f | %s |" % (
                 name, batch, devs.count("cpu"), devs.count("cuda:0"), p["cpu"], p["gpu"], p["auto"], measured, vs,
-                row["planner_ms"], est.count("cpu"), est.count("cuda:0"), row["estimate_ms"]["auto"], whole),
+                row["planner_ms"], est.count("cpu"), est.count("cuda:0"), row["estimate_ms"]["auto"], overlapped),
                 flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -53,6 +53,7 @@ double DeviceProfile::MeasuredUs(const std::string& device, const std::string& s
 
 bool DeviceProfile::MeasuredSplit(const std::string& device, const std::string& signature, double* launch_us,
                                   double* device_us) const {
+  if (!overlap_gpu_launches) return false;
   const std::string key = device + "|" + signature;
   auto l = measured_launch_us.find(key);
   auto d = measured_device_us.find(key);
@@ -220,6 +221,7 @@ std::string DeviceProfile::ToJson() const {
   if (!measured_op_us.empty()) WriteClassMap(w, "measured_ops", measured_op_us);
   if (!measured_launch_us.empty()) WriteClassMap(w, "measured_launch_us", measured_launch_us);
   if (!measured_device_us.empty()) WriteClassMap(w, "measured_device_us", measured_device_us);
+  if (overlap_gpu_launches) { w.Key("overlap_gpu_launches"); w.Bool(true); }
   if (!measured_copy_latency_us.empty()) WriteClassMap(w, "measured_copy_latency_us", measured_copy_latency_us);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
@@ -235,8 +237,12 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
              rapidjson::GetParseError_En(doc.GetParseError()));
   ObjectReader top(doc, what, "");
   top.OnlyKeys({"machine", "source", "notes", "devices", "links", "corrections", "measured_ops",
-                "measured_launch_us", "measured_device_us", "measured_copy_latency_us"});
+                "measured_launch_us", "measured_device_us", "measured_copy_latency_us", "overlap_gpu_launches"});
   DeviceProfile p;
+  if (const Value* v = top.Get("overlap_gpu_launches", false)) {
+    if (!v->IsBool()) HN_THROW(kInvalidArgument, "device profile '", what, "': overlap_gpu_launches must be true or false");
+    p.overlap_gpu_launches = v->GetBool();
+  }
   p.machine = top.String("machine", false);
   p.source = top.String("source", false);
   p.notes = top.String("notes", false);

@@ -49,10 +49,13 @@ struct DeviceProfile {
   // the cost model uses it instead of the FLOP estimate (core/measured_op_costs.h records it).
   std::map<std::string, double> measured_op_us;
   // For operators timed on a GPU, the same time in its two parts, by the same keys: the host's time
-  // to issue the operator (its launches) and the device's time to run it. The cost model overlaps
-  // them (the host issues the next operator while the GPU runs this one); without them it charges
-  // measured_op_us in full, one operator after the other.
+  // to issue the operator (its launches) and the device's time to run it.
   std::map<std::string, double> measured_launch_us, measured_device_us;
+  // With true, the cost model overlaps those two parts (the host issues the next operator while the
+  // GPU runs this one). Off by default: it charges measured_op_us in full, one operator after the
+  // other, which predicted the measured runs better in both proof runs on an H200 (2026-11-27:
+  // within 25% in 10 and 8 of 12 cases, against 6 and 3 with the overlap; benchmarks/RESULTS.md).
+  bool overlap_gpu_launches = false;
   // Measured fixed time of a copy inside a net run, per "<from>-><to>" ("cpu->cuda:0"): what a
   // profiled copy took beyond bytes / the link's bandwidth (the wait for the producer's stream and
   // the host's wake-up included, which a copy loop in `hetnet calibrate` does not see). The cost
@@ -63,7 +66,8 @@ struct DeviceProfile {
   const LinkCaps* FindLink(const std::string& from, const std::string& to, bool pinned = true) const;
   double Correction(const std::string& device, const std::string& op_type) const;  // 1 when absent
   double MeasuredUs(const std::string& device, const std::string& signature) const;  // -1 when absent
-  // Both parts of a GPU operator's measured time; false when either is absent.
+  // Both parts of a GPU operator's measured time; false when either is absent or
+  // overlap_gpu_launches is off.
   bool MeasuredSplit(const std::string& device, const std::string& signature, double* launch_us,
                      double* device_us) const;
 

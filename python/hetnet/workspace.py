@@ -535,7 +535,9 @@ def MeasureOpCosts(net, profile=None, runs=10, warmup=2):
     run on that device: measure a net placed all on the CPU and all on a GPU, then plan. Copies are
     not recorded (the profile's links cost them); a GPU operator counts the longer of its kernel
     time and its launch on the host, and its two parts are kept too ('measured_launch_us',
-    'measured_device_us'), which AutoPlace overlaps along a chain of GPU ops. Timing each operator slows small ones down, so every time is
+    'measured_device_us'), which AutoPlace overlaps along a chain of GPU ops where the profile has
+    'overlap_gpu_launches': True (off by default: the whole times predicted an H200 better). Timing
+    each operator slows small ones down, so every time is
     scaled by the net's plain wall time over its profiled one (when that is below 1)."""
     import json
     profile_json, _ = _C.measure_op_costs(_NetName(net), _ProfileJson(profile, "MeasureOpCosts"), int(warmup),

@@ -243,8 +243,8 @@ TEST_CASE("SplitGpuOpTimes: a busy stream's events are the op's own work, an idl
   CHECK(split.count(6) == 0);
 }
 
-TEST_CASE("a chain of GPU ops overlaps each launch with the kernels before it; the profile keeps both parts",
-          "[auto_placement][measured]") {
+TEST_CASE("with overlap_gpu_launches a chain of GPU ops overlaps each launch with the kernels before it; "
+          "the profile keeps both parts", "[auto_placement][measured]") {
   // Four Relus pinned to the GPU, on a 64-byte input: its copy takes the link's 10 us latency.
   caffe2::NetDef net;
   net.set_name("chain");
@@ -263,6 +263,7 @@ TEST_CASE("a chain of GPU ops overlaps each launch with the kernels before it; t
     DeviceProfile p = SyntheticProfile();
     p.measured_op_us[key] = launch + device;
     if (split) p.measured_launch_us[key] = launch, p.measured_device_us[key] = device;
+    p.overlap_gpu_launches = split;
     return AutoPlace(net, shapes, p);
   };
   // Kernel-bound (launch 2, kernel 50): every launch hides behind the copy or the kernel before.
@@ -276,13 +277,22 @@ TEST_CASE("a chain of GPU ops overlaps each launch with the kernels before it; t
   // after the input's copy.
   const auto whole_l = plan(50, 2, false), parts_l = plan(50, 2, true);
   CHECK(whole_l.predicted_us - parts_l.predicted_us == Approx(copy_in + 3 * 2));
+  // The parts recorded but the overlap off (the default): charged whole.
+  DeviceProfile off = SyntheticProfile();
+  off.measured_op_us[key] = 52;
+  off.measured_launch_us[key] = 2, off.measured_device_us[key] = 50;
+  CHECK(AutoPlace(net, shapes, off).predicted_us == Approx(whole.predicted_us));
 
   DeviceProfile p = SyntheticProfile();
   p.measured_op_us[key] = 12;
   p.measured_launch_us[key] = 5;
   p.measured_device_us[key] = 7;
-  const DeviceProfile again = DeviceProfile::FromJson(p.ToJson());
   double launch = 0, device = 0;
+  CHECK_FALSE(DeviceProfile::FromJson(p.ToJson()).MeasuredSplit("cuda:0", OpSignature(net.op(0), {shapes["x"]}),
+                                                                &launch, &device));
+  p.overlap_gpu_launches = true;
+  const DeviceProfile again = DeviceProfile::FromJson(p.ToJson());
+  CHECK(again.overlap_gpu_launches);
   REQUIRE(again.MeasuredSplit("cuda:0", OpSignature(net.op(0), {shapes["x"]}), &launch, &device));
   CHECK(launch == 5);
   CHECK(device == 7);
@@ -290,6 +300,8 @@ TEST_CASE("a chain of GPU ops overlaps each launch with the kernels before it; t
   CHECK_THROWS_WITH(
       DeviceProfile::FromJson("{\"devices\": [{\"name\": \"cpu\"}], \"measured_launch_us\": {\"cpuRelu\": 1}}"),
       Catch::Contains("measured_launch_us") && Catch::Contains("<device>|<op signature>"));
+  CHECK_THROWS_WITH(DeviceProfile::FromJson("{\"devices\": [{\"name\": \"cpu\"}], \"overlap_gpu_launches\": 1}"),
+                    Catch::Contains("overlap_gpu_launches must be true or false"));
 }
 
 TEST_CASE("SplitGpuOpTimes: with the host's times, a kernel starts no earlier than its launch ends",
