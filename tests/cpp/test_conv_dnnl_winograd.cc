@@ -1,0 +1,80 @@
+// The DNNL Conv's Winograd path (operators/conv_op_dnnl.cc): float32 3x3 stride-1 convolutions run
+// oneDNN's Winograd kernels, whose results differ from the direct kernel's in the last bits. Each
+// case runs both (dnnl_winograd=1 and 0) on 1 and 2 threads: close to each other and to the
+// float64 reference, and not bit-identical (the Winograd kernel did run).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/intra_op_threads.h"
+#include "core/operator.h"
+#include "tests/cpp/op_test_util.h"
+
+using namespace hetnet;
+using namespace hetnet::optest;
+
+TEST_CASE("DNNL Conv: 3x3 stride-1 float32 by Winograd equals the direct kernel to 1e-5 of the largest output",
+          "[ops][conv][dnnl][pool]") {
+  if (ResolveEngine(MakeOp("Conv", {"X", "F"}, {"Y"}, {ArgI("kernel", 3)}), Device::CPU()) != "DNNL") {
+    WARN("skipped: no DNNL engine in this build");
+    return;
+  }
+  struct Shape {
+    const char* label;
+    int64_t n, c, m, hw;
+    bool channels_last, residual, relu;
+  };
+  // ResNet's 3x3 layers at 1 and 2 images, channels-last (bands of rows, or channel parts where the
+  // filter outweighs the output) and NCHW (one primitive), with the residual sum and Relu.
+  for (const Shape& s : {Shape{"channels-last, bands", 1, 64, 64, 28, true, true, true},
+                         Shape{"channels-last, channel parts", 1, 256, 256, 7, true, false, true},
+                         Shape{"channels-last, two images", 2, 32, 48, 14, true, true, false},
+                         Shape{"NCHW", 1, 32, 32, 12, false, false, true}}) {
+    INFO(s.label);
+    Workspace ws;
+    Feed<float>(ws, "X", {s.n, s.c, s.hw, s.hw}, RandomVec(s.n * s.c * s.hw * s.hw, 1));
+    Feed<float>(ws, "F", {s.m, s.c, 3, 3}, RandomVec(s.m * s.c * 9, 2, -0.1f, 0.1f));
+    Feed<float>(ws, "b", {s.m}, RandomVec(s.m, 3));
+    Feed<float>(ws, "R", {s.n, s.m, s.hw, s.hw}, RandomVec(s.n * s.m * s.hw * s.hw, 4));
+    std::vector<caffe2::Argument> args{ArgI("kernel", 3), ArgI("pad", 1)};
+    auto ref = MakeOp("Conv", {"X", "F", "b"}, {"Want"}, args);
+    ref.set_engine("EIGEN");
+    RunOp(ws, ref);
+    if (s.residual) RunOp(ws, MakeOp("Add", {"Want", "R"}, {"Want"}));
+    if (s.relu) RunOp(ws, MakeOp("Relu", {"Want"}, {"Want"}));
+    std::vector<std::string> in{"X", "F", "b"};
+    if (s.residual) in.push_back("R"), args.push_back(ArgI("fused_residual", 1));
+    if (s.relu) args.push_back(ArgS("fused_activation", "Relu"));
+    if (s.channels_last) {
+      args.push_back(ArgS("activation_order", "NHWC"));
+      RunOp(ws, MakeOp("NCHW2NHWC", {"X"}, {"Xl"}));
+      RunOp(ws, MakeOp("NCHW2NHWC", {"R"}, {"Rl"}));
+      in[0] = "Xl";
+      if (s.residual) in[3] = "Rl";
+    }
+    const auto want = FetchVec<float>(ws, "Want");
+    float largest = 0;
+    for (float v : want) largest = std::max(largest, std::abs(v));
+    for (int threads : {1, 2}) {
+      INFO(threads << " threads");
+      ScopedIntraOpThreads team(threads);
+      std::vector<float> got[2];
+      for (int winograd = 0; winograd < 2; ++winograd) {
+        std::vector<caffe2::Argument> a = args;
+        a.push_back(ArgI("dnnl_winograd", winograd));
+        RunOp(ws, MakeOp("Conv", in, {"Y"}, a));
+        if (s.channels_last) RunOp(ws, MakeOp("NHWC2NCHW", {"Y"}, {"Yb"}));
+        got[winograd] = FetchVec<float>(ws, s.channels_last ? "Yb" : "Y");
+        REQUIRE(got[winograd].size() == want.size());
+      }
+      double to_ref = 0, between = 0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        to_ref = std::max(to_ref, std::abs(double(got[1][i]) - want[i]));
+        between = std::max(between, std::abs(double(got[1][i]) - got[0][i]));
+      }
+      CHECK(to_ref <= 1e-5 * largest);
+      CHECK(between <= 1e-5 * largest);
+      CHECK(between > 0);  // the Winograd kernel ran: its rounding differs from the direct one's
+    }
+  }
+}
