@@ -8,6 +8,7 @@
 
 #include "core/intra_op_threads.h"
 #include "core/operator.h"
+#include "tests/cpp/fused_conv_case.h"
 #include "tests/cpp/op_test_util.h"
 
 using namespace hetnet;
@@ -32,26 +33,8 @@ TEST_CASE("DNNL Conv: 3x3 stride-1 float32 by Winograd equals the direct kernel 
                          Shape{"NCHW", 1, 32, 32, 12, false, false, true}}) {
     INFO(s.label);
     Workspace ws;
-    Feed<float>(ws, "X", {s.n, s.c, s.hw, s.hw}, RandomVec(s.n * s.c * s.hw * s.hw, 1));
-    Feed<float>(ws, "F", {s.m, s.c, 3, 3}, RandomVec(s.m * s.c * 9, 2, -0.1f, 0.1f));
-    Feed<float>(ws, "b", {s.m}, RandomVec(s.m, 3));
-    Feed<float>(ws, "R", {s.n, s.m, s.hw, s.hw}, RandomVec(s.n * s.m * s.hw * s.hw, 4));
-    std::vector<caffe2::Argument> args{ArgI("kernel", 3), ArgI("pad", 1)};
-    auto ref = MakeOp("Conv", {"X", "F", "b"}, {"Want"}, args);
-    ref.set_engine("EIGEN");
-    RunOp(ws, ref);
-    if (s.residual) RunOp(ws, MakeOp("Add", {"Want", "R"}, {"Want"}));
-    if (s.relu) RunOp(ws, MakeOp("Relu", {"Want"}, {"Want"}));
-    std::vector<std::string> in{"X", "F", "b"};
-    if (s.residual) in.push_back("R"), args.push_back(ArgI("fused_residual", 1));
-    if (s.relu) args.push_back(ArgS("fused_activation", "Relu"));
-    if (s.channels_last) {
-      args.push_back(ArgS("activation_order", "NHWC"));
-      RunOp(ws, MakeOp("NCHW2NHWC", {"X"}, {"Xl"}));
-      RunOp(ws, MakeOp("NCHW2NHWC", {"R"}, {"Rl"}));
-      in[0] = "Xl";
-      if (s.residual) in[3] = "Rl";
-    }
+    const auto [in, args] = PrepareFusedConv(
+        ws, {s.n, s.c, s.m, s.hw, 3, 1, s.channels_last, s.residual, s.relu, /*filter_range=*/0.1f});
     const auto want = FetchVec<float>(ws, "Want");
     float largest = 0;
     for (float v : want) largest = std::max(largest, std::abs(v));

@@ -11,6 +11,7 @@
 
 #include "core/intra_op_threads.h"
 #include "core/operator.h"
+#include "tests/cpp/fused_conv_case.h"
 #include "tests/cpp/op_test_util.h"
 
 using namespace hetnet;
@@ -139,27 +140,8 @@ TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernel
                          Shape{"by image, NCHW 1x1", 2, 64, 64, 20, 1, false, false, true}}) {
     INFO(s.label);
     Workspace ws;
-    Feed<float>(ws, "X", {s.n, s.c, s.hw, s.hw}, RandomVec(s.n * s.c * s.hw * s.hw, 1));
-    Feed<float>(ws, "F", {s.m, s.c, s.k, s.k}, RandomVec(s.m * s.c * s.k * s.k, 2, -0.2f, 0.2f));
-    Feed<float>(ws, "b", {s.m}, RandomVec(s.m, 3));
-    const int64_t ohw = (s.hw + 2 * (s.k / 2) - s.k) / s.stride + 1;
-    Feed<float>(ws, "R", {s.n, s.m, ohw, ohw}, RandomVec(s.n * s.m * ohw * ohw, 4));
-    std::vector<caffe2::Argument> args{ArgI("kernel", s.k), ArgI("pad", s.k / 2), ArgI("stride", s.stride)};
-    auto ref = MakeOp("Conv", {"X", "F", "b"}, {"Want"}, args);
-    ref.set_engine("EIGEN");
-    RunOp(ws, ref);
-    if (s.residual) RunOp(ws, MakeOp("Add", {"Want", "R"}, {"Want"}));
-    if (s.relu) RunOp(ws, MakeOp("Relu", {"Want"}, {"Want"}));
-    std::vector<std::string> in{"X", "F", "b"};
-    if (s.residual) in.push_back("R"), args.push_back(ArgI("fused_residual", 1));
-    if (s.relu) args.push_back(ArgS("fused_activation", "Relu"));
-    if (s.channels_last) {
-      args.push_back(ArgS("activation_order", "NHWC"));
-      RunOp(ws, MakeOp("NCHW2NHWC", {"X"}, {"Xl"}));
-      RunOp(ws, MakeOp("NCHW2NHWC", {"R"}, {"Rl"}));
-      in[0] = "Xl";
-      if (s.residual) in[3] = "Rl";
-    }
+    const auto [in, args] = PrepareFusedConv(
+        ws, {s.n, s.c, s.m, s.hw, s.k, s.stride, s.channels_last, s.residual, s.relu, /*filter_range=*/0.2f});
     auto op = CreateOperator(MakeOp("Conv", in, {"Y"}, args), &ws);
     // Parts, one primitive, parts again (cached plans), more threads than images (bands of each).
     for (int threads : {2, 1, 2, 8}) {
