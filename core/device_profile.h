@@ -54,7 +54,7 @@ struct DeviceProfile {
   // With true, the cost model overlaps those two parts (the host issues the next operator while the
   // GPU runs this one). Off by default: it charges measured_op_us in full, one operator after the
   // other, which predicted the measured runs better in both proof runs on an H200 (2026-11-27:
-  // within 25% in 10 and 8 of 12 cases, against 6 and 3 with the overlap; benchmarks/RESULTS.md).
+  // within 25% in 10 and 7 of 12 cases, against 6 and 3 with the overlap; benchmarks/RESULTS.md).
   bool overlap_gpu_launches = false;
   // Measured fixed time of a copy inside a net run, per "<from>-><to>" ("cpu->cuda:0"): what a
   // profiled copy took beyond bytes / the link's bandwidth (the wait for the producer's stream and
