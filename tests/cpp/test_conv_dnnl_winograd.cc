@@ -26,11 +26,13 @@ TEST_CASE("DNNL Conv: 3x3 stride-1 float32 by Winograd equals the direct kernel 
     bool channels_last, residual, relu;
   };
   // ResNet's 3x3 layers at 1 and 2 images, channels-last (bands of rows, or channel parts where the
-  // filter outweighs the output) and NCHW (one primitive), with the residual sum and Relu.
+  // filter outweighs the output) and NCHW (one primitive; parts by image at 2 threads), with the
+  // residual sum and Relu.
   for (const Shape& s : {Shape{"channels-last, bands", 1, 64, 64, 28, true, true, true},
                          Shape{"channels-last, channel parts", 1, 256, 256, 7, true, false, true},
                          Shape{"channels-last, two images", 2, 32, 48, 14, true, true, false},
-                         Shape{"NCHW", 1, 32, 32, 12, false, false, true}}) {
+                         Shape{"NCHW", 1, 32, 32, 12, false, false, true},
+                         Shape{"NCHW, parts by image", 3, 32, 32, 12, false, true, true}}) {
     INFO(s.label);
     Workspace ws;
     const auto [in, args] = PrepareFusedConv(
