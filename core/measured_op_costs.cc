@@ -51,30 +51,16 @@ void AddCopyLatency(const DeviceProfile& profile, const OperatorBase& op, const 
 
 std::map<int, GpuOpTime> SplitGpuOpTimes(const RunProfile& run, const std::vector<char>& on_gpu,
                                          const std::vector<char>& is_copy) {
-  constexpr double kIdleGapUs = 1.0;  // event timestamps resolve ~0.5 us
   const size_t n = std::min(on_gpu.size(), is_copy.size());
-  auto known = [n](int op) { return op >= 0 && static_cast<size_t>(op) < n; };
-  std::map<std::string, std::vector<const OpTiming*>> by_lane;  // one stream each
-  for (const OpTiming& t : run.ops)
-    if (known(t.op) && on_gpu[t.op] && t.dur_us >= 0) by_lane[t.lane].push_back(&t);
   std::map<int, GpuOpTime> out;
-  for (auto& [lane, list] : by_lane) {
-    std::sort(list.begin(), list.end(), [](const OpTiming* a, const OpTiming* b) { return a->start_us < b->start_us; });
-    double busy_until = -1;
-    for (const OpTiming* t : list) {
-      const bool idle = busy_until < 0 || t->start_us - busy_until > kIdleGapUs;
-      busy_until = std::max(busy_until, t->start_us + t->dur_us);
-      if (is_copy[t->op]) continue;  // links, not device work (they keep the stream busy, though)
-      double device = idle ? std::max(t->dur_us - t->host_dur_us, 0.0) : t->dur_us;
-      if (!t->host_lane.empty()) {
-        // With the host's times on the same clock: the kernel cannot start before the host has
-        // issued it, however early the start event ran (on an H200, ResNet-18's start events ran
-        // as soon as the previous op ended while the host was still inside a 110 us cuDNN call).
-        const double issued = std::max(t->start_us, t->host_start_us + t->host_dur_us);
-        device = std::max(t->start_us + t->dur_us - issued, 0.0);
-      }
-      out[t->op] = {t->host_dur_us, device};
-    }
+  for (const OpTiming& t : run.ops) {
+    // Copies are links, not device work.
+    if (t.op < 0 || static_cast<size_t>(t.op) >= n || !on_gpu[t.op] || is_copy[t.op] || t.dur_us < 0) continue;
+    // The kernel cannot start before the host has issued it, however early the start event ran (on
+    // an H200, ResNet-18's start events ran as soon as the previous op ended while the host was
+    // still inside a 110 us cuDNN call).
+    const double issued = std::max(t.start_us, t.host_start_us + t.host_dur_us);
+    out[t.op] = {t.host_dur_us, std::max(t.start_us + t.dur_us - issued, 0.0)};
   }
   return out;
 }

@@ -33,13 +33,10 @@ int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspac
                       const std::vector<RunProfile>& runs, double time_scale = 1.0);
 
 // Each GPU operator's time in one profiled run in two parts, by op index (`on_gpu`, `is_copy`:
-// per op index; copies are left out, links rather than device work). Where the run has the host's
-// times (OpTiming::host_lane), the device's part runs from the later of the op's start event and
-// the end of its launch on the host to its end event: a start event runs as soon as the stream
-// reaches it, while the kernel is queued only when the host's call returns. Without them, the
-// events measure the op's own work where the stream was busy when the op was issued, and where it
-// sat idle (a gap after the stream's previous op, or its first op) the device's part is what they
-// took beyond the host's time.
+// per op index; copies are left out, links rather than device work). The device's part runs from
+// the later of the op's start event and the end of its launch on the host (OpTiming::host_start_us
+// + host_dur_us, on the same clock) to its end event: a start event runs as soon as the stream
+// reaches it, while the kernel is queued only when the host's call returns.
 struct GpuOpTime {
   double launch_us = 0;  // the host's time to issue it
   double device_us = 0;  // the device's own time

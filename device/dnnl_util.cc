@@ -42,8 +42,8 @@ dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data) {
   return dnnl::memory(md, CpuEngine(), const_cast<void*>(data));
 }
 
-void EnsureSlotScratch(const dnnl::memory::desc& desc, int slots, std::vector<dnnl::memory>* scratch) {
-  while (static_cast<int>(scratch->size()) < std::max(slots, 1)) scratch->emplace_back(desc, CpuEngine());
+void EnsureSlotMemory(const dnnl::memory::desc& desc, int slots, std::vector<dnnl::memory>* buffers) {
+  while (static_cast<int>(buffers->size()) < std::max(slots, 1)) buffers->emplace_back(desc, CpuEngine());
 }
 
 dnnl::primitive_attr UserScratchpad() {

@@ -38,9 +38,9 @@ dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims,
 bool Bf16Supported();
 // oneDNN memory over a tensor's (or any) float buffer, no copy.
 dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data);
-// Grows `scratch` to one scratchpad of `desc` per intra-op pool slot (at least one): a primitive
-// run in parts may run on several slots at once.
-void EnsureSlotScratch(const dnnl::memory::desc& desc, int slots, std::vector<dnnl::memory>* scratch);
+// Grows `buffers` to one memory of `desc` per intra-op pool slot (at least one): a primitive run in
+// parts may run on several slots at once, each with its own scratchpad (and reordered activations).
+void EnsureSlotMemory(const dnnl::memory::desc& desc, int slots, std::vector<dnnl::memory>* buffers);
 // Attributes of every primitive here: scratchpad owned by the caller (allocated once per cached
 // primitive) instead of oneDNN's per-execution allocation, which page-faults on every run.
 dnnl::primitive_attr UserScratchpad();

@@ -105,25 +105,10 @@ class DnnlConvOp final : public Operator<CPUContext> {
       return;
     }
     dnnl::stream& s = dnnl_util::ThreadStream();
-    memory src = dnnl_util::Wrap(p.user_src, X.raw_data());
-    memory dst = dnnl_util::Wrap(p.user_dst, Y->raw_mutable_data(Y->dtype()));
-    if (p.src_reorder) {
-      p.src_reorder.execute(s, src, p.src);
-      src = p.src;
-    }
-    if (sum && p.dst_reorder) {  // the residual into the primitive's layout
-      memory residual = dnnl_util::Wrap(p.user_dst, r);
-      p.residual_reorder.execute(s, residual, p.dst);
-    } else if (sum && r != Y->raw_data()) {
-      std::memcpy(Y->raw_mutable_data(Y->dtype()), r, Y->nbytes());
-    }
-    std::unordered_map<int, memory> a{{DNNL_ARG_SRC, src},
-                                      {DNNL_ARG_WEIGHTS, p.weight.Get(F, p.user_w, p.pd.weights_desc())},
-                                      {DNNL_ARG_DST, p.dst_reorder ? p.dst : dst},
-                                      {DNNL_ARG_SCRATCHPAD, p.scratch}};
-    if (has_bias) a.emplace(DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), Input(2).raw_data()));
-    p.conv.execute(s, a);
-    if (p.dst_reorder) p.dst_reorder.execute(s, p.dst, dst);
+    if (sum && !p.dst_reorder && r != Y->raw_data()) std::memcpy(Y->raw_mutable_data(Y->dtype()), r, Y->nbytes());
+    Execute(p, s, dnnl_util::Wrap(p.user_src, X.raw_data()), dnnl_util::Wrap(p.user_dst, Y->raw_mutable_data(Y->dtype())),
+            sum, sum ? dnnl_util::Wrap(p.user_dst, r) : memory(), p.src, p.dst, p.weight.Get(F, p.user_w, p.pd.weights_desc()),
+            has_bias ? Input(2).raw_data() : nullptr, p.scratch);
     s.wait();
     AddResidualAndRelu(p, add_after, Y);
   }
@@ -152,6 +137,26 @@ class DnnlConvOp final : public Operator<CPUContext> {
   bool WinogradFits(const ConvPoolGeom& g) const {
     return winograd_ && dtype_ == DataType::Float && g.group == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 &&
            g.sw == 1 && g.dh == 1 && g.dw == 1 && std::max({g.pt, g.pb, g.pl, g.pr}) <= 1 && g.C >= 16 && g.M >= 16;
+  }
+
+  // One run of p's primitive from src to dst (the user's layouts), through src_buf and dst_buf where
+  // the primitive wants its own layout. With the sum post-op, `residual` (the user's layout) goes
+  // into dst_buf first; without a dst reorder the caller has put it in dst already. (memory objects
+  // are handles, taken by value: oneDNN's reorder takes them by non-const reference.)
+  static void Execute(Plan& p, dnnl::stream& s, memory src, memory dst, bool sum, memory residual, memory src_buf,
+                      memory dst_buf, const memory& weights, const void* bias, const memory& scratch) {
+    if (p.src_reorder) {
+      p.src_reorder.execute(s, src, src_buf);
+      src = src_buf;
+    }
+    if (sum && p.dst_reorder) p.residual_reorder.execute(s, residual, dst_buf);
+    std::unordered_map<int, memory> a{{DNNL_ARG_SRC, src},
+                                      {DNNL_ARG_WEIGHTS, weights},
+                                      {DNNL_ARG_DST, p.dst_reorder ? dst_buf : dst},
+                                      {DNNL_ARG_SCRATCHPAD, scratch}};
+    if (bias) a.emplace(DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), bias));
+    p.conv.execute(s, a);
+    if (p.dst_reorder) p.dst_reorder.execute(s, dst_buf, dst);
   }
 
   static double Macs(const ConvPoolGeom& g) {
@@ -281,9 +286,9 @@ class DnnlConvOp final : public Operator<CPUContext> {
       Plan& p = *plans[i];
       const int64_t offset = split == kChannels ? bound(i) * filter_per_m : 0;
       weights[i] = p.weight.Get(F, p.user_w, p.pd.weights_desc(), offset);
-      dnnl_util::EnsureSlotScratch(p.pd.scratchpad_desc(), workers, &p.slot_scratch);
-      if (p.src_reorder) dnnl_util::EnsureSlotScratch(p.pd.src_desc(), workers, &p.slot_src);
-      if (p.dst_reorder) dnnl_util::EnsureSlotScratch(p.pd.dst_desc(), workers, &p.slot_dst);
+      dnnl_util::EnsureSlotMemory(p.pd.scratchpad_desc(), workers, &p.slot_scratch);
+      if (p.src_reorder) dnnl_util::EnsureSlotMemory(p.pd.src_desc(), workers, &p.slot_src);
+      if (p.dst_reorder) dnnl_util::EnsureSlotMemory(p.pd.dst_desc(), workers, &p.slot_dst);
     }
     // Byte pointers: float32 or bfloat16 elements of es bytes.
     const int64_t es = static_cast<int64_t>(Y->itemsize());
@@ -314,25 +319,11 @@ class DnnlConvOp final : public Operator<CPUContext> {
       char* dst = split == kChannels ? part_y
                   : y + (split == kImages ? bound(i) * g.M * g.OH * g.OW : (image * g.OH + bound(i)) * g.OW * g.M) * es;
       dnnl::stream& s = dnnl_util::ThreadStream();
-      // A Winograd part: its input rows into the blocked layout, and its output (with the residual
-      // it already holds) back out of it, in this slot's buffers.
-      memory src = dnnl_util::Wrap(p.user_src, x + x_off * es), user_dst = dnnl_util::Wrap(p.user_dst, dst);
-      memory dst_mem = user_dst;
-      if (p.src_reorder) {
-        p.src_reorder.execute(s, src, p.slot_src[slot]);
-        src = p.slot_src[slot];
-      }
-      if (p.dst_reorder) {
-        dst_mem = p.slot_dst[slot];
-        if (sum) p.residual_reorder.execute(s, user_dst, dst_mem);
-      }
-      std::unordered_map<int, memory> a{{DNNL_ARG_SRC, src},
-                                        {DNNL_ARG_WEIGHTS, weights[i]},
-                                        {DNNL_ARG_DST, dst_mem},
-                                        {DNNL_ARG_SCRATCHPAD, p.slot_scratch[slot]}};
-      if (b) a.emplace(DNNL_ARG_BIAS, dnnl_util::Wrap(p.pd.bias_desc(), b + (split == kChannels ? m0 : 0) * es));
-      p.conv.execute(s, a);
-      if (p.dst_reorder) p.dst_reorder.execute(s, dst_mem, user_dst);
+      // The part's output already holds its residual; a Winograd part reorders in this slot's buffers.
+      const memory user_dst = dnnl_util::Wrap(p.user_dst, dst);
+      Execute(p, s, dnnl_util::Wrap(p.user_src, x + x_off * es), user_dst, sum, user_dst,
+              p.src_reorder ? p.slot_src[slot] : memory(), p.dst_reorder ? p.slot_dst[slot] : memory(), weights[i],
+              b ? b + (split == kChannels ? m0 : 0) * es : nullptr, p.slot_scratch[slot]);
       s.wait();
       if (split == kChannels) gather(part_y, y, false);
     });

@@ -84,7 +84,7 @@ class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
     for (int64_t i = 0; i < parts; ++i) {
       Plan& p = *plans[i];
       weights[i] = p.weight.Get(W, p.user_w, p.pd.weights_desc());
-      dnnl_util::EnsureSlotScratch(p.pd.scratchpad_desc(), workers, &p.slot_scratch);
+      dnnl_util::EnsureSlotMemory(p.pd.scratchpad_desc(), workers, &p.slot_scratch);
     }
     const int64_t es = static_cast<int64_t>(Y->itemsize());
     const char* x = static_cast<const char*>(X.raw_data());

@@ -213,22 +213,23 @@ TEST_CASE("GPU: RecordMeasuredOps keeps each copy direction's time beyond its by
 TEST_CASE("SplitGpuOpTimes: a busy stream's events are the op's own work, an idle one's less the launch",
           "[auto_placement][measured]") {
   RunProfile run;
-  auto add = [&](int op, const std::string& lane, double start, double dur, double host) {
+  auto add = [&](int op, const std::string& lane, double start, double dur, double host_start, double host) {
     OpTiming t;
     t.op = op;
     t.lane = lane;
     t.start_us = start;
     t.dur_us = dur;
+    t.host_start_us = host_start;
     t.host_dur_us = host;
     run.ops.push_back(t);
   };
-  add(0, "s", 0, 20, 8);       // the stream's first op: idle, 20 - 8
-  add(1, "s", 20.2, 30, 5);    // started as op 0 ended: busy, its events are its work
-  add(2, "s", 60, 9, 7);       // 9.8 us after op 1: idle, 9 - 7
-  add(3, "s", 69, 5, 1);       // a copy: left out, but it keeps the stream busy
-  add(4, "s", 74.5, 6, 10);    // 0.5 us after the copy: busy
-  add(5, "t", 1, 4, 6);        // another stream's first op: idle, never below 0
-  add(6, "main", 0, 50, 50);   // a CPU op
+  add(0, "s", 0, 20, 0, 8);         // the stream's first op, issued onto it idle: 20 - 8
+  add(1, "s", 20.2, 30, 10, 5);     // issued while op 0 ran: its events are its work
+  add(2, "s", 60, 9, 60, 7);        // issued after op 1 ended: 9 - 7
+  add(3, "s", 69, 5, 67, 1);        // a copy: left out
+  add(4, "s", 74.5, 6, 60, 10);     // issued while the copy ran: its events are its work
+  add(5, "t", 1, 4, 1, 6);          // launched for longer than its events: never below 0
+  add(6, "main", 0, 50, 0, 50);     // a CPU op
   const std::vector<char> on_gpu{1, 1, 1, 1, 1, 1, 0}, is_copy{0, 0, 0, 1, 0, 0, 0};
   const auto split = SplitGpuOpTimes(run, on_gpu, is_copy);
   REQUIRE(split.size() == 5);
