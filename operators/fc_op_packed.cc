@@ -6,9 +6,10 @@
 // FCTransposedOp. The packed weight is kept per weight version and shared by every instance
 // (device/prepared_weights.h), so a weight written in place (an optimizer step, FeedBlob) is repacked
 // at the next run.
+// Single rows (M = 1, batch-1 serving) run a matrix-vector kernel on the same panels: one contiguous
+// stream per panel, faster than Eigen's GEMV on the plain layout (benchmarks/RESULTS.md).
 // What it does not run goes to the engine the CPU default would pick next (DNNL, else the default
-// kernels): single rows (M = 1: Eigen's GEMV, split over the threads, is as fast without packing),
-// other dtypes, CPUs without AVX-512, and weights rewritten before every run (training).
+// kernels): other dtypes, CPUs without AVX-512, and weights rewritten before every run (training).
 #include <memory>
 
 #include "device/cpu_packed_gemm.h"
@@ -32,7 +33,7 @@ class PackedFCOp final : public CpuFCEngineOp<kTransposed> {
     const Tensor& W = Input(1);
     const Tensor& b = Input(2);
     const FCDims d = this->Dims();
-    if (d.M <= 1 || d.N == 0 || WrittenBetweenRuns(W)) return RunFallback();
+    if (d.M == 0 || d.N == 0 || WrittenBetweenRuns(W)) return RunFallback();
     const float* w = W.data<float>();
     const cpu_gemm::PackSource source{kTransposed, d.K, d.N};
     const cpu_gemm::PackedMatrix& packed = weight_.Get(W, source, cpu_gemm::PackedWeightCache(), [&] {

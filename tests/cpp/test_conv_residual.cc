@@ -132,6 +132,8 @@ TEST_CASE("DNNL Conv run in parts on the intra-op pool equals the default kernel
                          Shape{"bands, channels-last 7x7 stride 2", 1, 3, 32, 41, 7, true, false, true, 2},
                          Shape{"bands, channels-last 3x3 stride 2", 1, 16, 48, 30, 3, true, false, false, 2},
                          Shape{"bands, channels-last 1x1", 1, 64, 80, 28, 1, true, false, false},
+                         Shape{"bands, one input channel 5x5 (LeNet's conv1, 1/4 M multiply-adds)", 1, 1, 20, 28, 5,
+                               true, false, true},
                          Shape{"channel parts (the last of 40), 3x3 pad 1", 1, 96, 72, 5, 3, true, true, true},
                          Shape{"channel parts, 1x1", 1, 512, 96, 6, 1, true, true, false},
                          Shape{"channel parts, 3x3 stride 2", 1, 64, 128, 7, 3, true, false, true, 2},
