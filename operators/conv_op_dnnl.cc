@@ -34,6 +34,7 @@
 #include "core/workspace.h"
 #include "device/dnnl_util.h"
 #include "device/math.h"
+#include "operators/conv_dnnl_parts.h"
 #include "operators/conv_op.h"
 #include "operators/relu_op.h"
 
@@ -43,20 +44,8 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-// RunInParts' parts per thread. Images: 4, so that a thread descheduled mid-part holds back one
-// small part, not half. Bands of rows: 1; each band is one primitive run that streams the whole
-// filter and pays the kernel's set-up, and 4 bands per thread left ResNet-50's 28x28 and 14x14
-// layers 10-15% slower at 2 threads (batch 1, conv time 32.3 -> 30.9 ms; ResNet-18 12.3 -> 11.4),
-// while with the other core busy the run took as long either way (ResNet-18 26.6-27.6 ms).
-constexpr int64_t kImagePartsPerWorker = 4;
-constexpr int64_t kRowPartsPerWorker = 1;
-// Channel parts each read the whole input: 2 per thread measured 6% faster than 4 on ResNet-50's
-// 14x14 and 7x7 stages at 2 threads (and as fast as 1).
-constexpr int64_t kChannelPartsPerWorker = 2;
-// Below this many multiply-adds: one thread, one primitive. LeNet's conv1 (288K, one input channel,
-// a kernel at ~45 GFLOP/s) gains from two bands: batch 1 at 2 threads 78 -> 74 us per run.
-constexpr double kMinPartsMacs = 1 << 18;
-// Below this many, a convolution that cannot run in parts runs on one thread, not oneDNN's team.
+// Below this many multiply-adds, a convolution that cannot run in parts runs on one thread, not
+// oneDNN's team.
 constexpr double kMinTeamMacs = 1 << 20;
 
 class DnnlConvOp final : public Operator<CPUContext> {
@@ -96,7 +85,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     // Small convolutions (under kMinTeamMacs) are built for and run on one thread: an OpenMP
     // team gains little there and stalls whenever a member is descheduled (LeNet's conv1 with the
     // other core busy: 8 ms instead of 0.1).
-    ScopedIntraOpThreads single(Macs(g) < kMinTeamMacs ? 1 : 0);
+    ScopedIntraOpThreads single(ConvMacs(g) < kMinTeamMacs ? 1 : 0);
     Plan* pp = PlanFor(g, has_bias, sum, relu);
     if (!pp) return RunFallback();
     const bool in_place = sum && reuse_residual_ && TakeResidualStorage();
@@ -163,10 +152,6 @@ class DnnlConvOp final : public Operator<CPUContext> {
     if (p.dst_reorder) p.dst_reorder.execute(s, dst_buf, dst);
   }
 
-  static double Macs(const ConvPoolGeom& g) {
-    return static_cast<double>(g.N) * g.M * g.OH * g.OW * (g.C / g.group) * g.kh * g.kw;
-  }
-
   // fused_residual_reuse (the inference rewrite's: no op reads R after this one): Y and R swap
   // tensors, so the sum post-op finds R in place in Y instead of in a copy (ResNet-50 at batch 1
   // copies 22 MB per run otherwise), and R's blob keeps a buffer of its own (Y's former one) that its
@@ -203,80 +188,22 @@ class DnnlConvOp final : public Operator<CPUContext> {
   }
 
   // Parallel parts on the intra-op pool (device/cpu_thread_pool.h) instead of oneDNN's OpenMP team,
-  // for convolutions without activation reorders (channels-last, or plain 1x1 with several images):
-  // each part is a primitive of its own run on one thread, computing some images, or (one
-  // channels-last image) a band of output rows from the input rows it reads, or (one channels-last
-  // image whose filter outweighs its output twice: ResNet's 14x14 and 7x7 stages) some output channels
-  // from a slice of the filter, into a dense buffer copied into Y's channels (bands there left
-  // each part a row or two and every part streaming the whole filter: 1.1-1.25x from 2 threads).
-  // A descheduled thread never stalls the others (an OpenMP team waits for it at every barrier:
-  // with the other core busy, ResNet-18 at batch 1 took 156 ms, not 25). Parts keep every tensor
-  // dense: oneDNN 2.6 runs a convolution with a strided (channel-sliced) output on its reference
-  // kernel, 100x slower. False (nothing run) when one part would do.
+  // for convolutions without activation reorders (channels-last, or plain 1x1 with several images),
+  // cut as operators/conv_dnnl_parts.h says. A descheduled thread never stalls the others (an OpenMP
+  // team waits for it at every barrier: with the other core busy, ResNet-18 at batch 1 took 156 ms,
+  // not 25). False (nothing run) when one part would do.
   bool RunInParts(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu, const void* r_raw, Tensor* Y) {
     const int workers = math::CpuWorkers();
-    if (workers <= 1 || Macs(g) < kMinPartsMacs) return false;
-    enum { kImages, kRows, kChannels } split = kImages;
-    if (g.channels_last && g.N < workers) {
-      const double filter = static_cast<double>(g.M) * (g.C / g.group) * g.kh * g.kw;
-      // Channel parts copy their outputs (and a residual) once more: worth it where the filter is
-      // over twice the output (measured on ResNet-50's stages at 2 threads).
-      // Fewer than 4 blocks of 16 channels make no two parts: bands then (LeNet's conv2, 50
-      // channels, ran on oneDNN's OpenMP team, whose threads then spun on the core the next
-      // operator's pool wanted: LeNet at batch 1, 2 threads, FC 29 us instead of 13).
-      split = g.group == 1 && g.M >= 64 && filter > 2.0 * g.N * g.OH * g.OW * g.M ? kChannels : kRows;
-    }
-    // Channel parts: whole multiples of 16 channels (the kernels' block), 32 at least.
-    const int64_t extent = split == kImages ? g.N : split == kRows ? g.OH : g.M / 16;
-    const int64_t per_worker = split == kChannels ? kChannelPartsPerWorker
-                               : split == kRows   ? kRowPartsPerWorker
-                                                  : kImagePartsPerWorker;
-    // Bands are of one image each (a band of rows across images is not one dense tensor; a 16-core
-    // host ran 4 channels-last images as 4-image bands and wrote garbage): with fewer images than
-    // workers, each image is cut into per_image bands, part i is band i % per_image of image
-    // i / per_image.
-    const int64_t images = split == kRows ? g.N : 1;
-    const int64_t per_image =
-        split == kRows ? std::max<int64_t>(1, std::min<int64_t>((per_worker * workers + images - 1) / images, extent / 2))
-                       : std::min<int64_t>(per_worker * workers, split == kImages ? extent : extent / 2);
-    const int64_t parts = images * per_image;
+    const ConvPartition cut = ConvPartition::For(g, workers);
+    const int64_t parts = cut.parts;
     if (parts <= 1) return false;
-    // [bound(i), bound(i + 1)): part i's images, output rows (of its image: i counts bands within
-    // the image) or output channels.
-    auto bound = [&](int64_t i) {
-      return split == kChannels ? std::min<int64_t>(g.M, 16 * (extent * i / parts))
-             : split == kRows   ? extent * (i % per_image) / per_image
-                                : extent * i / parts;
-    };
-    // The part's image (bands), whose first row's offset the part adds to its own.
-    auto image_of = [&](int64_t i) { return split == kRows ? i / per_image : 0; };
-    // Part i's geometry; *in_row: its first input row (bands).
-    auto part_geom = [&](int64_t i, int64_t* in_row) {
-      ConvPoolGeom p = g;
-      *in_row = 0;
-      if (split == kImages) {
-        p.N = bound(i + 1) - bound(i);
-      } else if (split == kChannels) {
-        p.M = (i + 1 == parts ? g.M : bound(i + 1)) - bound(i);
-      } else {
-        p.N = 1;
-        const int64_t o0 = bound(i), o1 = extent * (i % per_image + 1) / per_image, dk = static_cast<int64_t>(g.dh) * (g.kh - 1) + 1;
-        const int64_t first = o0 * g.sh - g.pt, end = (o1 - 1) * g.sh - g.pt + dk;  // input rows read
-        *in_row = std::max<int64_t>(0, first);
-        const int64_t in_end = std::min<int64_t>(g.H, end);
-        p.pt = static_cast<int>(*in_row - first);
-        p.pb = static_cast<int>(end - in_end);
-        p.H = in_end - *in_row;
-        p.OH = o1 - o0;
-      }
-      return p;
-    };
+    const bool channels = cut.split == ConvPartition::kChannels;
     std::vector<Plan*> plans(parts);
     std::vector<int64_t> in_rows(parts);
     {
       ScopedIntraOpThreads one(1);  // each part's primitive is built for (and run by) one thread
       for (int64_t i = 0; i < parts; ++i) {
-        plans[i] = PlanFor(part_geom(i, &in_rows[i]), has_bias, sum, relu, split == kChannels ? bound(i) : -1);
+        plans[i] = PlanFor(cut.PartGeom(g, i, &in_rows[i]), has_bias, sum, relu, channels ? cut.Bound(i) : -1);
         if (!plans[i] || ((plans[i]->src_reorder || plans[i]->dst_reorder) && !plans[i]->winograd)) return false;
       }
     }
@@ -288,7 +215,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const Tensor& F = Input(1);
     for (int64_t i = 0; i < parts; ++i) {
       Plan& p = *plans[i];
-      const int64_t offset = split == kChannels ? bound(i) * filter_per_m : 0;
+      const int64_t offset = channels ? cut.Bound(i) * filter_per_m : 0;
       weights[i] = p.weight.Get(F, p.user_w, p.pd.weights_desc(), offset);
       dnnl_util::EnsureSlotMemory(p.pd.scratchpad_desc(), workers, &p.slot_scratch);
       if (p.src_reorder) dnnl_util::EnsureSlotMemory(p.pd.src_desc(), workers, &p.slot_src);
@@ -299,14 +226,14 @@ class DnnlConvOp final : public Operator<CPUContext> {
     char* y = static_cast<char*>(Y->raw_mutable_data(Y->dtype()));
     const char* r = static_cast<const char*>(r_raw);
     const int64_t pixels = g.N * g.OH * g.OW;
-    if (split == kChannels) channel_parts_.resize(static_cast<size_t>(pixels * g.M * es));
-    if (sum && r != y && split != kChannels) std::memcpy(y, r, Y->nbytes());
+    if (channels) channel_parts_.resize(static_cast<size_t>(pixels * g.M * es));
+    if (sum && r != y && !channels) std::memcpy(y, r, Y->nbytes());
     const char* x = static_cast<const char*>(Input(0).raw_data());
     const char* b = has_bias ? static_cast<const char*>(Input(2).raw_data()) : nullptr;
     math::ParallelFor(parts, workers, [&](int64_t i, int slot) {
       Plan& p = *plans[i];
-      const int64_t m0 = bound(i), mp = split == kChannels ? p.pd.dst_desc().dims()[1] : 0;
-      char* part_y = split == kChannels ? channel_parts_.data() + pixels * m0 * es : nullptr;  // [pixels, mp], dense
+      const int64_t m0 = channels ? cut.Bound(i) : 0, mp = channels ? p.pd.dst_desc().dims()[1] : 0;
+      char* part_y = channels ? channel_parts_.data() + pixels * m0 * es : nullptr;  // [pixels, mp], dense
       // Y's (and R's) channels [m0, m0 + mp) of every pixel <-> the part's dense buffer.
       auto gather = [&](const char* from, char* to, bool into_part) {
         for (int64_t q = 0; q < pixels; ++q) {
@@ -314,22 +241,17 @@ class DnnlConvOp final : public Operator<CPUContext> {
           else std::memcpy(to + (q * g.M + m0) * es, from + q * mp * es, mp * es);
         }
       };
-      if (split == kChannels && sum) gather(r, part_y, true);
-      // Offsets of the part's first image, or of its first input and output rows (channels-last).
-      const int64_t image = image_of(i);
-      const int64_t x_off = split == kImages ? bound(i) * g.C * g.H * g.W
-                            : split == kRows ? (image * g.H + in_rows[i]) * g.W * g.C
-                                             : 0;
-      char* dst = split == kChannels ? part_y
-                  : y + (split == kImages ? bound(i) * g.M * g.OH * g.OW : (image * g.OH + bound(i)) * g.OW * g.M) * es;
+      if (channels && sum) gather(r, part_y, true);
+      const int64_t x_off = cut.SrcOffset(g, i, in_rows[i]);
+      char* dst = channels ? part_y : y + cut.DstOffset(g, i) * es;
       dnnl::stream& s = dnnl_util::ThreadStream();
       // The part's output already holds its residual; a Winograd part reorders in this slot's buffers.
       const memory user_dst = dnnl_util::Wrap(p.user_dst, dst);
       Execute(p, s, dnnl_util::Wrap(p.user_src, x + x_off * es), user_dst, sum, user_dst,
               p.src_reorder ? p.slot_src[slot] : memory(), p.dst_reorder ? p.slot_dst[slot] : memory(), weights[i],
-              b ? b + (split == kChannels ? m0 : 0) * es : nullptr, p.slot_scratch[slot]);
+              b ? b + m0 * es : nullptr, p.slot_scratch[slot]);
       s.wait();
-      if (split == kChannels) gather(part_y, y, false);
+      if (channels) gather(part_y, y, false);
     });
     return true;
   }
