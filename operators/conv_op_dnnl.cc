@@ -82,6 +82,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const bool sum = residual_.present() && Input(3).shape() == g.y_shape();
     const bool add_after = residual_.present() && !sum;
     const bool relu = relu_ && !add_after;
+    const int workers = math::CpuWorkers();  // the parts' (before `single` below)
     // Small convolutions (under kMinTeamMacs) are built for and run on one thread: an OpenMP
     // team gains little there and stalls whenever a member is descheduled (LeNet's conv1 with the
     // other core busy: 8 ms instead of 0.1).
@@ -93,7 +94,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     Plan& p = *pp;
     Tensor* Y = Output(0, g.y_shape(), dtype_);  // in place: already R's buffer and shape
     const void* r = !sum ? nullptr : in_place ? Y->raw_data() : Input(3).raw_data();
-    if (((!p.src_reorder && !p.dst_reorder) || p.winograd) && RunInParts(g, has_bias, sum, relu, r, Y)) {
+    if (((!p.src_reorder && !p.dst_reorder) || p.winograd) && RunInParts(g, workers, has_bias, sum, relu, r, Y)) {
       AddResidualAndRelu(p, add_after, Y);
       return;
     }
@@ -192,8 +193,8 @@ class DnnlConvOp final : public Operator<CPUContext> {
   // cut as operators/conv_dnnl_parts.h says. A descheduled thread never stalls the others (an OpenMP
   // team waits for it at every barrier: with the other core busy, ResNet-18 at batch 1 took 156 ms,
   // not 25). False (nothing run) when one part would do.
-  bool RunInParts(const ConvPoolGeom& g, bool has_bias, bool sum, bool relu, const void* r_raw, Tensor* Y) {
-    const int workers = math::CpuWorkers();
+  bool RunInParts(const ConvPoolGeom& g, int workers, bool has_bias, bool sum, bool relu, const void* r_raw,
+                  Tensor* Y) {
     const ConvPartition cut = ConvPartition::For(g, workers);
     const int64_t parts = cut.parts;
     if (parts <= 1) return false;

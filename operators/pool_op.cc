@@ -3,6 +3,9 @@
 #include "operators/pool_op.h"
 
 #include <algorithm>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <limits>
 #include <vector>
 
@@ -103,6 +106,27 @@ void MaxPlane(const PoolParams& p, const float* xp, float* yp) {
 // output rounded once (a maximum is exact).
 inline float Widen(float v) { return v; }
 inline float Widen(BFloat16 v) { return BFloat16ToFloat(v); }
+#if defined(__AVX512F__)
+// One output pixel of PoolForwardChannelsLast in float32, 16 channels per register: the window's
+// accumulator stays in a register instead of going through y (which the compiler must assume
+// aliases x): LeNet's first MaxPool 4.4 -> see RESULTS.md. The same arithmetic in the same order per
+// channel: _mm512_max_ps(v, acc) is `v > acc ? v : acc` (NaN and equal values keep acc).
+template <bool kMax>
+void WindowChannelsAvx512(const PoolParams& p, const float* xn, int64_t t, int64_t b, int64_t l, int64_t r, float* y) {
+  const __m512 scale = _mm512_set1_ps(kMax ? 1.f : PoolAverageScale(p, t, b, l, r));
+  for (int64_t c0 = 0; c0 < p.C; c0 += 16) {
+    const __mmask16 m = p.C - c0 >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (p.C - c0)) - 1);
+    __m512 acc = kMax ? _mm512_set1_ps(-std::numeric_limits<float>::max()) : _mm512_setzero_ps();
+    for (int64_t h = t; h < b; ++h)
+      for (int64_t w = l; w < r; ++w) {
+        const __m512 v = _mm512_maskz_loadu_ps(m, xn + (h * p.W + w) * p.C + c0);
+        acc = kMax ? _mm512_max_ps(v, acc) : _mm512_add_ps(acc, v);
+      }
+    _mm512_mask_storeu_ps(y + c0, m, kMax ? acc : _mm512_mul_ps(acc, scale));
+  }
+}
+#endif
+
 template <bool kMax, typename T>
 void PoolForwardChannelsLast(const PoolParams& p, const T* x, T* y) {
   constexpr bool kFloat = std::is_same<T, float>::value;
@@ -118,6 +142,12 @@ void PoolForwardChannelsLast(const PoolParams& p, const T* x, T* y) {
       int64_t t, b, l, r;
       PoolWindow(p, oh, ow, &t, &b, &l, &r);
       T* yt = y + ((n * p.OH + oh) * p.OW + ow) * C;
+#if defined(__AVX512F__)
+      if constexpr (kFloat) {
+        WindowChannelsAvx512<kMax>(p, xn, t, b, l, r, yt);
+        continue;
+      }
+#endif
       float* yp = kFloat ? reinterpret_cast<float*>(yt) : narrow_acc[slot].data();
       std::fill(yp, yp + C, kMax ? -std::numeric_limits<float>::max() : 0.f);
       for (int64_t h = t; h < b; ++h)

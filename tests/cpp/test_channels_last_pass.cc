@@ -221,7 +221,9 @@ TEST_CASE("A value the next run reads first is switched back at the end of the r
 }
 
 TEST_CASE("Pooling with order NHWC equals NCHW pooling, transposed", "[ops][pool][channels_last]") {
-  const int64_t N = 2, C = 5, H = 9, W = 7;
+  // Channels: fewer than one 16-lane register, one and a tail, two and a tail.
+  const int64_t C = GENERATE(5, 20, 35);
+  const int64_t N = 2, H = 9, W = 7;
   const std::vector<float> x = RandomVec(N * C * H * W, 11);
   struct Form {
     const char* type;
@@ -243,7 +245,7 @@ TEST_CASE("Pooling with order NHWC equals NCHW pooling, transposed", "[ops][pool
     optest::RunOp(ws, optest::MakeOp(f.type, {"Xl"}, {"Yl"}, last));
     optest::RunOp(ws, optest::MakeOp("NHWC2NCHW", {"Yl"}, {"Yb"}));
     const Tensor Y = optest::Fetch(ws, "Y"), Yb = optest::Fetch(ws, "Yb");
-    INFO(f.type << " " << f.args.size() << " args");
+    INFO(f.type << " " << f.args.size() << " args, " << C << " channels");
     REQUIRE(Y.shape() == Yb.shape());
     CHECK(Values(Y) == Values(Yb));  // same window order: the same bits
   }

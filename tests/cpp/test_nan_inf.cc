@@ -166,6 +166,10 @@ TEST_CASE("nan_inf: MaxPool drops NaN; all -Inf or all NaN windows give the lowe
         2, 3, 1, 1, -1, -1, 0, 0, kNaN, kNaN, -kInf, -kInf});
   Run(ws, "MaxPool", {"x"}, {"y"}, {ArgI("kernel", 2), ArgI("stride", 2)});
   Expect(ws, "y", {3, kInf, -1, kInf, kLowest, kLowest});
+  // The same values as one channel of order NHWC (the channels-last kernel).
+  Feed(ws, "xl", {1, 2, 12, 1}, Values(Out(ws, "x")));
+  Run(ws, "MaxPool", {"xl"}, {"yl"}, {ArgI("kernel", 2), ArgI("stride", 2), ArgS("order", "NHWC")});
+  Expect(ws, "yl", {3, kInf, -1, kInf, kLowest, kLowest});
 }
 
 TEST_CASE("nan_inf: AveragePool propagates NaN and Inf", "[nan_inf]") {
@@ -175,6 +179,10 @@ TEST_CASE("nan_inf: AveragePool propagates NaN and Inf", "[nan_inf]") {
         2, 3, 1, 1, -1, -1, 0, 0, kNaN, kNaN, -kInf, -kInf});
   Run(ws, "AveragePool", {"x"}, {"y"}, {ArgI("kernel", 2), ArgI("stride", 2)});
   Expect(ws, "y", {kNaN, kInf, -kInf, kNaN, kNaN, -kInf});
+  // The same values as one channel of order NHWC (the channels-last kernel).
+  Feed(ws, "xl", {1, 2, 12, 1}, Values(Out(ws, "x")));
+  Run(ws, "AveragePool", {"xl"}, {"yl"}, {ArgI("kernel", 2), ArgI("stride", 2), ArgS("order", "NHWC")});
+  Expect(ws, "yl", {kNaN, kInf, -kInf, kNaN, kNaN, -kInf});
 }
 
 TEST_CASE("nan_inf: Add, Sub, Mul, Div follow IEEE arithmetic", "[nan_inf]") {
