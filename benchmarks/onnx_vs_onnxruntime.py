@@ -20,12 +20,16 @@ def parse_args():
     p.add_argument("--models", default="mlp,lenet,resnet18,resnet50,tiny_ops,add16m")
     p.add_argument("--batches", default="1,32")
     p.add_argument("--seconds", type=float, default=3.0, help="time budget per (model, batch, runtime)")
+    p.add_argument("--rounds", type=int, default=15,
+                   help="alternating bursts per (model, batch, runtime): on this VM a burst of a 0.1 ms net "
+                        "runs 60 or 100 us by the minute, for either runtime, and 5 bursts left the median "
+                        "to chance (LeNet at batch 1, 2 threads: 0.82-1.31 in one hour)")
     p.add_argument("--precision", default="", help="also time hetnet in this precision (bf16, fp16: "
                    "core/reduced_precision.h) beside its float32 run; ORT stays float32")
     return p.parse_args()
 
 
-def time_interleaved(fns, budget, rounds=5, max_runs=200):
+def time_interleaved(fns, budget, rounds=15, max_runs=600):
     """Median seconds per call of each fn, timed in `rounds` alternating bursts (noise from the rest
     of the machine hits every runtime alike). Each burst starts 50 ms after the previous runtime's:
     ONNX Runtime's pool threads spin for a while after a run, and timed in that window hetnet's
@@ -91,13 +95,13 @@ def main():
                 ndiff = float(np.max(np.abs(npred.run({"data": x})[0] - theirs)))
                 (th, nh), (tn, nn), (to, no) = time_interleaved(
                     [lambda: pred.run({"data": x}), lambda: npred.run({"data": x}), lambda: sess.run(None, {"data": x})],
-                    args.seconds)
+                    args.seconds, args.rounds)
                 print("| %s | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.1e | %d/%d/%d |" %
                       (name, batch, th * 1e3, tn * 1e3, to * 1e3, to / th, to / tn, ndiff, nh, nn, no))
                 sys.stdout.flush()
                 continue
             (th, nh), (to, no) = time_interleaved([lambda: pred.run({"data": x}), lambda: sess.run(None, {"data": x})],
-                                                  args.seconds)
+                                                  args.seconds, args.rounds)
             print("| %s | %d | %.3f | %.3f | %.2f | %.1e | %d/%d |" % (name, batch, th * 1e3, to * 1e3, to / th, diff, nh, no))
             sys.stdout.flush()
 
