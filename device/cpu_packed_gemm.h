@@ -1,8 +1,10 @@
 // hetnet's own single-precision GEMM for a constant right-hand side (FC weights): C[M, N] = A[M, K] x B[K, N]
 // (+ bias[N], then Relu if asked), with B packed once into 32-column panels and AVX-512 register-tile
 // kernels (12 rows x 32 columns of accumulators; a row tail gets its own instantiation, a column tail
-// masked loads and stores). Made because oneDNN 2.6's inner product reaches 99-135 GFLOP/s on one core
-// of this host on the FC shapes of batch 16-64, where such a kernel reaches 155-165 (benchmarks/RESULTS.md).
+// masked loads and stores). Made because oneDNN 2.6's inner product reached 99-135 GFLOP/s on one core
+// of the eleventh session's host on the FC shapes of batch 16-64, where such a kernel reached 155-165
+// (benchmarks/RESULTS.md); on a Zen 4 host it runs at that core's FMA peak (113-115 against 111).
+// A single row (M = 1) runs a matrix-vector kernel over the same panels.
 //
 // Threads: the (panel, row-group) tiles of one call are spread over the intra-op pool (math::ParallelFor),
 // so a descheduled thread never stalls the call, unlike an OpenMP team.
