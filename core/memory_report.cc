@@ -4,6 +4,7 @@
 
 #include "core/blob.h"
 #include "core/checked_size.h"
+#include "core/prepared_memory.h"
 #include "core/tensor.h"
 #include "core/workspace.h"
 
@@ -136,7 +137,18 @@ MemoryReport MemoryReportFromWorkspace(const caffe2::NetDef& net, const Workspac
     for (const auto& in : op.input()) look(in);
     for (const auto& out : op.output()) look(out);
   }
-  return Build(net, shapes, actual, params);
+  MemoryReport r = Build(net, shapes, actual, params);
+  // Each storage once: a weight read by several ops, or two blobs sharing one tensor's storage.
+  const std::map<uint64_t, int64_t> prepared = PreparedBytesByStorage();
+  std::set<uint64_t> seen;
+  for (const auto& kv : actual) {
+    const Tensor& t = ws.GetBlob(kv.first)->GetTensor();
+    auto it = prepared.find(t.storage_id());
+    if (it == prepared.end() || !seen.insert(it->first).second) continue;
+    r.prepared_bytes[t.device()] += it->second;
+    r.prepared_total += it->second;
+  }
+  return r;
 }
 
 std::string MemoryReport::ToText() const {
@@ -160,6 +172,9 @@ std::string MemoryReport::ToText() const {
   s << "Memory required for data: " << data_total << " bytes";
   if (unknown) s << " (+ " << unknown << " blob(s) of unknown size)";
   s << "\nMemory required for parameters: " << param_total << " bytes\n";
+  for (const auto& [d, n] : prepared_bytes)
+    s << "prepared weight copies (packed, reordered) on " << d.str() << ": " << n << " bytes\n";
+  if (prepared_total > 0) s << "Memory held by prepared weight copies: " << prepared_total << " bytes\n";
   return s.str();
 }
 

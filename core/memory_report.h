@@ -39,6 +39,10 @@ struct MemoryReport {
   std::map<Device, int64_t> param_bytes, data_bytes;
   int64_t param_total = 0, data_total = 0;
   int unknown = 0;  // blobs whose size is unknown
+  // From a workspace only: kernels' prepared copies of the net's blobs (packed GEMM panels,
+  // oneDNN's reordered filters; core/prepared_memory.h), held beside the blobs they were made from.
+  std::map<Device, int64_t> prepared_bytes;
+  int64_t prepared_total = 0;
   std::string ToText() const;
 };
 
@@ -49,7 +53,8 @@ MemoryReport MemoryReportFromShapes(const caffe2::NetDef& net, const std::map<st
                                     const std::set<std::string>& params);
 
 // From a workspace after a run: actual shapes, dtypes and devices of the blobs the net names
-// (blobs missing from the workspace fall back to shape inference).
+// (blobs missing from the workspace fall back to shape inference), and the prepared copies that
+// kernels hold of them.
 MemoryReport MemoryReportFromWorkspace(const caffe2::NetDef& net, const Workspace& ws,
                                        const std::set<std::string>& params);
 

@@ -152,7 +152,9 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::FromRowMajor(const float* b, i
 }
 
 PreparedWeightCache<PackSource, PackedMatrix>& PackedWeightCache() {
-  static auto* c = new PreparedWeightCache<PackSource, PackedMatrix>;  // outlives every operator
+  static auto* c = new PreparedWeightCache<PackSource, PackedMatrix>([](const PackedMatrix& m) {  // outlives every operator
+    return m.rows() * m.panels() * kPanelWidth * static_cast<int64_t>(sizeof(float));
+  });
   return *c;
 }
 

@@ -8,7 +8,9 @@ namespace dnnl_util {
 
 namespace {
 PreparedWeightCache<ReorderLayout, dnnl::memory>& Cache() {
-  static auto* c = new PreparedWeightCache<ReorderLayout, dnnl::memory>;  // never destroyed: operators may outlive static destruction order
+  // Never destroyed: operators may outlive static destruction order.
+  static auto* c = new PreparedWeightCache<ReorderLayout, dnnl::memory>(
+      [](const dnnl::memory& m) { return static_cast<int64_t>(m.get_desc().get_size()); });
   return *c;
 }
 }  // namespace

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/prepared_memory.h"
 #include "core/tensor.h"
 
 namespace hetnet {
@@ -54,6 +55,20 @@ template <class Layout, class Form>
 class PreparedWeightCache {
  public:
   using Make = std::function<std::shared_ptr<const Form>()>;
+  // bytes(form): the memory a form holds, reported beside its weight blob by the memory report
+  // (core/prepared_memory.h); without it the cache's forms are not reported.
+  using Bytes = std::function<int64_t(const Form&)>;
+  explicit PreparedWeightCache(Bytes bytes = nullptr) {
+    if (!bytes) return;
+    source_ = RegisterPreparedCopies([this, bytes](std::map<uint64_t, int64_t>* out) {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [storage_id, entry] : entries_)
+        if (std::shared_ptr<const Form> f = entry.form.lock()) (*out)[storage_id] += bytes(*f);
+    });
+  }
+  ~PreparedWeightCache() {
+    if (source_ >= 0) UnregisterPreparedCopies(source_);
+  }
   // The cached form of (v, layout), or make()'s. Made under the lock: two instances that miss at
   // once prepare once (preparation is rare: at the first run and after a write).
   std::shared_ptr<const Form> GetOrPrepare(const WeightVersion& v, const Layout& layout, const Make& make) {
@@ -96,6 +111,7 @@ class PreparedWeightCache {
     inserts_since_sweep_ = 0;
   }
   std::mutex mu_;
+  int source_ = -1;  // RegisterPreparedCopies' id
   std::multimap<uint64_t, Entry> entries_;
   size_t inserts_since_sweep_ = 0;
   int64_t preparations_ = 0;

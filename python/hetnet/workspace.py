@@ -360,7 +360,9 @@ def MemoryReport(net, input_shapes=None, params=None):
     dtype)}) shapes come from shape inference; without, from the current workspace (after a run).
     params: parameter blobs (default: a ModelHelper's params, else none). Returns a dict with
     'blobs', 'param_bytes'/'data_bytes' ({(device_type, id): bytes}), 'param_total',
-    'data_total', 'unknown' and 'text'."""
+    'data_total', 'unknown', 'prepared_bytes'/'prepared_total' (from the workspace only: the
+    copies of the net's blobs that kernels hold in their own layout, e.g. packed FC weights) and
+    'text'."""
     if params is None:
         params = getattr(net, "params", [])
     net = getattr(net, "net", net)  # a ModelHelper's forward net

@@ -144,9 +144,10 @@ void InitAutodiff(py::module_& m) {
       d["producer"] = b.producer;
       blobs.append(d);
     }
-    py::dict params_by_device, data_by_device;
+    py::dict params_by_device, data_by_device, prepared_by_device;
     for (const auto& [dev, n] : r.param_bytes) params_by_device[DeviceToTuple(dev)] = n;
     for (const auto& [dev, n] : r.data_bytes) data_by_device[DeviceToTuple(dev)] = n;
+    for (const auto& [dev, n] : r.prepared_bytes) prepared_by_device[DeviceToTuple(dev)] = n;
     py::dict out;
     out["net_name"] = r.net_name;
     out["blobs"] = blobs;
@@ -155,6 +156,8 @@ void InitAutodiff(py::module_& m) {
     out["param_total"] = r.param_total;
     out["data_total"] = r.data_total;
     out["unknown"] = r.unknown;
+    out["prepared_bytes"] = prepared_by_device;
+    out["prepared_total"] = r.prepared_total;
     out["text"] = r.ToText();
     return out;
   }, py::arg("net"), py::arg("shapes"), py::arg("params"), py::arg("from_workspace"));

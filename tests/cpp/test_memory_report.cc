@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/memory_report.h"
+#include "core/workspace.h"
+#include "device/cpu_packed_gemm.h"
 #include "tests/cpp/op_test_util.h"
 
 using namespace hetnet;
@@ -55,4 +57,30 @@ TEST_CASE("memory report: devices, unknown shapes, from a workspace", "[memory]"
   const MemoryReport w = MemoryReportFromWorkspace(Mlp(false), ws, {"w1", "b1", "w2", "b2"});
   CHECK(w.data_total == 4 * (160 + 240 + 80 + 80));
   CHECK(w.param_total == 4 * (600 + 30 + 300 + 10));
+}
+
+TEST_CASE("memory report from a workspace counts the packed weight copies that kernels hold", "[memory][packed]") {
+  if (!cpu_gemm::Supported()) {
+    WARN("skipped: this CPU has no AVX-512F, the PACKED engine hands every FC to DNNL");
+    return;
+  }
+  caffe2::NetDef net = Mlp(false);
+  for (auto& op : *net.mutable_op())
+    if (op.type() == "FC") op.set_engine("PACKED");  // what an inference net's FC gets
+  Workspace ws;
+  for (const auto& [name, info] : Shapes()) Feed<float>(ws, name, info.dims, RandomVec(Numel(info.dims), 1));
+  const std::set<std::string> params{"w1", "b1", "w2", "b2"};
+  CHECK(MemoryReportFromWorkspace(net, ws, params).prepared_total == 0);  // nothing run yet
+  ws.CreateNet(net);
+  ws.RunNet(net.name());
+  // w1 [30, 20] and w2 [10, 30] in 32-column panels: 20 x 32 and 30 x 32 floats.
+  const MemoryReport r = MemoryReportFromWorkspace(net, ws, params);
+  CHECK(r.prepared_total == 4 * (20 * 32 + 30 * 32));
+  CHECK(r.prepared_bytes.at(Device::CPU()) == r.prepared_total);
+  CHECK(r.param_total == 4 * (600 + 30 + 300 + 10));  // the blobs themselves, as before
+  CHECK(r.ToText().find("Memory held by prepared weight copies: " + std::to_string(r.prepared_total)) !=
+        std::string::npos);
+  // The copies live as long as an operator holds them.
+  ws.DeleteNet(net.name());
+  CHECK(MemoryReportFromWorkspace(net, ws, params).prepared_total == 0);
 }

@@ -120,3 +120,6 @@ def test_memory_report_from_python(ws):
     r2 = workspace.MemoryReport(model)
     assert r2["data_total"] == r["data_total"] and r2["param_total"] == r["param_total"]
     assert [b["shape"] for b in r2["blobs"] if b["name"] == "fc1"] == [[8, 30]]
+    # RunNetOnce's operators are gone, and any copy of a weight that their kernels prepared with them.
+    assert r2["prepared_total"] == 0 and r2["prepared_bytes"] == {}
+    assert "prepared weight copies" not in r2["text"]
