@@ -139,10 +139,12 @@ MemoryReport MemoryReportFromWorkspace(const caffe2::NetDef& net, const Workspac
   }
   MemoryReport r = Build(net, shapes, actual, params);
   // Each storage once: a weight read by several ops, or two blobs sharing one tensor's storage.
+  // (Id 0, a tensor without a storage of its own, names no weight in particular.)
   const std::map<uint64_t, int64_t> prepared = PreparedBytesByStorage();
   std::set<uint64_t> seen;
   for (const auto& kv : actual) {
     const Tensor& t = ws.GetBlob(kv.first)->GetTensor();
+    if (t.storage_id() == 0) continue;
     auto it = prepared.find(t.storage_id());
     if (it == prepared.end() || !seen.insert(it->first).second) continue;
     r.prepared_bytes[t.device()] += it->second;
