@@ -125,12 +125,14 @@ MemoryReport MemoryReportFromWorkspace(const caffe2::NetDef& net, const Workspac
                                        const std::set<std::string>& params) {
   std::map<std::string, std::pair<TensorInfo, Device>> actual;
   std::map<std::string, TensorInfo> shapes;
+  std::map<uint64_t, Device> storages;  // of the tensors found (id 0: no storage of its own, skipped)
   auto look = [&](const std::string& name) {
     const Blob* b = ws.GetBlob(name);
     if (!b || !b->IsTensor() || !b->GetTensor().initialized()) return;
     const Tensor& t = b->GetTensor();
     actual[name] = {TensorInfo::Of(t.shape(), t.dtype()), t.device()};
     shapes[name] = TensorInfo::Of(t.shape(), t.dtype());
+    if (t.storage_id() != 0) storages.emplace(t.storage_id(), t.device());
   };
   for (const auto& in : net.external_input()) look(in);
   for (const auto& op : net.op()) {
@@ -138,16 +140,12 @@ MemoryReport MemoryReportFromWorkspace(const caffe2::NetDef& net, const Workspac
     for (const auto& out : op.output()) look(out);
   }
   MemoryReport r = Build(net, shapes, actual, params);
-  // Each storage once: a weight read by several ops, or two blobs sharing one tensor's storage.
-  // (Id 0, a tensor without a storage of its own, names no weight in particular.)
+  // Each storage once (a weight read by several ops, or two blobs sharing one tensor's storage).
   const std::map<uint64_t, int64_t> prepared = PreparedBytesByStorage();
-  std::set<uint64_t> seen;
-  for (const auto& kv : actual) {
-    const Tensor& t = ws.GetBlob(kv.first)->GetTensor();
-    if (t.storage_id() == 0) continue;
-    auto it = prepared.find(t.storage_id());
-    if (it == prepared.end() || !seen.insert(it->first).second) continue;
-    r.prepared_bytes[t.device()] += it->second;
+  for (const auto& [id, device] : storages) {
+    auto it = prepared.find(id);
+    if (it == prepared.end()) continue;
+    r.prepared_bytes[device] += it->second;
     r.prepared_total += it->second;
   }
   return r;

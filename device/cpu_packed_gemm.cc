@@ -52,20 +52,19 @@ __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
     // into four pairs of accumulators, so that the multiply-adds' latency does not pace B's stream.
     // The MLP's 784x512 and 512x512 layers: 32 us against Eigen's GEMV on the plain layout 38 us
     // (1 thread), 19 against 28 us (2 threads; benchmarks/RESULTS.md, thirteenth session).
-    __m512 s0[3], s1[3];
-    for (int j = 0; j < 3; ++j) s0[j] = s1[j] = _mm512_setzero_ps();
+    // k step j of each four into lo[j] / hi[j] (the panel's two 16-column halves).
+    __m512 lo[4], hi[4];
+    for (int j = 0; j < 4; ++j) lo[j] = hi[j] = _mm512_setzero_ps();
     for (; k + 4 <= t.kc; k += 4, b += 4 * kPanelWidth) {
-      c0[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(b), c0[0]);
-      if (!kHalf) c1[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(b + 16), c1[0]);
-#pragma GCC unroll 3
-      for (int j = 0; j < 3; ++j) {
-        const __m512 x = _mm512_set1_ps(a[k + 1 + j]);
-        s0[j] = _mm512_fmadd_ps(x, _mm512_load_ps(b + (j + 1) * kPanelWidth), s0[j]);
-        if (!kHalf) s1[j] = _mm512_fmadd_ps(x, _mm512_load_ps(b + (j + 1) * kPanelWidth + 16), s1[j]);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const __m512 x = _mm512_set1_ps(a[k + j]);
+        lo[j] = _mm512_fmadd_ps(x, _mm512_load_ps(b + j * kPanelWidth), lo[j]);
+        if (!kHalf) hi[j] = _mm512_fmadd_ps(x, _mm512_load_ps(b + j * kPanelWidth + 16), hi[j]);
       }
     }
-    c0[0] = _mm512_add_ps(_mm512_add_ps(c0[0], s0[0]), _mm512_add_ps(s0[1], s0[2]));
-    c1[0] = _mm512_add_ps(_mm512_add_ps(c1[0], s1[0]), _mm512_add_ps(s1[1], s1[2]));
+    c0[0] = _mm512_add_ps(_mm512_add_ps(lo[0], lo[1]), _mm512_add_ps(lo[2], lo[3]));
+    c1[0] = _mm512_add_ps(_mm512_add_ps(hi[0], hi[1]), _mm512_add_ps(hi[2], hi[3]));
   }
   for (; k < t.kc; ++k, b += kPanelWidth) {
     const __m512 b0 = _mm512_load_ps(b);

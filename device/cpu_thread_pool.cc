@@ -66,6 +66,10 @@ bool SpinWait(Done done, int busy_us, int yield_us) {
   }
 }
 
+// The caller's wait for parts that pool threads took: on the core this long, then yielding (a part
+// runs a few to hundreds of microseconds; a pool thread descheduled mid-part can take a time slice).
+constexpr int kCallerBusySpinUs = 20;
+
 bool Open(const Job& job) {
   return job.next.load(std::memory_order_relaxed) < job.blocks &&
          job.slots.load(std::memory_order_relaxed) < job.max_slots;
@@ -163,7 +167,7 @@ void Run(int64_t n, int workers, const std::function<void(int64_t, int)>& f) {
     Work(job.get(), 0);
   }
   // Chunks that pool threads took are running now: wait for them (never for a thread that took none).
-  SpinWait([&] { return job->done.load(std::memory_order_acquire) >= job->blocks; }, 20, INT_MAX);
+  SpinWait([&] { return job->done.load(std::memory_order_acquire) >= job->blocks; }, kCallerBusySpinUs, INT_MAX);
   pool.Retire(job);
 }
 

@@ -31,7 +31,7 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-constexpr double kMinPartsMacs = 1 << 20;  // below: one thread, one primitive (as the DNNL Conv)
+constexpr double kMinPartsMacs = 1 << 20;  // below: one thread, one primitive (the DNNL Conv's kMinTeamMacs)
 
 template <bool kTransposed>
 class DnnlFCOp final : public CpuFCEngineOp<kTransposed> {
