@@ -4,11 +4,11 @@
 #include <set>
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
 #include "core/error.h"
+#include "core/json_document.h"
 #include "core/profiler.h"
 #include "core/proto_io.h"
 
@@ -229,12 +229,12 @@ std::string DeviceProfile::ToJson() const {
 
 DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string& what) {
   rapidjson::Document doc;
-  // Default flags reject NaN/Infinity, comments and trailing commas: the file is machine-written.
-  // Full precision: a measured time read back equals the one written (or given from Python).
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
-  if (doc.HasParseError())
-    HN_THROW(kInvalidArgument, "device profile '", what, "': not valid JSON at offset ", doc.GetErrorOffset(), ": ",
-             rapidjson::GetParseError_En(doc.GetParseError()));
+  // Strict JSON (no NaN/Infinity, comments or trailing commas): the file is machine-written. Numbers
+  // are read exactly: a measured time read back equals the one written (or given from Python).
+  JsonParseResult parsed = ParseJsonDocument(text, &doc);
+  if (!parsed.ok)
+    HN_THROW(kInvalidArgument, "device profile '", what, "': not valid JSON at offset ", parsed.offset, ": ",
+             parsed.message);
   ObjectReader top(doc, what, "");
   top.OnlyKeys({"machine", "source", "notes", "devices", "links", "corrections", "measured_ops",
                 "measured_launch_us", "measured_device_us", "measured_copy_latency_us", "overlap_gpu_launches"});

@@ -197,6 +197,11 @@ add("fuzz_http_infer", "dyn_json",
     http(1, b'{"inputs":[{"name":"x","datatype":"FP32","shape":[2,3],"data":[[1,2,3],[4,5,6]]}],'
             b'"parameters":{"priority":1,"timeout":1000}}'))
 add("fuzz_http_infer", "dyn_raw", http(1, struct.pack("<4f", 1, -2, 3, -4), "0"))
+# A ~530-digit number with e-444: crashed RapidJSON 1.1.0's full-precision conversion (fuzz_device_profile).
+LONG_NUMBER = ("10999999999999998." + "99999999999999919999999900000000000020" + "9" * 450
+               + "909999999999999999990444442e-444")
+add("fuzz_http_infer", "dyn_long_number",
+    http(1, ('{"inputs":[{"name":"x","datatype":"FP32","shape":[1,2],"data":[%s,1e400]}]}' % LONG_NUMBER).encode()))
 add("fuzz_http_infer", "strs_json",
     http(2, b'{"inputs":[{"name":"TEXT","datatype":"BYTES","shape":[1,2],"data":["abc","de"]}]}'))
 bytes_body = struct.pack("<I", 3) + b"abc" + struct.pack("<I", 0)

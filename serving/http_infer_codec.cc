@@ -1,14 +1,9 @@
-// Infer request bodies of the HTTP front end (JSON, binary, mixed, raw) and the depth-limited JSON
-// parser; see http_infer_codec.h. Responses: http_infer_response.cc.
+// Infer request bodies of the HTTP front end (JSON, binary, mixed, raw) and the JSON parser with
+// Triton's error wording; see http_infer_codec.h. Responses: http_infer_response.cc.
 #include "serving/http_infer_codec.h"
 
 #include <charconv>
 #include <cstring>
-
-#include <rapidjson/encodedstream.h>
-#include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
 
 #include "serving/inference_server.h"
 #include "serving/tensor_codec.h"
@@ -20,34 +15,6 @@ namespace rj = rapidjson;
 namespace {
 
 // ---- parsing ----
-
-// Forwards SAX events to the document and stops at nesting deeper than kMaxJsonDepth.
-struct DepthLimiter {
-  rj::Document& d;
-  int depth = 0;
-  bool too_deep = false;
-  bool Null() { return d.Null(); }
-  bool Bool(bool b) { return d.Bool(b); }
-  bool Int(int i) { return d.Int(i); }
-  bool Uint(unsigned i) { return d.Uint(i); }
-  bool Int64(int64_t i) { return d.Int64(i); }
-  bool Uint64(uint64_t i) { return d.Uint64(i); }
-  bool Double(double v) { return d.Double(v); }
-  bool RawNumber(const char* s, rj::SizeType n, bool copy) { return d.RawNumber(s, n, copy); }
-  bool String(const char* s, rj::SizeType n, bool copy) { return d.String(s, n, copy); }
-  bool Key(const char* s, rj::SizeType n, bool copy) { return d.Key(s, n, copy); }
-  bool Enter() {
-    if (++depth > kMaxJsonDepth) {
-      too_deep = true;
-      return false;
-    }
-    return true;
-  }
-  bool StartObject() { return Enter() && d.StartObject(); }
-  bool EndObject(rj::SizeType n) { --depth; return d.EndObject(n); }
-  bool StartArray() { return Enter() && d.StartArray(); }
-  bool EndArray(rj::SizeType n) { --depth; return d.EndArray(n); }
-};
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string s = "[";
@@ -249,24 +216,11 @@ DecodedInfer DecodeRaw(InferenceServer* server, const std::string& model, const 
 // ---------------------------------------------------------------------------------------------------
 
 void ParseJson(std::string_view text, rj::Document* doc) {
-  rj::MemoryStream ms(text.data(), text.size());
-  rj::EncodedInputStream<rj::UTF8<>, rj::MemoryStream> is(ms);
-  rj::ParseResult result;
-  bool too_deep = false;
-  auto generator = [&](rj::Document& d) {
-    DepthLimiter limiter{d};
-    rj::Reader reader;
-    result = reader.Parse<rj::kParseIterativeFlag | rj::kParseFullPrecisionFlag | rj::kParseValidateEncodingFlag |
-                          rj::kParseNanAndInfFlag>(is, limiter);
-    too_deep = limiter.too_deep;
-    return !result.IsError();
-  };
-  doc->Populate(generator);
-  if (too_deep) Invalid(MakeString("JSON nesting depth exceeds maximum allowed limit (", kMaxJsonDepth, ")"));
-  if (result.IsError()) {
-    Invalid(MakeString("failed to parse the request JSON buffer: ", rj::GetParseError_En(result.Code()), " at ",
-                       result.Offset()));
-  }
+  JsonParseOptions options;
+  options.allow_nan_and_infinity = true;
+  JsonParseResult r = ParseJsonDocument(text, doc, options);
+  if (r.too_deep) Invalid(r.message);
+  if (!r.ok) Invalid(MakeString("failed to parse the request JSON buffer: ", r.message, " at ", r.offset));
 }
 
 DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& model, const std::string& version,

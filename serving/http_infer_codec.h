@@ -13,6 +13,7 @@
 #include <rapidjson/document.h>
 
 #include "core/error.h"
+#include "core/json_document.h"
 #include "serving/http_server.h"
 #include "serving/infer_request.h"
 
@@ -20,10 +21,8 @@ namespace hetnet::serving {
 
 class InferenceServer;
 
-constexpr int kMaxJsonDepth = 100;
-
-// Parses `text` (not NUL-terminated) iteratively; nesting deeper than kMaxJsonDepth or invalid JSON
-// throws kInvalidArgument. Strings are copied into the document's allocator.
+// Parses `text` (not NUL-terminated) with ParseJsonDocument, NaN and Infinity allowed; nesting deeper
+// than kMaxJsonDepth or invalid JSON throws kInvalidArgument with Triton's wording.
 void ParseJson(std::string_view text, rapidjson::Document* doc);
 
 // Which outputs are answered in binary form.

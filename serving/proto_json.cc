@@ -6,6 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/error.h"
+#include "core/json_document.h"
 
 namespace hetnet::serving {
 namespace {
@@ -59,8 +60,7 @@ std::string ToTritonJson(const google::protobuf::Message& message) {
   auto status = pb::util::MessageToJsonString(message, &json, opts);
   if (!status.ok()) HN_THROW(kRuntime, "cannot print ", message.GetTypeName(), " as JSON: ", status.ToString());
   rapidjson::Document doc;
-  doc.Parse(json.c_str(), json.size());
-  if (doc.HasParseError()) return json;
+  if (!ParseJsonDocument(json, &doc).ok) return json;
   FixMessage(doc, message.GetDescriptor(), doc.GetAllocator());
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);

@@ -148,6 +148,7 @@ TEST_CASE("device profile: malformed files name the file and the field", "[auto_
       {R"({"devices": [{"name": "cpu", "memory_bytes": -4}]})", "'devices[0].memory_bytes' must be >= 0"},
       {R"({"devices": [{"name": "cpu", "memory_bytes": 1e30}]})", "'devices[0].memory_bytes' must be a whole number"},
       {R"({"devices": [{"name": "cpu", "dispatch_us": NaN}]})", "not valid JSON"},
+      {R"({"devices": [{"name": "cpu", "dispatch_us": 1e400}]})", "not valid JSON at offset 44: Number too big"},
       {R"({"devices": [], "links": [{"from": "cpu", "to": "cuda:0"}]})", "'links[0].bandwidth_gbs' is missing"},
       {R"({"devices": [], "links": [{"from": "cpu", "to": "cuda:0", "bandwidth_gbs": 0}]})", "'links[0].bandwidth_gbs' must be a positive"},
       {R"({"devices": [], "links": [{"to": "cuda:0", "bandwidth_gbs": 1}]})", "'links[0].from' is missing"},
@@ -169,6 +170,18 @@ TEST_CASE("device profile: malformed files name the file and the field", "[auto_
     CHECK(r.first == ErrorKind::kInvalidArgument);
     CHECK_THAT(r.second, Catch::Contains(path) && Catch::Contains(c.expect));
   }
+}
+
+// fuzz_device_profile's crash: RapidJSON 1.1.0's own conversion of this number read outside its table.
+TEST_CASE("device profile: a 530-digit number with a large negative exponent reads as zero", "[auto_placement][profile]") {
+  const std::string number = "10999999999999998." + std::string("99999999999999919999999900000000000020") +
+                             std::string(450, '9') + "909999999999999999990444442e-444";
+  const DeviceProfile p = DeviceProfile::FromJson(R"({"devices": [{"name": "cpu", "dispatch_us": )" + number + "}]}", "t");
+  REQUIRE(p.devices.size() == 1);
+  CHECK(p.devices[0].dispatch_us == 0.0);
+  // Trailing garbage after it (as the fuzzer's input had) is still an error, not a crash.
+  auto r = Thrown([&] { DeviceProfile::FromJson(number + "*44444444 444444", "t"); });
+  CHECK_THAT(r.second, Catch::Contains("not valid JSON at offset 538"));
 }
 
 TEST_CASE("device profile: folding a profiled run into corrections", "[auto_placement][profile]") {
