@@ -317,6 +317,8 @@ class DnnlConvOp final : public Operator<CPUContext> {
       try {  // its own blocked activations
         build(dnnl::algorithm::convolution_winograd, memory::desc(any_src.dims(), dt, Tag::any),
               memory::desc(any_dst.dims(), dt, Tag::any));
+        // oneDNN reorders only some filter layouts into Winograd's (not order NHWC's ohwi).
+        dnnl_util::Reorder(p->user_w, p->pd.weights_desc());
         p->winograd = true;
       } catch (const dnnl::error&) {  // no kernel for this geometry (or this CPU): the direct one
       }
