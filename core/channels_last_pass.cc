@@ -4,17 +4,30 @@
 #include "core/blob_form_pass.h"
 #include "core/error.h"
 #include "core/operator.h"
+#include "core/reduced_precision.h"
 
 namespace hetnet {
 namespace {
 
 enum class Role { kOther, kConv, kPool, kElementwise };
 
-bool OnCpu(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
+// Where an op runs: the CPU, a GPU of a float16 net, or somewhere this pass leaves alone.
+enum class Place { kNone, kCpu, kGpu };
+
+Device DeviceOf(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
+  return DeviceFromOption(op.has_device_option() ? op.device_option() : net.device_option());
+}
+
+// The GPU only in float16 nets: cuDNN's float16 tensor-core kernels want NHWC (NCHW float16 ran
+// ResNet-50's convolutions slower than float32 on an H100), while float32 keeps the measured NCHW
+// kernels and the per-shape choice of cuDNN or the default engine, which has no NHWC kernel.
+Place PlaceOf(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
   try {
-    return DeviceFromOption(op.has_device_option() ? op.device_option() : net.device_option()).is_cpu();
+    const Device d = DeviceOf(op, net);
+    if (d.is_cpu()) return Place::kCpu;
+    return d.type == DeviceType::CUDA && NetPrecision(net) == DataType::Float16 ? Place::kGpu : Place::kNone;
   } catch (const Error&) {
-    return false;  // placement reports the bad device
+    return Place::kNone;  // placement reports the bad device, the rewriter the bad precision
   }
 }
 
@@ -22,28 +35,58 @@ bool ArgIs(const ArgumentHelper& a, const char* name, const std::string& value) 
   return !a.HasArgument(name) || a.GetSingleArgument<std::string>(name, "") == value;
 }
 
+// cuDNN pads symmetrically only: explicit pads with t == b and l == r, and no legacy padding that
+// may add one at the end (SAME, CAFFE_LEGACY_POOLING).
+bool PadsAlwaysSymmetric(const ArgumentHelper& a) {
+  const int legacy = a.GetSingleArgument<int>("legacy_pad", 0);
+  if (legacy != 0 && legacy != 1) return false;  // NOTSET, VALID
+  if (a.HasArgument("pads")) {
+    const auto v = a.GetRepeatedArgument<int>("pads");
+    return v.size() == 4 && v[0] == v[2] && v[1] == v[3];
+  }
+  return a.GetSingleArgument<int>("pad_t", 0) == a.GetSingleArgument<int>("pad_b", 0) &&
+         a.GetSingleArgument<int>("pad_l", 0) == a.GetSingleArgument<int>("pad_r", 0);
+}
+
+bool TwoDimensional(const ArgumentHelper& a) {
+  return !a.HasArgument("kernels") || a.GetRepeatedArgument<int>("kernels").size() == 2;
+}
+
 Role RoleIn(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
   static const std::set<std::string> elementwise = {"Relu", "Sigmoid", "Tanh", "Add", "Sum", "Mul", "Sub", "Div"};
-  if (!OnCpu(op, net) || op.output_size() != 1) return Role::kOther;
+  const Place place = PlaceOf(op, net);
+  if (place == Place::kNone || op.output_size() != 1) return Role::kOther;
   const ArgumentHelper a(op);
   if (!ArgIs(a, "order", "NCHW") || a.HasArgument("activation_order")) return Role::kOther;
   const std::string& t = op.type();
-  if (t == "Conv" && op.input_size() >= 2 && op.input_size() <= 4 && ResolveEngine(op, Device::CPU()) == "DNNL" &&
-      a.GetSingleArgument<int>("legacy_pad", 0) == 0)  // oneDNN sizes outputs as NOTSET does
-    return Role::kConv;
-  if ((t == "MaxPool" || t == "AveragePool") && op.input_size() == 1) return Role::kPool;
+  const bool on_gpu = place == Place::kGpu;
+  if (t == "Conv" && op.input_size() >= 2 && op.input_size() <= 4) {
+    const std::string engine = ResolveEngine(op, DeviceOf(op, net));
+    if (!on_gpu && engine == "DNNL" && a.GetSingleArgument<int>("legacy_pad", 0) == 0)  // oneDNN sizes outputs as NOTSET does
+      return Role::kConv;
+    if (on_gpu && engine == "CUDNN" && PadsAlwaysSymmetric(a) && TwoDimensional(a)) return Role::kConv;
+    return Role::kOther;
+  }
+  if ((t == "MaxPool" || t == "AveragePool") && op.input_size() == 1) {
+    if (!on_gpu) return Role::kPool;
+    return ResolveEngine(op, DeviceOf(op, net)) == "CUDNN" && PadsAlwaysSymmetric(a) && TwoDimensional(a) ? Role::kPool
+                                                                                                           : Role::kOther;
+  }
   if (elementwise.count(t) && !a.HasArgument("broadcast") && op.input_size() >= 1) return Role::kElementwise;
   return Role::kOther;
 }
 
-// On the CPU whatever the net's default device: the blobs it switches are the CPU ops' (a GPU
-// reader gets its copy from the cross-device copy pass afterwards).
-caffe2::OperatorDef OrderSwitch(const char* type, const std::string& from, const std::string& to) {
+// On the device of the op it serves when that is a GPU (`at`: the converted op that reads or wrote
+// the blob); else on the CPU whatever the net's default device: the blobs it switches are the CPU
+// ops' (a GPU reader gets its copy from the cross-device copy pass afterwards).
+caffe2::OperatorDef OrderSwitch(const char* type, const std::string& from, const std::string& to,
+                                const caffe2::OperatorDef& at, const caffe2::NetDef& net) {
   caffe2::OperatorDef op;
   op.set_type(type);
   op.add_input(from);
   op.add_output(to);
-  op.mutable_device_option()->set_device_type(0);
+  if (PlaceOf(at, net) == Place::kGpu) *op.mutable_device_option() = at.has_device_option() ? at.device_option() : net.device_option();
+  else op.mutable_device_option()->set_device_type(0);
   return op;
 }
 
@@ -74,12 +117,13 @@ class ChannelsLastPolicy final : public BlobFormPolicy {
     r.outputs = {0};
     return r;
   }
-  caffe2::OperatorDef ToForm(const std::string& from, const std::string& to, const caffe2::OperatorDef&,
+  caffe2::OperatorDef ToForm(const std::string& from, const std::string& to, const caffe2::OperatorDef& reader,
                              int) const override {
-    return OrderSwitch("NCHW2NHWC", from, to);
+    return OrderSwitch("NCHW2NHWC", from, to, reader, net_);
   }
-  caffe2::OperatorDef FromForm(const std::string& from, const std::string& to, const caffe2::OperatorDef&) const override {
-    return OrderSwitch("NHWC2NCHW", from, to);
+  caffe2::OperatorDef FromForm(const std::string& from, const std::string& to,
+                               const caffe2::OperatorDef& writer) const override {
+    return OrderSwitch("NHWC2NCHW", from, to, writer, net_);
   }
   std::string Adapt(caffe2::OperatorDef* op) const override {
     const Role role = RoleIn(*op, net_);

@@ -1,7 +1,10 @@
 // The CUDNN engine of Conv and ConvTranspose (forward and gradient), float32 and float16. One class
 // template per direction over the kind; conv_op_cudnn.cc and conv_transpose_op_cudnn.cc register it.
 // Conv's fused_activation "Relu" and fused_residual (the inference rewrite's, core/inference_fusion.h)
-// go into cuDNN's fused conv + bias + add + activation call where it takes them.
+// go into cuDNN's fused conv + bias + add + activation call where it takes them. Conv's forward also
+// runs channels-last activations (Caffe2's order NHWC, or activation_order NHWC from the layout pass,
+// core/channels_last_pass.h, whose NCHW filter it transposes once per change): the layout of cuDNN's
+// float16 tensor-core kernels.
 // Scratch memory is the shared per-stream workspace (device/cuda/cudnn_workspace.h). Algorithms are
 // chosen by measurement (cudnnFind*) unless exhaustive_search=0 asks for cuDNN's heuristics, as
 // Caffe2's default was (brew writes it): on an H200 measurement ran batch-16 ResNet layers 1.5-3.6x
@@ -41,8 +44,8 @@ double DeviceSeconds(F&& f, int reps = 3) {
 template <ConvPoolKind K>
 class Base : public Operator<CUDAContext> {
  public:
-  Base(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<CUDAContext>(def, ws), args_(ParseConvPoolArgs(def, K)),
+  Base(const caffe2::OperatorDef& def, Workspace* ws, bool allow_channels_last = false)
+      : Operator<CUDAContext>(def, ws), args_(ParseConvPoolArgs(def, K, allow_channels_last)),
         limit_(WorkspaceLimit(GetSingleArgument<int64_t>("ws_nbytes_limit", static_cast<int64_t>(kCudnnDefaultWsLimit)))),
         exhaustive_(!HasArgument("exhaustive_search") || GetSingleArgument<int>("exhaustive_search", 1) != 0),
         choose_engine_(GetSingleArgument<int>("choose_engine", 1) != 0), ws_(ws) {}
@@ -114,6 +117,9 @@ class Base : public Operator<CUDAContext> {
   // Runs the default CUDA engine's op (float32) for what cuDNN cannot express.
   template <typename Fallback>
   void RunFallback(DataType dt, const ConvPoolGeom& g) {
+    HN_CHECK_KIND(kUnsupported, !g.channels_last, def().type(), " (CUDNN): channels-last (NHWC) activations need ",
+                  "symmetric pads and a residual of the output's shape and dtype (pads t ", g.pt, " b ", g.pb, ", l ",
+                  g.pl, " r ", g.pr, ")");
     HN_CHECK_KIND(kUnsupported, dt == DataType::Float, def().type(), " (CUDNN): asymmetric pads (t ", g.pt, " b ", g.pb,
                   ", l ", g.pl, " r ", g.pr, ") are not supported for ", DataTypeName(dt));
     if (!fallback_) fallback_.reset(new Fallback(def(), ws_));
@@ -140,7 +146,8 @@ class CudnnConvOp final : public Base<K> {
 
  public:
   CudnnConvOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Base<K>(def, ws), relu_(K == ConvPoolKind::Conv && FusedReluArgument(def)), residual_(def) {}
+      : Base<K>(def, ws, /*allow_channels_last=*/K == ConvPoolKind::Conv),
+        relu_(K == ConvPoolKind::Conv && FusedReluArgument(def)), residual_(def) {}
   ~CudnnConvOp() override {
     if (act_) cudnnDestroyActivationDescriptor(act_);
   }
@@ -161,7 +168,7 @@ class CudnnConvOp final : public Base<K> {
     Tensor* Y = this->Output(0, g.y_shape(), X.dtype());
     const std::string key = this->d_.Set(g, K, dt);
     const void* x = X.raw_data();
-    const void* w = F.raw_data();
+    const void* w = g.channels_last && !g.filter_hwc ? krsc_.Of(this->def(), F, &this->context_) : F.raw_data();
     void* y = Y->raw_mutable_data(X.dtype());
     const float one = 1.f, zero = 0.f;
     cudnnHandle_t h = CudnnHandle(this->context_);
@@ -180,7 +187,7 @@ class CudnnConvOp final : public Base<K> {
           if (relu_) HN_CUDNN_CHECK(cudnnActivationForward(h, Relu(), &one, d.out, y, &zero, d.out, y));
         });
       };
-      if (X.dtype() == DataType::Float && this->choose_engine_ && DefaultEngineIsFaster(key, forward))
+      if (X.dtype() == DataType::Float && this->choose_engine_ && !g.channels_last && DefaultEngineIsFaster(key, forward))
         return this->template RunFallback<Fallback>(X.dtype(), g);
       return forward();
     } else {  // Y = the data gradient of the convolution Y -> X, applied to X
@@ -238,6 +245,7 @@ class CudnnConvOp final : public Base<K> {
 
   bool relu_;
   ConvResidual residual_;
+  KrscFilter krsc_;  // activation_order NHWC: the filter as cuDNN's NHWC kernels read it
   cudnnActivationDescriptor_t act_ = nullptr;
   bool fused_unsupported_ = false;  // this op's shapes and algorithm: one call each
 };

@@ -3,7 +3,9 @@
 // exhaustive_search=0 cuDNN's heuristics, cudnnGetConvolution*Algorithm_v7) restricted to algorithms
 // whose workspace fits min(ws_nbytes_limit, global cap), cached per (shapes, args, dtype, limit),
 // and float16 with tensor cores (CUDNN_TENSOR_OP_MATH, float32 accumulation). float32 uses
-// CUDNN_FMA_MATH (no TF32) so results match the CPU kernels. Only *_cudnn.cc files include this.
+// CUDNN_FMA_MATH (no TF32) so results match the CPU kernels. Channels-last (NHWC) activations come
+// with an NHWC (KRSC) filter descriptor: cuDNN's tensor-core kernels want both channels-last. Only
+// *_cudnn.cc files include this.
 #pragma once
 
 #include <map>
@@ -14,8 +16,14 @@
 #include "device/cuda/cudnn_context.h"
 #include "device/cuda/cudnn_workspace.h"
 #include "operators/conv_pool_shape.h"
+#include "operators/order_switch_ops.h"
 
 namespace hetnet {
+
+// Defined in transpose_op.cu.
+template <>
+void TransposeKernel<CUDAContext>(const StridedIndex& src, int64_t n, size_t item_size, const void* x, void* y,
+                                  CUDAContext* ctx);
 namespace cudnn_conv {
 
 inline cudnnDataType_t DataTypeOf(const caffe2::OperatorDef& def, DataType t) {
@@ -46,15 +54,17 @@ struct Descs {
   Descs& operator=(const Descs&) = delete;
 
   // The convolution cuDNN sees: for Conv, in = X and out = Y; for ConvTranspose, in = Y and out = X
-  // (ConvTranspose is the data gradient of that convolution). Filter is always stored NCHW.
+  // (ConvTranspose is the data gradient of that convolution). The filter is NCHW [M, C/group, kH, kW],
+  // or with channels-last activations (Conv only, g.channels_last) NHWC [M, kH, kW, C/group].
   std::string Set(const ConvPoolGeom& g, ConvPoolKind kind, cudnnDataType_t dt) {
     const bool tr = kind == ConvPoolKind::ConvTranspose;
+    const cudnnTensorFormat_t fmt = g.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     const int64_t ic = tr ? g.M : g.C, ih = tr ? g.OH : g.H, iw = tr ? g.OW : g.W;
     const int64_t oc = tr ? g.C : g.M, oh = tr ? g.H : g.OH, ow = tr ? g.W : g.OW;
-    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(in, CUDNN_TENSOR_NCHW, dt, (int)g.N, (int)ic, (int)ih, (int)iw));
-    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(out, CUDNN_TENSOR_NCHW, dt, (int)g.N, (int)oc, (int)oh, (int)ow));
-    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(bias, CUDNN_TENSOR_NCHW, dt, 1, (int)g.M, 1, 1));
-    HN_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, dt, CUDNN_TENSOR_NCHW, (int)oc, (int)(ic / g.group), g.kh, g.kw));
+    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(in, fmt, dt, (int)g.N, (int)ic, (int)ih, (int)iw));
+    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(out, fmt, dt, (int)g.N, (int)oc, (int)oh, (int)ow));
+    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(bias, fmt, dt, 1, (int)g.M, 1, 1));
+    HN_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, dt, fmt, (int)oc, (int)(ic / g.group), g.kh, g.kw));
     HN_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, g.pt, g.pl, g.sh, g.sw, g.dh, g.dw, CUDNN_CROSS_CORRELATION,
                                                    CUDNN_DATA_FLOAT));
     HN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv, g.group));
@@ -62,9 +72,49 @@ struct Descs {
     std::ostringstream k;
     k << g.N << ',' << ic << ',' << ih << ',' << iw << ',' << oc << ',' << oh << ',' << ow << ',' << g.kh << ','
       << g.kw << ',' << g.sh << ',' << g.sw << ',' << g.pt << ',' << g.pl << ',' << g.dh << ',' << g.dw << ','
-      << g.group << ',' << int(dt);
+      << g.group << ',' << int(dt) << (g.channels_last ? ",nhwc" : "");
     return k.str();
   }
+};
+
+// One op's copy of its filter [M, C/group, kH, kW] as [M, kH, kW, C/group], for channels-last
+// activations (activation_order NHWC keeps NCHW filters; cuDNN's NHWC kernels want KRSC). Transposed
+// again only when the filter may have changed (storage, write generation, data pointer, shape or
+// dtype); storage owned elsewhere can change unseen, so it is transposed on every run.
+class KrscFilter {
+ public:
+  const void* Of(const caffe2::OperatorDef& def, const Tensor& f, CUDAContext* ctx) {
+    HN_ENFORCE(f.ndim() == 4, def.type(), ": filter ('", def.input(1), "') must be 4-D, has shape ", f.ShapeString());
+    const Version v{f.storage_id(), f.write_generation(), f.raw_data(), f.shape(), f.dtype()};
+    if (buffer_ && !f.external_storage() && v == version_) return buffer_.get();
+    if (!buffer_ || bytes_ < f.nbytes()) {
+      buffer_ = ctx->allocator()->Allocate(f.nbytes());
+      bytes_ = f.nbytes();
+    }
+    const std::vector<int> axes = OrderSwitchAxes(4, /*to_nchw=*/false);  // [0, 2, 3, 1]
+    const std::vector<int64_t> strides = RowMajorStrides(f.shape());
+    std::vector<int64_t> src_strides;
+    for (int a : axes) src_strides.push_back(strides[a]);
+    const StridedIndex src = MakeStridedIndex(def, TransposeShape(f.shape(), axes), src_strides);
+    TransposeKernel<CUDAContext>(src, f.numel(), f.itemsize(), f.raw_data(), buffer_.get(), ctx);
+    version_ = v;
+    return buffer_.get();
+  }
+
+ private:
+  struct Version {
+    uint64_t storage_id = 0, generation = 0;
+    const void* data = nullptr;
+    std::vector<int64_t> shape;
+    DataType dtype = DataType::Float;
+    bool operator==(const Version& o) const {
+      return storage_id == o.storage_id && generation == o.generation && data == o.data && shape == o.shape &&
+             dtype == o.dtype;
+    }
+  };
+  std::shared_ptr<void> buffer_;
+  size_t bytes_ = 0;
+  Version version_;
 };
 
 // True when cuDNN can take the padding (it only knows symmetric pads).

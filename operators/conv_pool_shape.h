@@ -108,9 +108,10 @@ inline bool ReadPair(const caffe2::OperatorDef& def, const ArgumentHelper& a, co
 }  // namespace conv_shape_detail
 
 // Channels-last activations, only where the caller's kernels run them (allow_channels_last: the CPU
-// pooling kernels and the DNNL Conv's forward): Caffe2's `order: "NHWC"` (for Conv, the filter is
-// then [M, kH, kW, C/group]), and Conv with hetnet's `activation_order: "NHWC"` (set by the
-// inference layout pass, core/channels_last_pass.h), which keeps the NCHW filter [M, C/group, kH, kW].
+// pooling kernels, the DNNL Conv's forward, and the CUDNN engine's Conv forward and pools): Caffe2's
+// `order: "NHWC"` (for Conv, the filter is then [M, kH, kW, C/group]), and Conv with hetnet's
+// `activation_order: "NHWC"` (set by the inference layout pass, core/channels_last_pass.h), which
+// keeps the NCHW filter [M, C/group, kH, kW].
 inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKind kind,
                                       bool allow_channels_last = false) {
   using namespace conv_shape_detail;
@@ -121,7 +122,7 @@ inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKi
   const std::string activations = a.GetSingleArgument<std::string>("activation_order", "NCHW");
   if (kind != ConvPoolKind::ConvTranspose && order == "NHWC") {
     HN_CHECK_KIND(kUnsupported, allow_channels_last, op, ": order 'NHWC' is not supported by this kernel (NCHW only",
-                  kind == ConvPoolKind::Conv ? "; the DNNL engine's CPU Conv runs NHWC)" : ")");
+                  kind == ConvPoolKind::Conv ? "; the DNNL engine's CPU Conv and the CUDNN engine's Conv run NHWC)" : ")");
     r.channels_last = true;
     r.filter_hwc = kind == ConvPoolKind::Conv;
   } else {
@@ -131,7 +132,7 @@ inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKi
     HN_CHECK_KIND(kUnsupported, kind == ConvPoolKind::Conv && activations == "NHWC" && allow_channels_last &&
                                     !r.filter_hwc, op,
                   ": activation_order '", activations,
-                  "' is only run by the DNNL engine's CPU Conv (activation_order NHWC)");
+                  "' is only run by the DNNL engine's CPU Conv and the CUDNN engine's Conv (activation_order NHWC)");
     r.channels_last = true;
   }
   r.kernel_given = ReadPair(def, a, "kernel", "kernel_h", "kernel_w", "kernels", r.kernel);

@@ -26,10 +26,8 @@ OPERATOR_SCHEMA(NCHW2NHWC).NumInputs(1).NumOutputs(1).TensorInference(OrderSwitc
 
 REGISTER_CPU_OPERATOR(NHWC2NCHW, OrderSwitchOp<CPUContext, true>);
 REGISTER_CPU_OPERATOR(NCHW2NHWC, OrderSwitchOp<CPUContext, false>);
-// Reduced-precision inference (core/reduced_precision.h): they move elements of any dtype.
-const ReducedPrecisionKernel kNarrowOrderSwitch{{DataType::BFloat16, DataType::Float16}, 1, /*follower=*/true};
-REGISTER_REDUCED_PRECISION_KERNEL(NHWC2NCHW, CPU, "", kNarrowOrderSwitch);
-REGISTER_REDUCED_PRECISION_KERNEL(NCHW2NHWC, CPU, "", kNarrowOrderSwitch);
+REGISTER_REDUCED_PRECISION_KERNEL(NHWC2NCHW, CPU, "", NarrowOrderSwitchKernel());
+REGISTER_REDUCED_PRECISION_KERNEL(NCHW2NHWC, CPU, "", NarrowOrderSwitchKernel());
 
 template <bool kToNCHW>
 class GetOrderSwitchGradient final : public GradientMakerBase {

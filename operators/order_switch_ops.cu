@@ -10,5 +10,7 @@ void TransposeKernel<CUDAContext>(const StridedIndex& src, int64_t n, size_t ite
 
 REGISTER_CUDA_OPERATOR(NHWC2NCHW, OrderSwitchOp<CUDAContext, true>);
 REGISTER_CUDA_OPERATOR(NCHW2NHWC, OrderSwitchOp<CUDAContext, false>);
+REGISTER_REDUCED_PRECISION_KERNEL(NHWC2NCHW, CUDA, "", NarrowOrderSwitchKernel());
+REGISTER_REDUCED_PRECISION_KERNEL(NCHW2NHWC, CUDA, "", NarrowOrderSwitchKernel());
 
 }  // namespace hetnet

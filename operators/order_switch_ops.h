@@ -7,9 +7,16 @@
 #include <type_traits>
 
 #include "core/operator.h"
+#include "core/reduced_precision.h"
 #include "operators/transpose_op.h"
 
 namespace hetnet {
+
+// Reduced-precision inference (core/reduced_precision.h): the switches move elements of any dtype,
+// so they follow narrow runs on every device that registers them.
+inline ReducedPrecisionKernel NarrowOrderSwitchKernel() {
+  return {{DataType::BFloat16, DataType::Float16}, 1, /*follower=*/true, nullptr, -1};
+}
 
 // The Transpose axes of the switch: to NCHW [0, n-1, 1, .., n-2]; to NHWC [0, 2, .., n-1, 1].
 inline std::vector<int> OrderSwitchAxes(int ndim, bool to_nchw) {

@@ -3,8 +3,11 @@
 // the window clipped to the input, INCLUDE_PADDING by kernel_h * kernel_w, as count_include_pad);
 // asymmetric padding (CAFFE_LEGACY_POOLING's ceil mode, explicit pad_b != pad_t) runs the default
 // CUDA kernels (pool_op.cu). MaxPool's cuDNN gradient gives a tie to one input, Caffe2's to all.
+// order NHWC (Caffe2's, or the layout pass's between channels-last convolutions) runs here too; the
+// pools follow float16 runs (core/reduced_precision.h) that the CUDNN Conv starts.
 #include <memory>
 
+#include "core/reduced_precision.h"
 #include "device/cuda/cudnn_context.h"
 #include "operators/pool_op.h"
 
@@ -25,8 +28,9 @@ struct PoolDescs {
     cudnnDestroyPoolingDescriptor(pool);
   }
   void Set(const ConvPoolGeom& g, bool is_max, bool count_include_pad, cudnnDataType_t dt) {
-    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, dt, (int)g.N, (int)g.C, (int)g.H, (int)g.W));
-    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, dt, (int)g.N, (int)g.C, (int)g.OH, (int)g.OW));
+    const cudnnTensorFormat_t fmt = g.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x, fmt, dt, (int)g.N, (int)g.C, (int)g.H, (int)g.W));
+    HN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y, fmt, dt, (int)g.N, (int)g.C, (int)g.OH, (int)g.OW));
     const cudnnPoolingMode_t mode = is_max ? CUDNN_POOLING_MAX
                                     : count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
                                                         : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
@@ -46,18 +50,20 @@ bool CudnnCanPool(const ConvPoolGeom& g) { return g.pt == g.pb && g.pl == g.pr; 
 }  // namespace
 
 // Shared by the forward and gradient cuDNN pool ops: arguments, descriptors, and the default-engine
-// CUDA op that runs the shapes cuDNN cannot express (asymmetric pads, float32 only).
+// CUDA op that runs the shapes cuDNN cannot express (asymmetric pads, float32 NCHW only).
 template <class Fallback>
 class CudnnPoolBase : public Operator<CUDAContext> {
  public:
   CudnnPoolBase(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<CUDAContext>(def, ws), args_(ParsePoolArgs(def)),
+      : Operator<CUDAContext>(def, ws), args_(ParsePoolArgs(def, /*allow_channels_last=*/true)),
         count_include_pad_(GetSingleArgument<int>("count_include_pad", 0) != 0), ws_(ws) {}
 
  protected:
   // The geometry for X; runs the fallback and returns false where cuDNN cannot pool.
   bool Prepare(const Tensor& X, ConvPoolGeom* g) {
     *g = ComputeConvPoolGeom(def(), ConvPoolKind::Pool, args_, X.shape());
+    HN_CHECK_KIND(kUnsupported, CudnnCanPool(*g) || !g->channels_last, def().type(),
+                  " (CUDNN): order NHWC needs symmetric pads (t ", g->pt, " b ", g->pb, ", l ", g->pl, " r ", g->pr, ")");
     if (!CudnnCanPool(*g) && X.dtype() == DataType::Float) {
       if (!fallback_) fallback_.reset(new Fallback(def(), ws_));
       fallback_->Run();
@@ -113,6 +119,16 @@ class CudnnPoolGradientOp final : public CudnnPoolBase<PoolGradientOp<CUDAContex
                                         dX->raw_mutable_data(X.dtype())));
   }
 };
+
+// Reduced-precision inference (core/reduced_precision.h): float16 pools where their input is float16
+// already, channels-last (as on the CPU: the layout pass makes NHWC pools of symmetric pads only, so
+// the float32-only fallback is never needed). Not yet run on a GPU (written 2026-11-27 without one).
+const ReducedPrecisionKernel kHalfPool{{DataType::Float16}, 1, /*follower=*/true,
+                                       [](const caffe2::OperatorDef& op, DataType) {
+                                         return ArgumentHelper(op).GetSingleArgument<std::string>("order", "NCHW") == "NHWC";
+                                       }};
+REGISTER_REDUCED_PRECISION_KERNEL(MaxPool, CUDA, "CUDNN", kHalfPool);
+REGISTER_REDUCED_PRECISION_KERNEL(AveragePool, CUDA, "CUDNN", kHalfPool);
 
 REGISTER_CUDA_OPERATOR_WITH_ENGINE(MaxPool, CUDNN, CudnnPoolOp<true>);
 REGISTER_CUDA_OPERATOR_WITH_ENGINE(AveragePool, CUDNN, CudnnPoolOp<false>);

@@ -90,11 +90,8 @@ OPERATOR_SCHEMA(ResizeLike)
 
 REGISTER_CPU_OPERATOR(Reshape, ReshapeOp<CPUContext>);
 REGISTER_CPU_OPERATOR(Flatten, FlattenOp<CPUContext>);
-// Reduced-precision inference (core/reduced_precision.h): X of any dtype; Reshape's shape input and
-// old_shape output stay integers.
-const ReducedPrecisionKernel kNarrowReshape{{DataType::BFloat16, DataType::Float16}, 1, /*follower=*/true, nullptr, 1};
-REGISTER_REDUCED_PRECISION_KERNEL(Reshape, CPU, "", kNarrowReshape);
-REGISTER_REDUCED_PRECISION_KERNEL(Flatten, CPU, "", kNarrowReshape);
+REGISTER_REDUCED_PRECISION_KERNEL(Reshape, CPU, "", NarrowReshapeKernel());
+REGISTER_REDUCED_PRECISION_KERNEL(Flatten, CPU, "", NarrowReshapeKernel());
 REGISTER_CPU_OPERATOR(ResizeLike, ResizeLikeOp<CPUContext>);
 
 class GetReshapeGradient final : public GradientMakerBase {

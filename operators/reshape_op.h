@@ -4,8 +4,15 @@
 #pragma once
 
 #include "core/operator.h"
+#include "core/reduced_precision.h"
 
 namespace hetnet {
+
+// Reduced-precision inference (core/reduced_precision.h): X of any dtype; Reshape's shape input and
+// old_shape output stay integers. Registered on every device that has the ops.
+inline ReducedPrecisionKernel NarrowReshapeKernel() {
+  return {{DataType::BFloat16, DataType::Float16}, 1, /*follower=*/true, nullptr, 1};
+}
 
 // The output shape for `requested` applied to `in`; messages name the op's blobs.
 std::vector<int64_t> ComputeReshapeShape(const caffe2::OperatorDef& def, const std::vector<int64_t>& in,
