@@ -13,6 +13,7 @@
 #include "core/operator.h"
 #include "core/workspace.h"
 #include "tests/cpp/op_test_util.h"
+#include "tests/cpp/residual_test_net.h"
 #include "test_util_io.h"
 
 using namespace hetnet;
@@ -26,38 +27,12 @@ using optest::RandomVec;
 
 namespace {
 
+// The shared residual net's pieces (tests/cpp/residual_test_net.h).
 void Conv(caffe2::NetDef* net, caffe2::NetDef* init, const std::string& x, const std::string& y, int64_t c,
           int64_t m, int k, int stride, bool relu) {
-  AddFill(init, y + "_w", {m, c, k, k}, RandomVec(m * c * k * k, static_cast<unsigned>(m * 7 + c), -0.3f, 0.3f));
-  AddFill(init, y + "_b", {m}, RandomVec(m, static_cast<unsigned>(m + 1)));
-  auto* op = AddOp(net, "Conv", {x, y + "_w", y + "_b"}, {y});
-  op->add_arg()->CopyFrom(ArgI("kernel", k));
-  op->add_arg()->CopyFrom(ArgI("stride", stride));
-  op->add_arg()->CopyFrom(ArgI("pad", k / 2));
-  if (relu) AddOp(net, "Relu", {y}, {y});
+  hetnet_test::AddConv(net, init, x, y, c, m, k, stride, relu);
 }
-
-// data -> conv(3x3)+relu -> maxpool 3/s2 -> [conv+relu, conv] + skip -> add -> relu -> global avg -> FC.
-void ResidualNet(caffe2::NetDef* init, caffe2::NetDef* net) {
-  net->set_name("residual");
-  Conv(net, init, "data", "c1", 3, 8, 3, 1, true);
-  auto* pool = AddOp(net, "MaxPool", {"c1"}, {"p1"});
-  pool->add_arg()->CopyFrom(ArgI("kernel", 3));
-  pool->add_arg()->CopyFrom(ArgI("stride", 2));
-  pool->add_arg()->CopyFrom(ArgI("pad", 1));
-  Conv(net, init, "p1", "c2", 8, 8, 3, 1, true);
-  Conv(net, init, "c2", "c3", 8, 8, 1, 1, false);
-  AddOp(net, "Add", {"c3", "p1"}, {"s"});
-  AddOp(net, "Relu", {"s"}, {"s"});
-  auto* gap = AddOp(net, "AveragePool", {"s"}, {"g"});
-  gap->add_arg()->CopyFrom(ArgI("global_pooling", 1));
-  AddOp(net, "Flatten", {"g"}, {"f"});
-  AddFill(init, "fc_w", {5, 8}, RandomVec(40, 3));
-  AddFill(init, "fc_b", {5}, RandomVec(5, 4));
-  AddOp(net, "FC", {"f", "fc_w", "fc_b"}, {"out"});
-  net->add_external_input("data");
-  net->add_external_output("out");
-}
+using hetnet_test::ResidualNet;
 
 void SetOptimize(caffe2::NetDef* net, int v) {
   auto* a = net->add_arg();

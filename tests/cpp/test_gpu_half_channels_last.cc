@@ -14,11 +14,10 @@
 #include "core/reduced_precision.h"
 #include "core/workspace.h"
 #include "tests/cpp/op_test_util.h"
+#include "tests/cpp/residual_test_net.h"
 #include "test_util_io.h"
 
 using namespace hetnet;
-using hetnet_test::AddFill;
-using hetnet_test::AddOp;
 using hetnet_test::FloatTensor;
 using hetnet_test::Values;
 using optest::ArgI;
@@ -28,34 +27,14 @@ namespace {
 
 caffe2::OperatorDef* Conv(caffe2::NetDef* net, caffe2::NetDef* init, const std::string& x, const std::string& y,
                           int64_t c, int64_t m, int k, bool relu) {
-  AddFill(init, y + "_w", {m, c, k, k}, RandomVec(m * c * k * k, static_cast<unsigned>(m * 7 + c), -0.3f, 0.3f));
-  AddFill(init, y + "_b", {m}, RandomVec(m, static_cast<unsigned>(m + 1)));
-  auto* op = AddOp(net, "Conv", {x, y + "_w", y + "_b"}, {y});
-  op->add_arg()->CopyFrom(ArgI("kernel", k));
-  op->add_arg()->CopyFrom(ArgI("pad", k / 2));
-  if (relu) AddOp(net, "Relu", {y}, {y});
-  return op;
+  return hetnet_test::AddConv(net, init, x, y, c, m, k, 1, relu);
 }
 
-// data [N,3,10,10] -> conv+relu -> maxpool 3/s2/p1 -> conv+relu -> conv + skip -> relu -> global
-// average -> Flatten -> FC 5, every op on CUDA:0 (the init net fills the weights on the CPU).
+// The shared residual net (tests/cpp/residual_test_net.h), 16 channels wide, every op on CUDA:0
+// (the init net fills the weights on the CPU), rewritten for inference in `precision`.
 void ResidualGpuNet(caffe2::NetDef* init, caffe2::NetDef* net, DataType precision) {
+  hetnet_test::ResidualNet(init, net, 16);
   net->set_name("residual_gpu");
-  Conv(net, init, "data", "c1", 3, 16, 3, true);
-  auto* pool = AddOp(net, "MaxPool", {"c1"}, {"p1"});
-  for (const auto& a : {ArgI("kernel", 3), ArgI("stride", 2), ArgI("pad", 1)}) pool->add_arg()->CopyFrom(a);
-  Conv(net, init, "p1", "c2", 16, 16, 3, true);
-  Conv(net, init, "c2", "c3", 16, 16, 1, false);
-  AddOp(net, "Add", {"c3", "p1"}, {"s"});
-  AddOp(net, "Relu", {"s"}, {"s"});
-  auto* gap = AddOp(net, "AveragePool", {"s"}, {"g"});
-  gap->add_arg()->CopyFrom(ArgI("global_pooling", 1));
-  AddOp(net, "Flatten", {"g"}, {"f"});
-  AddFill(init, "fc_w", {5, 16}, RandomVec(80, 3));
-  AddFill(init, "fc_b", {5}, RandomVec(5, 4));
-  AddOp(net, "FC", {"f", "fc_w", "fc_b"}, {"out"});
-  net->add_external_input("data");
-  net->add_external_output("out");
   net->mutable_device_option()->set_device_type(1);
   SetNetPrecision(net, precision);
   auto* a = net->add_arg();
