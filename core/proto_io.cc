@@ -65,22 +65,50 @@ void WriteFileBytes(const std::string& path, const std::string& bytes) {
   if (!out) HN_THROW(kRuntime, "error while writing file '", path, "'");
 }
 
-void ParseProtoFromString(const std::string& data, google::protobuf::Message* msg, const std::string& source) {
-  const std::string expected = msg->GetTypeName();
+int ProtoDepthCap() { return static_cast<int>(std::min<int64_t>(GetLimit(Limit::kMaxProtoDepth), 1 << 20)); }
+
+namespace {
+
+// The size caps, checked before any parsing.
+void CheckProtoSize(const std::string& data, const std::string& expected, const std::string& source) {
   if (data.empty()) HN_THROW(kInvalidArgument, "'", source, "' is empty; expected a serialized ", expected);
   CheckLimit(Limit::kMaxProtoBytes, static_cast<int64_t>(data.size()), "'" + source + "'");
   HN_ENFORCE(data.size() <= static_cast<size_t>(INT32_MAX), "'", source, "' (", data.size(),
              " bytes) is over protobuf's 2 GiB message limit");
+}
+
+// Text format into msg (left as it was on failure); *problem says why not.
+bool ParseText(const std::string& data, google::protobuf::Message* msg, std::string* problem) {
+  const int depth = ProtoDepthCap();
+  auto text_msg = std::unique_ptr<google::protobuf::Message>(msg->New());
+  google::protobuf::TextFormat::Parser parser;
+  parser.SetRecursionLimit(depth);
+  CollectingErrors errors;
+  parser.RecordErrorsTo(&errors);
+  if (parser.ParseFromString(data, text_msg.get())) {
+    msg->CopyFrom(*text_msg);
+    return true;
+  }
+  *problem = errors.first().empty() ? "parse failed" : errors.first();
+  if (errors.first().find("recursion limit") != std::string::npos)
+    *problem += MakeString("; messages nest deeper than the ", LimitName(Limit::kMaxProtoDepth), " of ", depth,
+                           " (raise it with the environment variable ", LimitEnvVar(Limit::kMaxProtoDepth),
+                           "=<n> or hetnet::SetLimit)");
+  return false;
+}
+
+}  // namespace
+
+void ParseProtoFromString(const std::string& data, google::protobuf::Message* msg, const std::string& source) {
+  const std::string expected = msg->GetTypeName();
+  CheckProtoSize(data, expected, source);
   // Binary first (Caffe2 order). Parse partially so missing required fields get a precise message.
   msg->Clear();
   std::string binary_problem;
   bool binary_ok = false;
-  // Nesting deeper than the cap fails in both parsers (the text parser's own default is unlimited:
-  // a few kB of "op { arg { n { ..." overflowed the stack).
-  const int depth = static_cast<int>(std::min<int64_t>(GetLimit(Limit::kMaxProtoDepth), 1 << 20));
   google::protobuf::io::ArrayInputStream array(data.data(), static_cast<int>(data.size()));
   google::protobuf::io::CodedInputStream coded(&array);
-  coded.SetRecursionLimit(depth);
+  coded.SetRecursionLimit(ProtoDepthCap());
   if (msg->MergePartialFromCodedStream(&coded) && coded.ConsumedEntireMessage()) {
     binary_ok = msg->IsInitialized();
     // A printable text file can occasionally scan as binary made only of unknown fields: such a
@@ -92,25 +120,24 @@ void ParseProtoFromString(const std::string& data, google::protobuf::Message* ms
   }
   std::string text_problem = "not text format either (contains binary bytes)";
   if (LooksLikeText(data)) {
-    auto text_msg = std::unique_ptr<google::protobuf::Message>(msg->New());
-    google::protobuf::TextFormat::Parser parser;
-    parser.SetRecursionLimit(depth);
-    CollectingErrors errors;
-    parser.RecordErrorsTo(&errors);
-    if (parser.ParseFromString(data, text_msg.get())) {
-      msg->CopyFrom(*text_msg);
-      return;
-    }
-    text_problem = "not text format either (" + (errors.first().empty() ? "parse failed" : errors.first()) + ")";
-    if (errors.first().find("recursion limit") != std::string::npos)
-      text_problem += MakeString("; messages nest deeper than the ", LimitName(Limit::kMaxProtoDepth), " of ", depth,
-                                 " (raise it with the environment variable ", LimitEnvVar(Limit::kMaxProtoDepth),
-                                 "=<n> or hetnet::SetLimit)");
+    std::string why;
+    if (ParseText(data, msg, &why)) return;
+    text_problem = "not text format either (" + why + ")";
   }
   if (binary_ok) return;
   msg->Clear();
   HN_THROW(kInvalidArgument, "could not parse '", source, "' (", data.size(), " bytes) as ", expected, ": ",
            binary_problem, "; ", text_problem);
+}
+
+void ParseTextProtoFromString(const std::string& data, google::protobuf::Message* msg, const std::string& source) {
+  const std::string expected = msg->GetTypeName();
+  CheckProtoSize(data, expected, source);
+  msg->Clear();
+  std::string why;
+  if (!ParseText(data, msg, &why))
+    HN_THROW(kInvalidArgument, "could not parse '", source, "' (", data.size(), " bytes) as ", expected,
+             " in text format: ", why);
 }
 
 void ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg) {

@@ -20,6 +20,13 @@ void WriteFileBytes(const std::string& path, const std::string& bytes);
 // (a file path or "<string>"). kInvalidArgument when neither parse succeeds or data is empty.
 void ParseProtoFromString(const std::string& data, google::protobuf::Message* msg,
                           const std::string& source = "<string>");
+// The nesting cap every protobuf parse here sets (the limit kMaxProtoDepth): the text parser's own
+// default is unlimited, and a few kB of "op { arg { n { ..." overflowed the stack.
+int ProtoDepthCap();
+
+// Text format only (a .pbtxt file), under the same size and nesting caps.
+void ParseTextProtoFromString(const std::string& data, google::protobuf::Message* msg,
+                              const std::string& source = "<string>");
 void ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg);
 
 // Serialized bytes: binary wire format, or text format when `text` is true.

@@ -262,12 +262,10 @@ ModelNets ReadModelNets(const std::string& repo_root, const std::string& version
     const std::string path = (fs::path(version_dir) / file).string();
     std::string bytes = ReadFileInside(repo_root, path);
     const bool text = file.size() > 6 && file.substr(file.size() - 6) == ".pbtxt";
-    if (text) {
-      if (!pb::TextFormat::ParseFromString(bytes, net))
-        HN_THROW(kInvalidArgument, "'", path, "' is not a NetDef in text format");
-    } else {
-      ParseProtoFromString(bytes, net, path);
-    }
+    // Both under the nesting cap: protobuf's text parser has no limit of its own, and a deeply nested
+    // model.pbtxt (a repository's, or one sent with a load request) overflowed the stack.
+    if (text) ParseTextProtoFromString(bytes, net, path);
+    else ParseProtoFromString(bytes, net, path);
   };
   ModelNets nets;
   if (!fs::exists(fs::path(version_dir) / predict_name, ec))
@@ -297,6 +295,7 @@ inference::ModelConfig ReadModelConfig(const std::string& repo_root, const std::
       }
     } errors;
     pb::TextFormat::Parser parser;
+    parser.SetRecursionLimit(ProtoDepthCap());
     parser.RecordErrorsTo(&errors);
     if (!parser.ParseFromString(text, &config))
       HN_THROW(kInvalidArgument, "model '", name, "': config.pbtxt does not parse (", errors.first, ")");

@@ -173,6 +173,32 @@ TEST_CASE("text format files read like Caffe2's (binary first, then text)", "[io
   CHECK(TensorFromProto(tps.protos(0)).data<float>()[0] == 2.f);
 }
 
+TEST_CASE("text-only parsing: a NetDef, then refusals with the nesting cap and the format named",
+          "[io][proto][bad_input]") {
+  caffe2::NetDef net;
+  ParseTextProtoFromString("name: \"t\" op { type: \"Relu\" input: \"x\" output: \"y\" }", &net, "a.pbtxt");
+  CHECK(net.name() == "t");
+  CHECK(net.op(0).type() == "Relu");
+  // 50,000 levels of op { arg { n { ...: protobuf's text parser alone would overflow the stack.
+  std::string deep;
+  for (int i = 0; i < 50000; ++i) deep += "op { arg { name: \"a\" n { ";
+  try {
+    ParseTextProtoFromString(deep, &net, "deep.pbtxt");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kInvalidArgument);
+    CHECK_THAT(e.what(), Catch::Contains("'deep.pbtxt'") && Catch::Contains("in text format") &&
+                             Catch::Contains("nest deeper than the nesting-depth cap of 100"));
+  }
+  CHECK(net.op_size() == 0);  // cleared, not half-parsed
+  // Binary bytes are not text format.
+  caffe2::NetDef binary;
+  binary.set_name("b");
+  CHECK_THROWS_WITH(ParseTextProtoFromString(binary.SerializeAsString() + std::string(1, '\0'), &net, "b.pbtxt"),
+                    Catch::Contains("'b.pbtxt'") && Catch::Contains("in text format"));
+  CHECK_THROWS_WITH(ParseTextProtoFromString("", &net, "e.pbtxt"), Catch::Contains("'e.pbtxt' is empty"));
+}
+
 TEST_CASE("TensorProtos and BlobProto files", "[io][proto]") {
   TempDir dir;
   caffe2::TensorProtos tps;

@@ -264,3 +264,34 @@ def test_load_with_model_files_in_the_request(tmp_path):
         a, b, ins = simple_inputs(4)
         check_simple(client.infer("uploaded", ins), a, b)
         s.stop()
+
+
+def test_deeply_nested_text_netdefs_fail_their_load_and_the_server_stays_up(tmp_path):
+    """A model.pbtxt nested 100,000 deep (op { arg { n { op { ...) made protobuf's text parser, which
+    has no recursion limit of its own, overflow the stack: `hetnet serve` died at startup, or on a
+    load request carrying the file. Now the load fails with the nesting cap named."""
+    depth = 100000
+    deep = ('name: "deep"\n' + 'op { type: "Relu" arg { name: "a" n { ' * depth + "} } " * depth).encode()
+    cfg_text = su.SIMPLE_CONFIG.replace('name: "simple"', 'name: "deep"') + '\ndefault_model_filename: "model.pbtxt"\n'
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    su.write_simple_model(repo)
+    (repo / "deep" / "1").mkdir(parents=True)
+    (repo / "deep" / "config.pbtxt").write_text(cfg_text)
+    (repo / "deep" / "1" / "model.pbtxt").write_bytes(deep)
+    with su.ServerProcess(repo, ["--model-control-mode", "explicit", "--load-model", "*",
+                                 "--strict-readiness=false"]) as s:
+        client = httpclient.InferenceServerClient(s.http_url)
+        models = {m["name"]: m for m in client.get_model_repository_index()}
+        assert models["deep"]["state"] == "UNAVAILABLE"
+        assert "nest deeper than the nesting-depth cap" in models["deep"]["reason"]
+        cfg = {"name": "uploaded", "platform": "caffe2_netdef", "max_batch_size": 8,
+               "default_model_filename": "model.pbtxt",
+               "input": [{"name": "INPUT0", "data_type": "TYPE_INT32", "dims": [16]}],
+               "output": [{"name": "OUTPUT0", "data_type": "TYPE_INT32", "dims": [16]}]}
+        with pytest.raises(InferenceServerException) as e:
+            client.load_model("uploaded", config=json.dumps(cfg), files={"file:1/model.pbtxt": deep})
+        assert "nest deeper than the nesting-depth cap" in str(e.value)
+        a, b, ins = simple_inputs(2)
+        check_simple(client.infer("simple", ins), a, b)  # still serving
+        assert s.stop() == 0
