@@ -176,10 +176,24 @@ std::vector<std::shared_ptr<const ModelState>> ModelRegistry::All() const {
   return out;
 }
 
+namespace {
+// A directory tree removed when this goes out of scope (none while path is empty).
+struct RemovedTree {
+  std::string path;
+  ~RemovedTree() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+}  // namespace
+
 void ModelRegistry::Load(const std::string& name, const std::string& config_json,
                          const std::map<std::string, std::string>& files) {
   CheckModelName(name);
   std::string dir, root;
+  // The load reads every uploaded file (nets, ONNX external data, warmup data), so their private
+  // directory goes when it ends: each load request with files would otherwise leave one behind.
+  RemovedTree upload;
   if (!files.empty()) {
     // Model files sent with the request (Triton's "file:<version>/<name>" override) go to a private
     // directory that becomes this model's repository; a config must come with them.
@@ -187,6 +201,7 @@ void ModelRegistry::Load(const std::string& name, const std::string& config_json
       HN_THROW(kInvalidArgument, "failed to load '", name, "': model files in a load request need a \"config\"");
     root = WriteUploadedModel(name, files);
     dir = (fs::path(root) / name).string();
+    upload.path = root;
   } else {
     for (const auto& [n, d] : ScanRepositories())
       if (n == name) dir = d;
@@ -205,6 +220,7 @@ void ModelRegistry::Load(const std::string& name, const std::string& config_json
 std::string WriteUploadedModel(const std::string& name, const std::map<std::string, std::string>& files) {
   std::string tmpl = (fs::temp_directory_path() / "hetnet-upload-XXXXXX").string();
   if (!mkdtemp(tmpl.data())) HN_THROW(kRuntime, "failed to load '", name, "': cannot create a directory for its files");
+  RemovedTree partial{tmpl};  // a failed write leaves nothing behind
   for (const auto& [key, bytes] : files) {
     const std::string rel = key.substr(5);  // after "file:"
     fs::path p = fs::path(rel).lexically_normal();
@@ -220,6 +236,7 @@ std::string WriteUploadedModel(const std::string& name, const std::map<std::stri
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!f) HN_THROW(kRuntime, "failed to load '", name, "': cannot write '", dst.string(), "'");
   }
+  partial.path.clear();
   return tmpl;
 }
 

@@ -243,8 +243,12 @@ def test_sigterm_finishes_accepted_requests_then_exits_0(tmp_path):
         assert "stopped" in s.output()
 
 
-def test_load_with_model_files_in_the_request(tmp_path):
-    """Triton's load override: the config and the model files travel in the request."""
+def test_load_with_model_files_in_the_request(tmp_path, monkeypatch):
+    """Triton's load override: the config and the model files travel in the request. The server
+    writes them to a private folder of its temp directory, removed once the load has read them."""
+    server_tmp = tmp_path / "server_tmp"
+    server_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(server_tmp))  # the server's temp directory
     repo = tmp_path / "repo"
     repo.mkdir()
     src = tmp_path / "src"
@@ -263,6 +267,12 @@ def test_load_with_model_files_in_the_request(tmp_path):
         client.load_model("uploaded", config=json.dumps(cfg), files={"file:1/model.netdef": netdef})
         a, b, ins = simple_inputs(4)
         check_simple(client.infer("uploaded", ins), a, b)
+        # Loaded, failed (a bad net) and refused (a bad file name) uploads leave no folder behind.
+        with pytest.raises(InferenceServerException):
+            client.load_model("uploaded2", config=json.dumps(dict(cfg, name="uploaded2")),
+                              files={"file:1/model.netdef": b"\xff not a net"})
+        assert [p.name for p in server_tmp.iterdir() if p.name.startswith("hetnet-upload-")] == []
+        check_simple(client.infer("uploaded", ins), a, b)  # the loaded model needs none of it
         s.stop()
 
 
