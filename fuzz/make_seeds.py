@@ -3,6 +3,7 @@
 inputs the tests use: NetDefs (binary and text), TensorProto/BlobProto of each dtype, minidb files,
 HTTP infer bodies and gRPC ModelInferRequests for the serving fixture's models (fuzz/serving_fixture.h).
 Needs protoc and Python protobuf (tools/setup_deps.sh installs both). Run: python3 fuzz/make_seeds.py"""
+import json
 import os
 import shutil
 import struct
@@ -237,6 +238,33 @@ g.raw_input_contents.append(struct.pack("<I", 2) + b"hi")
 add("fuzz_grpc_infer", "strs_raw.pb", g.SerializeToString())
 
 
+# ---- serving: load requests with model files (the config JSON, a NUL byte, the model file) ----
+def load_request(config, model_file):
+    return json.dumps(config).encode() + b"\0" + model_file
+
+
+def io(names, dt, dims):
+    return [{"name": n, "data_type": dt, "dims": dims} for n in names]
+
+
+simple_cfg = {"name": "m", "platform": "caffe2_netdef", "max_batch_size": 8,
+              "input": io(["INPUT0", "INPUT1"], "TYPE_INT32", [16]), "output": io(["OUTPUT0", "OUTPUT1"], "TYPE_INT32", [16])}
+simple_net = net("m", [op("Add", ["INPUT0", "INPUT1"], ["OUTPUT0"]), op("Sub", ["INPUT0", "INPUT1"], ["OUTPUT1"])],
+                 ["INPUT0", "INPUT1"], ["OUTPUT0", "OUTPUT1"])
+add("fuzz_model_load", "simple_netdef", load_request(simple_cfg, simple_net.SerializeToString()))
+add("fuzz_model_load", "simple_pbtxt", load_request(dict(simple_cfg, default_model_filename="model.pbtxt"),
+                                                    text_format.MessageToString(simple_net).encode()))
+add("fuzz_model_load", "batching_instances", load_request(
+    dict(simple_cfg, dynamic_batching={"preferred_batch_size": [4], "max_queue_delay_microseconds": 100},
+         instance_group=[{"kind": "KIND_CPU", "count": 2}],
+         version_policy={"latest": {"num_versions": 1}}), simple_net.SerializeToString()))
+dyn_net = net("m", [op("Relu", ["x"], ["y"])], ["x"], ["y"])
+add("fuzz_model_load", "dyn_reshape", load_request(
+    {"name": "m", "platform": "caffe2_netdef", "max_batch_size": 0,
+     "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [2, 3], "reshape": {"shape": [6]}}],
+     "output": io(["y"], "TYPE_FP32", [-1])}, dyn_net.SerializeToString()))
+
+
 # ---- ONNX models (PyPI onnx; small weights so that seeds stay small) ----
 def onnx_seeds():
     import numpy as np
@@ -252,9 +280,13 @@ def onnx_seeds():
     vi = helper.make_tensor_value_info
     w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(3, 4) / 10, "w")
     b = numpy_helper.from_array(np.ones(3, np.float32), "b")
-    add("fuzz_onnx_import", "gemm_relu_softmax.onnx", model(
-        [helper.make_node("Gemm", ["x", "w", "b"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["r"]),
-         helper.make_node("Softmax", ["r"], ["y"], axis=-1)], [vi("x", f32, ["N", 4])], [vi("y", f32, ["N", 3])], [w, b]))
+    gemm = model([helper.make_node("Gemm", ["x", "w", "b"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["r"]),
+                  helper.make_node("Softmax", ["r"], ["y"], axis=-1)],
+                 [vi("x", f32, ["N", 4])], [vi("y", f32, ["N", 3])], [w, b])
+    add("fuzz_onnx_import", "gemm_relu_softmax.onnx", gemm)
+    add("fuzz_model_load", "onnx_gemm", load_request(
+        {"name": "m", "platform": "onnxruntime_onnx", "max_batch_size": 4,
+         "input": io(["x"], "TYPE_FP32", [4]), "output": io(["y"], "TYPE_FP32", [3])}, gemm))
     k = numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "k")
     add("fuzz_onnx_import", "conv_pool_flatten.onnx", model(
         [helper.make_node("Conv", ["x", "k"], ["c"], pads=[1, 1, 1, 1], strides=[1, 1]),

@@ -23,7 +23,7 @@ LOCK=()
 [ -n "${HETNET_BUILD_LOCK:-}" ] && LOCK=(flock "$HETNET_BUILD_LOCK")
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR=true
 TARGETS=(fuzz_netdef fuzz_text_format fuzz_tensor_proto fuzz_blob_proto fuzz_minidb_load fuzz_create_net
-         fuzz_run_net fuzz_http_infer fuzz_grpc_infer fuzz_onnx_import fuzz_device_profile fuzz_tcp_store)
+         fuzz_run_net fuzz_http_infer fuzz_grpc_infer fuzz_model_load fuzz_onnx_import fuzz_device_profile fuzz_tcp_store)
 if [ "$TARGET" = list ]; then printf '%s\n' "${TARGETS[@]}"; exit 0; fi
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
