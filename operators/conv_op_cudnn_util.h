@@ -15,6 +15,7 @@
 
 #include "device/cuda/cudnn_context.h"
 #include "device/cuda/cudnn_workspace.h"
+#include "device/prepared_weights.h"
 #include "operators/conv_pool_shape.h"
 #include "operators/order_switch_ops.h"
 
@@ -77,44 +78,52 @@ struct Descs {
   }
 };
 
-// One op's copy of its filter [M, C/group, kH, kW] as [M, kH, kW, C/group], for channels-last
-// activations (activation_order NHWC keeps NCHW filters; cuDNN's NHWC kernels want KRSC). Transposed
-// again only when the filter may have changed (storage, write generation, data pointer, shape or
-// dtype); storage owned elsewhere can change unseen, so it is transposed on every run.
+// The filter [M, C/group, kH, kW] as [M, kH, kW, C/group] (KRSC), for channels-last activations:
+// activation_order NHWC keeps NCHW filters, cuDNN's NHWC kernels want KRSC. One transposed copy per
+// filter version (device/prepared_weights.h: storage and write generation), shared by every op
+// instance that reads it (a Predictor's child workspaces), made again after the filter changes, and
+// reported beside the filter by the memory report. Storage owned elsewhere may change unseen (and a
+// device checksum is not worth it): each op transposes such a filter on every run into its own copy.
+struct KrscCopy {
+  std::shared_ptr<void> data;
+  size_t bytes = 0;
+};
+inline PreparedWeightCache<int, KrscCopy>& KrscCache() {
+  static PreparedWeightCache<int, KrscCopy> cache([](const KrscCopy& c) { return static_cast<int64_t>(c.bytes); });
+  return cache;
+}
+
 class KrscFilter {
  public:
   const void* Of(const caffe2::OperatorDef& def, const Tensor& f, CUDAContext* ctx) {
     HN_ENFORCE(f.ndim() == 4, def.type(), ": filter ('", def.input(1), "') must be 4-D, has shape ", f.ShapeString());
-    const Version v{f.storage_id(), f.write_generation(), f.raw_data(), f.shape(), f.dtype()};
-    if (buffer_ && !f.external_storage() && v == version_) return buffer_.get();
-    if (!buffer_ || bytes_ < f.nbytes()) {
-      buffer_ = ctx->allocator()->Allocate(f.nbytes());
-      bytes_ = f.nbytes();
+    if (f.external_storage()) {
+      if (!own_.data || own_.bytes < f.nbytes()) own_ = KrscCopy{ctx->allocator()->Allocate(f.nbytes()), f.nbytes()};
+      Transpose(def, f, own_.data.get(), ctx);
+      return own_.data.get();
     }
+    return shared_
+        .Get(f, 0, KrscCache(),
+             [&] {
+               auto copy = std::make_shared<KrscCopy>(KrscCopy{ctx->allocator()->Allocate(f.nbytes()), f.nbytes()});
+               Transpose(def, f, copy->data.get(), ctx);
+               ctx->FinishDeviceComputation();  // ops on other streams may read it next
+               return std::shared_ptr<const KrscCopy>(std::move(copy));
+             })
+        .data.get();
+  }
+
+ private:
+  static void Transpose(const caffe2::OperatorDef& def, const Tensor& f, void* out, CUDAContext* ctx) {
     const std::vector<int> axes = OrderSwitchAxes(4, /*to_nchw=*/false);  // [0, 2, 3, 1]
     const std::vector<int64_t> strides = RowMajorStrides(f.shape());
     std::vector<int64_t> src_strides;
     for (int a : axes) src_strides.push_back(strides[a]);
     const StridedIndex src = MakeStridedIndex(def, TransposeShape(f.shape(), axes), src_strides);
-    TransposeKernel<CUDAContext>(src, f.numel(), f.itemsize(), f.raw_data(), buffer_.get(), ctx);
-    version_ = v;
-    return buffer_.get();
+    TransposeKernel<CUDAContext>(src, f.numel(), f.itemsize(), f.raw_data(), out, ctx);
   }
-
- private:
-  struct Version {
-    uint64_t storage_id = 0, generation = 0;
-    const void* data = nullptr;
-    std::vector<int64_t> shape;
-    DataType dtype = DataType::Float;
-    bool operator==(const Version& o) const {
-      return storage_id == o.storage_id && generation == o.generation && data == o.data && shape == o.shape &&
-             dtype == o.dtype;
-    }
-  };
-  std::shared_ptr<void> buffer_;
-  size_t bytes_ = 0;
-  Version version_;
+  PreparedWeight<int, KrscCopy> shared_;
+  KrscCopy own_;  // external storage only
 };
 
 // True when cuDNN can take the padding (it only knows symmetric pads).
