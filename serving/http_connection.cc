@@ -91,8 +91,9 @@ void Connection::OnBody(beast::error_code ec) {
     if (too_many_chunks_) {
       return Refuse(400, MakeString("request has more than ", kMaxChunks, " chunks"));
     }
-    if (ec == http::error::body_limit) {
-      return Refuse(400, TooLargeMessage(parser_->get().body().size() + 1, limit));
+    if (ec == http::error::body_limit) {  // a chunked body (a declared length is refused in OnHeader)
+      return Refuse(400, MakeString("request JSON size exceeds the maximum allowed input size of ", limit,
+                                    " bytes (the chunked body is longer). Use --http-max-input-size to increase the limit."));
     }
     if (IsParseError(ec)) {
       return Refuse(400, MakeString("malformed HTTP request: ", ec.message()));

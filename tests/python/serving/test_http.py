@@ -614,6 +614,26 @@ def test_declared_huge_body_refused_without_reading(server):
     assert_alive(server)
 
 
+def test_chunked_body_over_the_limit_refused(server):
+    """A chunk announcing 2^64-1 bytes: refused at once, saying which limit (the exact size is unknown)."""
+    s = socket.create_connection(("127.0.0.1", server.http_port), timeout=10)
+    try:
+        s.sendall(b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  b"ffffffffffffffff\r\nab\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    head, body = data.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 400")
+    assert error_of(body).startswith("request JSON size exceeds the maximum allowed input size of 67108864 bytes")
+    assert_alive(server)
+
+
 def test_header_too_large_431(server):
     status, _, data = request(server.http_port, "GET", "/v2/health/live", headers={"X-Big": "a" * 20000})
     assert status == 431 and error_of(data)
