@@ -17,7 +17,8 @@
 //     input with fused_residual 1 (added in the convolution's output pass), before the Relu fusion;
 //     on the CPU with fused_residual_reuse 1 too when no op reads R after the Conv (the DNNL Conv
 //     then writes its output into R's storage instead of first copying R there).
-//   * Channels-last activations between DNNL convolutions (core/channels_last_pass.h), last.
+//   * Channels-last activations between DNNL convolutions, and in float16 GPU nets between CUDNN
+//     convolutions (core/channels_last_pass.h), then reduced precision, last.
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
 //     simply dropped). A Dropout whose output no later op reads (a result of the net, declared as
 //     an external output or not) is kept.
