@@ -62,15 +62,15 @@ Role RoleIn(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
   const bool on_gpu = place == Place::kGpu;
   if (t == "Conv" && op.input_size() >= 2 && op.input_size() <= 4) {
     const std::string engine = ResolveEngine(op, DeviceOf(op, net));
-    if (!on_gpu && engine == "DNNL" && a.GetSingleArgument<int>("legacy_pad", 0) == 0)  // oneDNN sizes outputs as NOTSET does
-      return Role::kConv;
+    // oneDNN sizes outputs as legacy_pad NOTSET does.
+    if (!on_gpu && engine == "DNNL" && a.GetSingleArgument<int>("legacy_pad", 0) == 0) return Role::kConv;
     if (on_gpu && engine == "CUDNN" && PadsAlwaysSymmetric(a) && TwoDimensional(a)) return Role::kConv;
     return Role::kOther;
   }
   if ((t == "MaxPool" || t == "AveragePool") && op.input_size() == 1) {
     if (!on_gpu) return Role::kPool;
-    return ResolveEngine(op, DeviceOf(op, net)) == "CUDNN" && PadsAlwaysSymmetric(a) && TwoDimensional(a) ? Role::kPool
-                                                                                                           : Role::kOther;
+    const bool cudnn = ResolveEngine(op, DeviceOf(op, net)) == "CUDNN";
+    return cudnn && PadsAlwaysSymmetric(a) && TwoDimensional(a) ? Role::kPool : Role::kOther;
   }
   if (elementwise.count(t) && !a.HasArgument("broadcast") && op.input_size() >= 1) return Role::kElementwise;
   return Role::kOther;
@@ -85,8 +85,10 @@ caffe2::OperatorDef OrderSwitch(const char* type, const std::string& from, const
   op.set_type(type);
   op.add_input(from);
   op.add_output(to);
-  if (PlaceOf(at, net) == Place::kGpu) *op.mutable_device_option() = at.has_device_option() ? at.device_option() : net.device_option();
-  else op.mutable_device_option()->set_device_type(0);
+  if (PlaceOf(at, net) == Place::kGpu)
+    *op.mutable_device_option() = at.has_device_option() ? at.device_option() : net.device_option();
+  else
+    op.mutable_device_option()->set_device_type(0);
   return op;
 }
 
