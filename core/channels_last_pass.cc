@@ -21,13 +21,26 @@ Device DeviceOf(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
 // The GPU only in float16 nets: cuDNN's float16 tensor-core kernels want NHWC (NCHW float16 ran
 // ResNet-50's convolutions slower than float32 on an H100), while float32 keeps the measured NCHW
 // kernels and the per-shape choice of cuDNN or the default engine, which has no NHWC kernel.
-Place PlaceOf(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
+bool GpuTakesNhwc(const caffe2::NetDef& net) {
   try {
-    const Device d = DeviceOf(op, net);
-    if (d.is_cpu()) return Place::kCpu;
-    return d.type == DeviceType::CUDA && NetPrecision(net) == DataType::Float16 ? Place::kGpu : Place::kNone;
+    return NetPrecision(net) == DataType::Float16;
   } catch (const Error&) {
-    return Place::kNone;  // placement reports the bad device, the rewriter the bad precision
+    return false;  // the rewriter reports the bad precision
+  }
+}
+
+struct NetView {
+  const caffe2::NetDef& net;
+  bool gpu_nhwc;  // GpuTakesNhwc(net)
+};
+
+Place PlaceOf(const caffe2::OperatorDef& op, const NetView& v) {
+  try {
+    const Device d = DeviceOf(op, v.net);
+    if (d.is_cpu()) return Place::kCpu;
+    return d.type == DeviceType::CUDA && v.gpu_nhwc ? Place::kGpu : Place::kNone;
+  } catch (const Error&) {
+    return Place::kNone;  // placement reports the bad device
   }
 }
 
@@ -52,16 +65,16 @@ bool TwoDimensional(const ArgumentHelper& a) {
   return !a.HasArgument("kernels") || a.GetRepeatedArgument<int>("kernels").size() == 2;
 }
 
-Role RoleIn(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
+Role RoleIn(const caffe2::OperatorDef& op, const NetView& v) {
   static const std::set<std::string> elementwise = {"Relu", "Sigmoid", "Tanh", "Add", "Sum", "Mul", "Sub", "Div"};
-  const Place place = PlaceOf(op, net);
+  const Place place = PlaceOf(op, v);
   if (place == Place::kNone || op.output_size() != 1) return Role::kOther;
   const ArgumentHelper a(op);
   if (!ArgIs(a, "order", "NCHW") || a.HasArgument("activation_order")) return Role::kOther;
   const std::string& t = op.type();
   const bool on_gpu = place == Place::kGpu;
   if (t == "Conv" && op.input_size() >= 2 && op.input_size() <= 4) {
-    const std::string engine = ResolveEngine(op, DeviceOf(op, net));
+    const std::string engine = ResolveEngine(op, DeviceOf(op, v.net));
     // oneDNN sizes outputs as legacy_pad NOTSET does.
     if (!on_gpu && engine == "DNNL" && a.GetSingleArgument<int>("legacy_pad", 0) == 0) return Role::kConv;
     if (on_gpu && engine == "CUDNN" && PadsAlwaysSymmetric(a) && TwoDimensional(a)) return Role::kConv;
@@ -69,7 +82,7 @@ Role RoleIn(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
   }
   if ((t == "MaxPool" || t == "AveragePool") && op.input_size() == 1) {
     if (!on_gpu) return Role::kPool;
-    const bool cudnn = ResolveEngine(op, DeviceOf(op, net)) == "CUDNN";
+    const bool cudnn = ResolveEngine(op, DeviceOf(op, v.net)) == "CUDNN";
     return cudnn && PadsAlwaysSymmetric(a) && TwoDimensional(a) ? Role::kPool : Role::kOther;
   }
   if (elementwise.count(t) && !a.HasArgument("broadcast") && op.input_size() >= 1) return Role::kElementwise;
@@ -80,13 +93,13 @@ Role RoleIn(const caffe2::OperatorDef& op, const caffe2::NetDef& net) {
 // the blob); else on the CPU whatever the net's default device: the blobs it switches are the CPU
 // ops' (a GPU reader gets its copy from the cross-device copy pass afterwards).
 caffe2::OperatorDef OrderSwitch(const char* type, const std::string& from, const std::string& to,
-                                const caffe2::OperatorDef& at, const caffe2::NetDef& net) {
+                                const caffe2::OperatorDef& at, const NetView& v) {
   caffe2::OperatorDef op;
   op.set_type(type);
   op.add_input(from);
   op.add_output(to);
-  if (PlaceOf(at, net) == Place::kGpu)
-    *op.mutable_device_option() = at.has_device_option() ? at.device_option() : net.device_option();
+  if (PlaceOf(at, v) == Place::kGpu)
+    *op.mutable_device_option() = at.has_device_option() ? at.device_option() : v.net.device_option();
   else
     op.mutable_device_option()->set_device_type(0);
   return op;
@@ -102,7 +115,7 @@ void SetStringArg(caffe2::OperatorDef* op, const char* name, const char* value) 
 
 class ChannelsLastPolicy final : public BlobFormPolicy {
  public:
-  explicit ChannelsLastPolicy(const caffe2::NetDef& net) : net_(net) {}
+  explicit ChannelsLastPolicy(const caffe2::NetDef& net) : net_{net, GpuTakesNhwc(net)} {}
   std::string Suffix() const override { return "_nhwc"; }
   FormRole RoleOf(const caffe2::OperatorDef& op) const override {
     FormRole r;
@@ -135,7 +148,7 @@ class ChannelsLastPolicy final : public BlobFormPolicy {
   }
 
  private:
-  const caffe2::NetDef& net_;
+  const NetView net_;
 };
 
 }  // namespace

@@ -89,8 +89,10 @@ struct KrscCopy {
   size_t bytes = 0;
 };
 inline PreparedWeightCache<int, KrscCopy>& KrscCache() {
-  static PreparedWeightCache<int, KrscCopy> cache([](const KrscCopy& c) { return static_cast<int64_t>(c.bytes); });
-  return cache;
+  // Never destroyed, as the CPU caches: operators may outlive static destruction order.
+  static auto* cache =
+      new PreparedWeightCache<int, KrscCopy>([](const KrscCopy& c) { return static_cast<int64_t>(c.bytes); });
+  return *cache;
 }
 
 class KrscFilter {
@@ -114,20 +116,16 @@ class KrscFilter {
   }
 
  private:
+  // [M, C/group, kH, kW] -> [M, kH, kW, C/group]: NCHW2NHWC's move.
   static void Transpose(const caffe2::OperatorDef& def, const Tensor& f, void* out, CUDAContext* ctx) {
-    const std::vector<int> axes = OrderSwitchAxes(4, /*to_nchw=*/false);  // [0, 2, 3, 1]
-    const std::vector<int64_t> strides = RowMajorStrides(f.shape());
-    std::vector<int64_t> src_strides;
-    for (int a : axes) src_strides.push_back(strides[a]);
-    const StridedIndex src = MakeStridedIndex(def, TransposeShape(f.shape(), axes), src_strides);
+    std::vector<int64_t> krsc_shape;
+    const StridedIndex src = OrderSwitchSource(def, f.shape(), /*to_nchw=*/false, &krsc_shape);
     TransposeKernel<CUDAContext>(src, f.numel(), f.itemsize(), f.raw_data(), out, ctx);
   }
   PreparedWeight<int, KrscCopy> shared_;
   KrscCopy own_;  // external storage only
 };
 
-// True when cuDNN can take the padding (it only knows symmetric pads).
-inline bool SymmetricPads(const ConvPoolGeom& g) { return g.pt == g.pb && g.pl == g.pr; }
 
 struct Algo {
   int algo = 0;

@@ -107,6 +107,10 @@ inline bool ReadPair(const caffe2::OperatorDef& def, const ArgumentHelper& a, co
 }
 }  // namespace conv_shape_detail
 
+// True when the pads are symmetric (t == b, l == r): the only padding cuDNN's convolutions and pools
+// express.
+inline bool SymmetricPads(const ConvPoolGeom& g) { return g.pt == g.pb && g.pl == g.pr; }
+
 // Channels-last activations, only where the caller's kernels run them (allow_channels_last: the CPU
 // pooling kernels, the DNNL Conv's forward, and the CUDNN engine's Conv forward and pools): Caffe2's
 // `order: "NHWC"` (for Conv, the filter is then [M, kH, kW, C/group]), and Conv with hetnet's

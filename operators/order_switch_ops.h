@@ -27,6 +27,18 @@ inline std::vector<int> OrderSwitchAxes(int ndim, bool to_nchw) {
   return axes;
 }
 
+// Where each element of the switched tensor comes from in x (of shape x_shape): the strided read
+// of the Transpose kernels. *y_shape: the switched shape.
+inline StridedIndex OrderSwitchSource(const caffe2::OperatorDef& def, const std::vector<int64_t>& x_shape, bool to_nchw,
+                                      std::vector<int64_t>* y_shape) {
+  const std::vector<int> axes = OrderSwitchAxes(static_cast<int>(x_shape.size()), to_nchw);
+  const std::vector<int64_t> xst = RowMajorStrides(x_shape);
+  std::vector<int64_t> st;
+  for (int a : axes) st.push_back(xst[a]);
+  *y_shape = TransposeShape(x_shape, axes);
+  return MakeStridedIndex(def, *y_shape, st);
+}
+
 inline void CheckOrderSwitchRank(const caffe2::OperatorDef& def, const std::vector<int64_t>& dims) {
   HN_ENFORCE(dims.size() >= 3, def.type(), ": input 0 ('", def.input(0), "') must have at least 3 dims, has shape ",
              ShapeToString(dims));
@@ -56,12 +68,8 @@ class OrderSwitchOp final : public Operator<Context> {
     if constexpr (std::is_same<Context, CPUContext>::value) {
       if (item == 2 || item == 4 || item == 8) return SwitchByTiles(X, item);  // 2: bfloat16 / float16
     }
-    const std::vector<int> axes = OrderSwitchAxes(X.ndim(), kToNCHW);
-    const std::vector<int64_t> xst = RowMajorStrides(X.shape());
-    std::vector<int64_t> st;
-    for (int a : axes) st.push_back(xst[a]);
-    const std::vector<int64_t> y_shape = TransposeShape(X.shape(), axes);
-    const StridedIndex src = MakeStridedIndex(this->def(), y_shape, st);
+    std::vector<int64_t> y_shape;
+    const StridedIndex src = OrderSwitchSource(this->def(), X.shape(), kToNCHW, &y_shape);
     Tensor* Y = this->Output(0, y_shape, X.dtype());
     TransposeKernel<Context>(src, X.numel(), item, X.raw_data(), Y->raw_mutable_data(X.dtype()), &this->context_);
   }

@@ -44,9 +44,6 @@ cudnnDataType_t PoolDataType(const caffe2::OperatorDef& def, DataType t) {
   HN_THROW(kInvalidArgument, def.type(), " (CUDNN): input 0 ('", def.input(0), "') is ", DataTypeName(t),
            " but float32 or float16 is required");
 }
-
-// cuDNN's output size must equal Caffe2's, and its pads are symmetric.
-bool CudnnCanPool(const ConvPoolGeom& g) { return g.pt == g.pb && g.pl == g.pr; }
 }  // namespace
 
 // Shared by the forward and gradient cuDNN pool ops: arguments, descriptors, and the default-engine
@@ -62,14 +59,14 @@ class CudnnPoolBase : public Operator<CUDAContext> {
   // The geometry for X; runs the fallback and returns false where cuDNN cannot pool.
   bool Prepare(const Tensor& X, ConvPoolGeom* g) {
     *g = ComputeConvPoolGeom(def(), ConvPoolKind::Pool, args_, X.shape());
-    HN_CHECK_KIND(kUnsupported, CudnnCanPool(*g) || !g->channels_last, def().type(),
+    HN_CHECK_KIND(kUnsupported, SymmetricPads(*g) || !g->channels_last, def().type(),
                   " (CUDNN): order NHWC needs symmetric pads (t ", g->pt, " b ", g->pb, ", l ", g->pl, " r ", g->pr, ")");
-    if (!CudnnCanPool(*g) && X.dtype() == DataType::Float) {
+    if (!SymmetricPads(*g) && X.dtype() == DataType::Float) {
       if (!fallback_) fallback_.reset(new Fallback(def(), ws_));
       fallback_->Run();
       return false;
     }
-    HN_CHECK_KIND(kUnsupported, CudnnCanPool(*g), def().type(), " (CUDNN): asymmetric pads need float32");
+    HN_CHECK_KIND(kUnsupported, SymmetricPads(*g), def().type(), " (CUDNN): asymmetric pads need float32");
     return true;
   }
 

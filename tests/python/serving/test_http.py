@@ -614,12 +614,11 @@ def test_declared_huge_body_refused_without_reading(server):
     assert_alive(server)
 
 
-def test_chunked_body_over_the_limit_refused(server):
-    """A chunk announcing 2^64-1 bytes: refused at once, saying which limit (the exact size is unknown)."""
+def send_until_closed(server, raw):
+    """Sends raw bytes, reads until the server closes the connection; returns (head, body)."""
     s = socket.create_connection(("127.0.0.1", server.http_port), timeout=10)
     try:
-        s.sendall(b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                  b"ffffffffffffffff\r\nab\r\n")
+        s.sendall(raw)
         data = b""
         while True:
             chunk = s.recv(65536)
@@ -629,6 +628,13 @@ def test_chunked_body_over_the_limit_refused(server):
     finally:
         s.close()
     head, body = data.split(b"\r\n\r\n", 1)
+    return head, body
+
+
+def test_chunked_body_over_the_limit_refused(server):
+    """A chunk announcing 2^64-1 bytes: refused at once, saying which limit (the exact size is unknown)."""
+    head, body = send_until_closed(server, b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\n"
+                                           b"Transfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nab\r\n")
     assert head.startswith(b"HTTP/1.1 400")
     assert error_of(body).startswith("request JSON size exceeds the maximum allowed input size of 67108864 bytes")
     assert_alive(server)
@@ -649,18 +655,7 @@ def test_header_too_large_431(server):
     b"GET /v2 HTTP/1.1\r\nBad Header Line\r\n\r\n",
 ])
 def test_malformed_http_400(server, raw):
-    s = socket.create_connection(("127.0.0.1", server.http_port), timeout=10)
-    try:
-        s.sendall(raw)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        s.close()
-    head, body = data.split(b"\r\n\r\n", 1)
+    head, body = send_until_closed(server, raw)
     assert head.startswith(b"HTTP/1.1 400 ") and b"Connection: close" in head
     assert error_of(body).startswith("malformed HTTP request")
     assert_alive(server)
