@@ -12,6 +12,7 @@
 #include <utility>
 
 #include <grpc/grpc.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
@@ -21,6 +22,7 @@
 #include "serving/auth.h"
 #include "serving/inference_server.h"
 #include "serving/infer_request.h"
+#include "serving/request_memory.h"
 #include "serving/proto/grpc_service.grpc.pb.h"
 #include "serving/proto/health.grpc.pb.h"
 #include "serving/status_map.h"
@@ -167,7 +169,9 @@ struct GrpcFrontEnd::Services {
       std::string config_json;
       std::map<std::string, std::string> files;
       grpc::Status st = s_->Authorize(ctx, false);
+      std::shared_ptr<RequestMemoryLease> memory;
       if (st.ok()) st = Guard([&] {
+        memory = s_->server->request_memory().Take(in->ByteSizeLong(), "this load request");
         // Files can be large: move their bytes out of the message (gRPC does not read it again).
         auto* params = const_cast<inference::RepositoryModelLoadRequest*>(in)->mutable_parameters();
         for (auto& [key, p] : *params) {
@@ -189,7 +193,7 @@ struct GrpcFrontEnd::Services {
         return reactor;
       }
       return s_->Offload(ctx, [s = s_, name = std::move(name), repository = std::move(repository),
-                               config_json = std::move(config_json), files = std::move(files)] {
+                               config_json = std::move(config_json), files = std::move(files), memory] {
         HN_CHECK_KIND(kUnsupported, repository.empty(), "'repository_name' specification is not supported");
         s->server->LoadModel(name, config_json, files);
       });
@@ -209,8 +213,12 @@ struct GrpcFrontEnd::Services {
       auto* reactor = ctx->DefaultReactor();
       grpc::Status st = s_->Authorize(ctx, false);
       std::unique_ptr<InferRequest> request;
+      std::shared_ptr<RequestMemoryLease> memory;
       if (st.ok()) {
         st = Guard([&] {
+          // The message is in memory already (gRPC's resource quota bounds its reading); charged
+          // here so the server refuses calls while requests in flight hold the budget.
+          memory = s_->server->request_memory().Take(in->ByteSizeLong(), "this request");
           // Take the message over (an O(1) swap: gRPC does not read it again) so the inputs can
           // point into it for as long as the server needs them, independent of this call.
           auto owned = std::make_shared<inference::ModelInferRequest>();
@@ -223,7 +231,7 @@ struct GrpcFrontEnd::Services {
         return reactor;
       }
       auto finished = std::make_shared<std::atomic<bool>>(false);
-      InferCallback done = [reactor, out, finished](InferResult result) {
+      InferCallback done = [reactor, out, finished, memory](InferResult result) {
         if (finished->exchange(true)) return;
         grpc::Status s;
         if (result.error) {
@@ -306,6 +314,13 @@ GrpcFrontEnd::GrpcFrontEnd(InferenceServer* server, GrpcOptions options)
   builder.RegisterService(&services_->health);
   builder.SetMaxReceiveMessageSize(options_.max_message_size);
   builder.SetMaxSendMessageSize(options_.max_message_size);
+  // gRPC's own buffers (messages being received) stay within the request memory limit: past it,
+  // gRPC stops reading from the sockets until memory is given back.
+  if (const uint64_t limit = server_->request_memory().limit(); limit > 0) {
+    grpc::ResourceQuota quota("hetnet request memory");
+    quota.Resize(static_cast<size_t>(limit));
+    builder.SetResourceQuota(quota);
+  }
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options_.keepalive_time_ms);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, options_.keepalive_timeout_ms);
   // gRPC sets SO_REUSEPORT by default, which lets a second server "bind" a port already in use.

@@ -2,8 +2,10 @@
 // metrics endpoint. Answers come from InferenceServer; protobuf answers are printed by ToTritonJson.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include <boost/asio/post.hpp>
 #include <rapidjson/stringbuffer.h>
@@ -12,127 +14,15 @@
 
 #include "serving/auth.h"
 #include "serving/http_infer_codec.h"
+#include "serving/http_routes.h"
 #include "serving/http_server.h"
 #include "serving/inference_server.h"
 #include "serving/proto_json.h"
+#include "serving/request_memory.h"
 
 namespace hetnet::serving {
 
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// %XX decoding; false on a malformed escape.
-bool PercentDecode(std::string_view in, std::string* out, bool plus_is_space = false) {
-  out->clear();
-  out->reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) return false;
-      int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
-      out->push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out->push_back(' ');
-    } else {
-      out->push_back(c);
-    }
-  }
-  return true;
-}
-
-bool AllDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-enum class Op {
-  kNone,
-  kLive,
-  kReady,
-  kServerMetadata,
-  kModelMetadata,
-  kModelReady,
-  kModelConfig,
-  kModelStats,
-  kPlacement,
-  kInfer,
-  kRepoIndex,
-  kRepoLoad,
-  kRepoUnload,
-};
-
-struct Route {
-  Op op = Op::kNone;
-  const char* method = "GET";
-  std::string model;
-  std::string version;
-  bool health = false;
-};
-
-// Matches the path segments (decoded) against the API; Op::kNone = 404.
-Route Match(const std::vector<std::string>& s) {
-  Route r;
-  const size_t n = s.size();
-  if (n == 0 || s[0] != "v2") return r;
-  if (n == 1) {
-    r.op = Op::kServerMetadata;
-    return r;
-  }
-  if (s[1] == "health" && n == 3) {
-    if (s[2] == "live") r.op = Op::kLive;
-    if (s[2] == "ready") r.op = Op::kReady;
-    r.health = true;
-    return r;
-  }
-  if (s[1] == "repository") {
-    r.method = "POST";
-    if (n == 3 && s[2] == "index") r.op = Op::kRepoIndex;
-    if (n == 5 && s[2] == "models" && !s[3].empty()) {
-      r.model = s[3];
-      if (s[4] == "load") r.op = Op::kRepoLoad;
-      if (s[4] == "unload") r.op = Op::kRepoUnload;
-    }
-    return r;
-  }
-  if (s[1] != "models" || n < 3 || s[2].empty()) return r;
-  if (n == 3 && s[2] == "stats") {  // every model's statistics, before the model routes (Triton)
-    r.op = Op::kModelStats;
-    return r;
-  }
-  r.model = s[2];
-  size_t i = 3;
-  if (n >= 5 && s[3] == "versions") {
-    if (!AllDigits(s[4])) return r;
-    r.version = s[4];
-    i = 5;
-  }
-  if (i == n) {
-    r.op = Op::kModelMetadata;
-  } else if (i + 1 == n) {
-    const std::string& a = s[i];
-    if (a == "ready") {
-      r.op = Op::kModelReady;
-      r.health = true;
-    } else if (a == "config") {
-      r.op = Op::kModelConfig;
-    } else if (a == "stats") {
-      r.op = Op::kModelStats;
-    } else if (a == "placement") {
-      r.op = Op::kPlacement;
-    } else if (a == "infer") {
-      r.op = Op::kInfer;
-      r.method = "POST";
-    }
-  }
-  return r;
-}
 
 std::string Base64Decode(std::string_view in, const std::string& what) {
   auto value = [](char c) -> int {
@@ -174,6 +64,35 @@ std::string IndexArray(const inference::RepositoryIndexResponse& index) {
   return std::string(buf.GetString(), buf.GetSize());
 }
 
+// Charges the parse of a request's JSON (RapidJSON's DOM) to the request's memory lease while it
+// lives: a 64 MiB body of "0,0,..." parses into ~500 MiB of values.
+class JsonParseCharge {
+ public:
+  JsonParseCharge(const HttpRequest& req, uint64_t json_bytes)
+      : lease_(req.memory.get()), bytes_(json_bytes * kJsonParseBytesPerByte) {
+    if (lease_) lease_->GrowOrThrow(bytes_, "the request's JSON");
+  }
+  ~JsonParseCharge() {
+    if (lease_) lease_->Shrink(bytes_);
+  }
+  JsonParseCharge(const JsonParseCharge&) = delete;
+  JsonParseCharge& operator=(const JsonParseCharge&) = delete;
+
+ private:
+  RequestMemoryLease* lease_;
+  uint64_t bytes_;
+};
+
+// Bytes of JSON in an infer body: Inference-Header-Content-Length when it is a number within the
+// body (the decoder refuses other values), else the whole body.
+uint64_t InferJsonBytes(const HttpRequest& req) {
+  const uint64_t body = req.body->size();
+  const std::string* h = req.Header("Inference-Header-Content-Length");
+  uint64_t n = 0;
+  if (!h || std::from_chars(h->data(), h->data() + h->size(), n).ec != std::errc()) return body;
+  return std::min(n, body);
+}
+
 class InferenceRouter : public HttpRouter {
  public:
   InferenceRouter(InferenceServer* server, HttpOptions options) : server_(server), options_(std::move(options)) {}
@@ -181,6 +100,14 @@ class InferenceRouter : public HttpRouter {
   // Waits for repository operations in progress (their answers go nowhere by now), so none runs
   // on after the front end, and the server, are gone.
   void Shutdown() override { std::call_once(joined_, [this] { blocking_.join(); }); }
+
+  // Credentials are checked before the body is read, so a client without them cannot make the
+  // server receive (and hold) up to --http-max-input-size bytes per connection.
+  std::optional<HttpReply> Screen(const HttpRequest& head) override {
+    std::optional<Route> r = RouteOf(head.target);
+    if (!r) return std::nullopt;  // Handle answers 404
+    return Unauthorized(head, *r);
+  }
 
   void Handle(HttpRequest req, std::shared_ptr<HttpExchange> ex) override {
     try {
@@ -193,32 +120,23 @@ class InferenceRouter : public HttpRouter {
   }
 
  private:
+  std::optional<HttpReply> Unauthorized(const HttpRequest& req, const Route& r) const {
+    if (options_.auth_token.empty() || (r.health && options_.auth_health_open)) return std::nullopt;
+    const std::string* auth = req.Header("Authorization");
+    if (auth && AuthorizationMatches(options_.auth_token, *auth)) return std::nullopt;
+    auto reply = HttpReply::Error(401, "Unauthorized");
+    reply.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return reply;
+  }
+
   void Dispatch(HttpRequest req, const std::shared_ptr<HttpExchange>& ex) {
     std::string_view target = req.target;
-    std::string_view path = target.substr(0, target.find('?'));
-    std::string_view query = target.size() > path.size() ? target.substr(path.size() + 1) : std::string_view();
-    std::vector<std::string> segs;
-    std::string seg;
-    if (path.empty() || path[0] != '/') return ex->Reply(HttpReply::Error(404, "Not Found"));
-    size_t pos = 1;
-    while (true) {
-      size_t slash = path.find('/', pos);
-      std::string_view raw = path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos);
-      if (!PercentDecode(raw, &seg)) return ex->Reply(HttpReply::Error(404, "Not Found"));
-      segs.push_back(seg);
-      if (slash == std::string_view::npos) break;
-      pos = slash + 1;
-    }
-    Route r = Match(segs);
-
-    if (!options_.auth_token.empty() && !(r.health && options_.auth_health_open)) {
-      const std::string* auth = req.Header("Authorization");
-      if (!auth || !AuthorizationMatches(options_.auth_token, *auth)) {
-        auto reply = HttpReply::Error(401, "Unauthorized");
-        reply.headers.emplace_back("WWW-Authenticate", "Bearer");
-        return ex->Reply(std::move(reply));
-      }
-    }
+    std::string_view query = target.find('?') == std::string_view::npos ? std::string_view()
+                                                                        : target.substr(target.find('?') + 1);
+    std::optional<Route> route = RouteOf(req.target);
+    if (!route) return ex->Reply(HttpReply::Error(404, "Not Found"));
+    Route r = std::move(*route);
+    if (auto refusal = Unauthorized(req, r)) return ex->Reply(std::move(*refusal));
     if (r.op == Op::kNone) return ex->Reply(HttpReply::Error(404, "Not Found"));
     if (req.method != r.method) {
       auto reply = HttpReply::Error(405, "Method Not Allowed");
@@ -269,24 +187,11 @@ class InferenceRouter : public HttpRouter {
     ex->Reply(HttpReply::Error(404, "Not Found"));
   }
 
-  static std::string QueryValue(std::string_view query, std::string_view key) {
-    while (!query.empty()) {
-      size_t amp = query.find('&');
-      std::string_view item = query.substr(0, amp);
-      query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-      size_t eq = item.find('=');
-      std::string k, v;
-      if (!PercentDecode(item.substr(0, eq), &k, true)) continue;
-      if (k != key) continue;
-      if (eq != std::string_view::npos && PercentDecode(item.substr(eq + 1), &v, true)) return v;
-      return "";
-    }
-    return "";
-  }
-
   void Infer(HttpRequest req, Route r, const std::shared_ptr<HttpExchange>& ex) {
-    DecodedInfer decoded =
-        DecodeInferRequest(server_, r.model, r.version, req.body, req.Header("Inference-Header-Content-Length"));
+    DecodedInfer decoded = [&] {
+      JsonParseCharge charge(req, InferJsonBytes(req));
+      return DecodeInferRequest(server_, r.model, r.version, req.body, req.Header("Inference-Header-Content-Length"));
+    }();
     int queue_full_status = options_.queue_full_status;
     auto format = std::make_shared<const OutputFormat>(std::move(decoded.format));
     server_->InferAsync(std::move(decoded.request), [ex, format, queue_full_status](InferResult result) {
@@ -317,6 +222,7 @@ class InferenceRouter : public HttpRouter {
     const std::string& body = *req.body;
     bool blank = std::all_of(body.begin(), body.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
     if (!blank) {
+      JsonParseCharge charge(req, body.size());
       rapidjson::Document doc;
       ParseJson(body, &doc);
       if (!doc.IsObject()) HN_THROW(kInvalidArgument, "the request body must be a JSON object");
@@ -340,10 +246,16 @@ class InferenceRouter : public HttpRouter {
         }
       }
     }
+    if (req.memory) {
+      uint64_t decoded = config_json.size();
+      for (const auto& [key, bytes] : files) decoded += bytes.size();
+      req.memory->GrowOrThrow(decoded, "the load request's files");
+    }
     InferenceServer* server = server_;
     int queue_full_status = options_.queue_full_status;
+    // The request's memory stays charged until the load has read the files (loads wait in line).
     boost::asio::post(blocking_, [server, ex, r = std::move(r), ready_only, config_json = std::move(config_json),
-                                  files = std::move(files), queue_full_status] {
+                                  files = std::move(files), queue_full_status, memory = req.memory] {
       try {
         if (r.op == Op::kRepoIndex) {
           ex->Reply(HttpReply::Json(200, IndexArray(server->RepositoryIndex(ready_only))));

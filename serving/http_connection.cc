@@ -41,6 +41,8 @@ void Connection::ReadHeader() {
   parser_->on_chunk_header(chunk_cb_);
   chunks_ = 0;
   too_many_chunks_ = false;
+  over_budget_ = 0;
+  lease_.reset();
   head_request_ = false;
   response_encoding_.clear();
   SetTimeout();
@@ -64,6 +66,20 @@ void Connection::OnHeader(beast::error_code ec) {
     return Refuse(400, TooLargeMessage(*len, limit));
   }
   parser_->body_limit(limit);
+  const auto& msg = parser_->get();
+  head_ = HttpRequest();
+  head_.method = std::string(msg.method_string());
+  head_.target = std::string(msg.target());
+  head_.headers.reserve(std::distance(msg.begin(), msg.end()));
+  for (const auto& f : msg) head_.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  head_.body = std::make_shared<std::string>();
+  if (auto refusal = t_->router()->Screen(head_)) return Refuse(std::move(*refusal));
+  // Charged before the body is read: beast reserves a declared length at once.
+  if (RequestMemoryBudget* budget = t_->options().request_memory) {
+    const uint64_t declared = parser_->content_length().value_or(0);
+    lease_ = budget->TryTake(declared);
+    if (!lease_) return RefuseForMemory(declared);
+  }
   if (parser_->is_done()) return OnBody({});
   auto& req = parser_->get();
   auto expect = req.find(http::field::expect);
@@ -88,6 +104,7 @@ void Connection::ReadBody() {
 void Connection::OnBody(beast::error_code ec) {
   const size_t limit = t_->options().max_input_size;
   if (ec) {
+    if (over_budget_ > 0) return RefuseForMemory(over_budget_);
     if (too_many_chunks_) {
       return Refuse(400, MakeString("request has more than ", kMaxChunks, " chunks"));
     }
@@ -110,12 +127,9 @@ void Connection::Dispatch() {
   keep_alive_ = msg.keep_alive();
   http10_ = msg.version() < 11;
   head_request_ = msg.method() == http::verb::head;
-  HttpRequest req;
-  req.method = std::string(msg.method_string());
-  req.target = std::string(msg.target());
-  req.headers.reserve(std::distance(msg.begin(), msg.end()));
-  for (const auto& f : msg) req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  HttpRequest req = std::move(head_);
   req.body = std::make_shared<std::string>(std::move(msg.body()));
+  req.memory = lease_;
   response_encoding_ = ChooseEncoding(req.Header("Accept-Encoding"));
 
   if (const std::string* enc = req.Header("Content-Encoding")) {
@@ -132,6 +146,7 @@ void Connection::Dispatch() {
         auto r = HttpReply::Error(400, err);
         return Write(std::move(r));
       }
+      if (lease_ && !lease_->Grow(out->size())) return RefuseForMemory(out->size());
       req.body = std::move(out);
     } else if (!IEquals(*enc, "identity") && !enc->empty()) {
       return Write(HttpReply::Error(415, MakeString("unsupported Content-Encoding '", *enc, "'")));
@@ -195,8 +210,19 @@ void Connection::Write(HttpReply reply) {
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->OnWrite(ec); });
 }
 
+void Connection::RefuseForMemory(uint64_t bytes) {
+  const RequestMemoryBudget& budget = *t_->options().request_memory;
+  const uint64_t total = (lease_ ? lease_->held() : 0) + bytes;
+  const std::string message = budget.RefusalMessage(total, "this request");
+  if (budget.NeverFits(total)) return Refuse(400, message);
+  auto r = HttpReply::Error(503, message);
+  r.headers.emplace_back("Retry-After", "1");
+  Refuse(std::move(r));
+}
+
 void Connection::OnWrite(beast::error_code ec) {
   out_ = HttpReply();  // releases the response memory (output tensors) now
+  lease_.reset();
   out_compressed_.clear();
   out_compressed_.shrink_to_fit();
   if (ec || draining_) return Abort();

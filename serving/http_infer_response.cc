@@ -198,8 +198,10 @@ HttpReply ErrorReply(const Error& e, int queue_full_status) {
   int status = HttpStatusOf(e.kind());
   bool queue_full = e.kind() == ErrorKind::kUnavailable && msg.find("Exceeds maximum queue size") != std::string::npos;
   if (queue_full) status = queue_full_status;
+  const bool retry = queue_full || (e.kind() == ErrorKind::kUnavailable &&
+                                    msg.find("at its request memory limit") != std::string::npos);
   HttpReply r = HttpReply::Error(status, msg);
-  if (queue_full) r.headers.emplace_back("Retry-After", "1");
+  if (retry) r.headers.emplace_back("Retry-After", "1");
   return r;
 }
 

@@ -153,6 +153,7 @@ HttpFrontEnd::HttpFrontEnd(InferenceServer* server, HttpOptions options) {
   t.max_connections = options.max_connections;
   t.idle_timeout_secs = options.idle_timeout_secs;
   t.threads = options.threads;
+  t.request_memory = &server->request_memory();
   transport_ = std::make_shared<HttpTransport>(std::move(t), MakeInferenceRouter(server, options));
   transport_->Start();
 }

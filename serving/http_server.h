@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +18,7 @@
 namespace hetnet::serving {
 
 class InferenceServer;
+class RequestMemoryLease;
 
 struct HttpOptions {
   std::string address = "127.0.0.1";
@@ -44,6 +46,9 @@ struct HttpRequest {
   std::string target;  // path and query as sent
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<std::string> body;  // never null
+  // What the request holds of the server's request memory (null where the transport has no
+  // budget); the router grows it for its own parse state.
+  std::shared_ptr<RequestMemoryLease> memory;
   // Value of the first header named `name`, or nullptr.
   const std::string* Header(std::string_view name) const;
 };
@@ -80,6 +85,9 @@ class HttpExchange {
 class HttpRouter {
  public:
   virtual ~HttpRouter() = default;
+  // Called on an I/O thread once the header is in, before any of the body is read (`head` has an
+  // empty body): a reply answers the request without reading the body (401 without credentials).
+  virtual std::optional<HttpReply> Screen(const HttpRequest& head) { return std::nullopt; }
   // Called on an I/O thread; must not block (hand slow work elsewhere and Reply later).
   virtual void Handle(HttpRequest request, std::shared_ptr<HttpExchange> exchange) = 0;
   // Called once the I/O threads have stopped: finish or drop work handed elsewhere.

@@ -25,6 +25,7 @@
 
 #include "core/error.h"
 #include "serving/inference_server.h"
+#include "serving/request_memory.h"
 
 namespace hetnet::serving {
 
@@ -55,6 +56,7 @@ struct TransportOptions {
   int max_connections = 1024;
   int idle_timeout_secs = 60;
   int threads = 0;
+  RequestMemoryBudget* request_memory = nullptr;  // bodies are charged to it (null: not counted)
 };
 
 
@@ -144,6 +146,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (size > 0 && ++chunks_ > kMaxChunks) {
         too_many_chunks_ = true;
         ec = http::error::bad_chunk;
+      } else if (lease_ && !lease_->Grow(size)) {
+        over_budget_ = size;
+        ec = http::error::bad_chunk;
       }
     };
   }
@@ -182,12 +187,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Dispatch();
   void OnWrite(beast::error_code ec);
   // Answers a request whose body was not (fully) read, then closes.
-  void Refuse(int status, std::string_view message) {
+  void Refuse(int status, std::string_view message) { Refuse(HttpReply::Error(status, message)); }
+  void Refuse(HttpReply r) {
     keep_alive_ = false;
-    auto r = HttpReply::Error(status, message);
     r.close = true;
     Write(std::move(r));
   }
+  // The request's body would take `bytes` more than the request memory budget has left.
+  void RefuseForMemory(uint64_t bytes);
   // Half-closes, drains what the client still sends for a while, then closes (so the client reads
   // the answer rather than a reset).
   void Linger();
@@ -200,6 +207,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::function<void(uint64_t, beast::string_view, beast::error_code&)> chunk_cb_;
   uint64_t chunks_ = 0;
   bool too_many_chunks_ = false;
+  uint64_t over_budget_ = 0;  // a chunk of this size did not fit the request memory budget
+  HttpRequest head_;          // the request being read, without its body
+  // What the request being read or answered holds of the request memory budget; released once the
+  // answer is written.
+  std::shared_ptr<RequestMemoryLease> lease_;
   bool keep_alive_ = true;
   bool http10_ = false;
   bool head_request_ = false;  // answer without a body

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "serving/metrics.h"
 #include "serving/model_registry.h"
+#include "serving/request_memory.h"
 #include "serving/tensor_codec.h"
 
 namespace hetnet::serving {
@@ -44,6 +45,9 @@ std::string JsonEscape(const std::string& s) {
 InferenceServer::InferenceServer(ServerOptions options)
     : options_(std::move(options)),
       inflight_(std::make_unique<Inflight>()),
+      request_memory_(std::make_unique<RequestMemoryBudget>(
+          options_.max_request_memory < 0 ? DefaultRequestMemoryLimit()
+                                          : static_cast<uint64_t>(options_.max_request_memory))),
       registry_(std::make_unique<ModelRegistry>(options_)) {
   registry_->LoadAtStartup();
 }
@@ -222,7 +226,7 @@ std::string InferenceServer::MetricsText() const {
   std::vector<std::shared_ptr<ModelVersion>> versions;
   for (const auto& s : registry_->All())
     for (const auto& [v, m] : s->versions) versions.push_back(m);
-  return RenderMetrics(versions);
+  return RenderMetrics(versions, request_memory_.get());
 }
 
 void InferenceServer::StopAccepting() { inflight_->accepting = false; }

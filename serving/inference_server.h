@@ -31,10 +31,14 @@ struct ServerOptions {
   // Limits on what one request may ask for (errors say which flag raises them).
   int64_t max_tensor_elements = int64_t{1} << 28;
   int64_t max_batch_size = 1 << 16;  // cap on any config's max_batch_size
+  // Bytes that requests in flight may hold (serving/request_memory.h): -1 = DefaultRequestMemoryLimit(),
+  // 0 = no limit.
+  int64_t max_request_memory = -1;
   int log_verbose = 0;
 };
 
 class ModelRegistry;  // serving/model_registry.h
+class RequestMemoryBudget;  // serving/request_memory.h
 
 class InferenceServer {
  public:
@@ -76,6 +80,9 @@ class InferenceServer {
   // Blocking convenience over InferAsync (tests, benchmarks, the in-process path).
   InferResult Infer(std::unique_ptr<InferRequest> request);
 
+  // What requests in flight hold of memory; the front ends charge it before reading or keeping a body.
+  RequestMemoryBudget& request_memory() const { return *request_memory_; }
+
   // ---- observability ----
   std::string MetricsText() const;  // Prometheus text exposition format
 
@@ -93,6 +100,7 @@ class InferenceServer {
   ServerOptions options_;
   // Before registry_: destroyed after it, since unloading models answers what is still queued.
   std::unique_ptr<Inflight> inflight_;
+  std::unique_ptr<RequestMemoryBudget> request_memory_;
   std::unique_ptr<ModelRegistry> registry_;
 };
 

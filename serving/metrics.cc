@@ -5,6 +5,8 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
+#include "serving/request_memory.h"
+
 namespace hetnet::serving {
 namespace {
 
@@ -37,9 +39,18 @@ struct Families {
 
 }  // namespace
 
-std::string RenderMetrics(const std::vector<std::shared_ptr<ModelVersion>>& versions) {
+std::string RenderMetrics(const std::vector<std::shared_ptr<ModelVersion>>& versions,
+                          const RequestMemoryBudget* request_memory) {
   Families f;
   const auto C = MetricType::Counter, G = MetricType::Gauge;
+  if (request_memory) {
+    f.Add("hetnet_request_memory_bytes", "Bytes held by requests in flight (bodies, parse state, gRPC messages)", G, {},
+          static_cast<double>(request_memory->held()));
+    f.Add("hetnet_request_memory_limit_bytes", "The server's limit on request memory (--max-request-memory; 0 = none)",
+          G, {}, static_cast<double>(request_memory->limit()));
+    f.Add("hetnet_request_memory_refusals_total", "Requests answered 503 / UNAVAILABLE for want of request memory", C,
+          {}, static_cast<double>(request_memory->refusals()));
+  }
   for (const auto& mv : versions) {
     const ModelStats& s = mv->stats();
     std::vector<ClientMetric::Label> labels = {{"model", mv->name()}, {"version", std::to_string(mv->version())}};

@@ -12,6 +12,10 @@
 
 namespace hetnet::serving {
 
-std::string RenderMetrics(const std::vector<std::shared_ptr<ModelVersion>>& versions);
+class RequestMemoryBudget;
+
+// `request_memory` (may be null) adds the hetnet_request_memory_* families.
+std::string RenderMetrics(const std::vector<std::shared_ptr<ModelVersion>>& versions,
+                          const RequestMemoryBudget* request_memory = nullptr);
 
 }  // namespace hetnet::serving

@@ -44,6 +44,9 @@ const char* const kServeHelp =
     "  --auth-health-open            health endpoints answer without the token\n"
     "  --max-tensor-elements N       largest input tensor accepted (default 268435456)\n"
     "  --max-batch-size N            largest max_batch_size a config may set (default 65536)\n"
+    "  --max-request-memory BYTES    memory all requests in flight may hold (bodies, parse state);\n"
+    "                                more is answered 503 / UNAVAILABLE (default: half of RAM or of\n"
+    "                                the cgroup's limit; 0 = no limit)\n"
     "  --allow-unsafe-ops            allow served nets to use ops that touch files or run code\n"
     "  --log-verbose N               0 (default) or 1: log loads and errors\n"
     "  --soft-placement              without a usable GPU, run GPU ops and KIND_GPU groups on CPU\n"
@@ -150,6 +153,8 @@ int ServeCommand(int argc, char** argv) {
       auth_open = true;
     } else if (args.Flag("--max-tensor-elements", &v)) {
       opts.max_tensor_elements = ParseInt("--max-tensor-elements", v, 1, 1LL << 40);
+    } else if (args.Flag("--max-request-memory", &v)) {
+      opts.max_request_memory = ParseInt("--max-request-memory", v, 0, INT64_MAX);
     } else if (args.Flag("--max-batch-size", &v)) {
       opts.max_batch_size = ParseInt("--max-batch-size", v, 1, 1 << 24);
     } else if (args.Switch("--allow-unsafe-ops")) {

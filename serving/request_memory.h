@@ -1,0 +1,80 @@
+// The server-wide budget of memory held by requests in flight (--max-request-memory): request
+// bodies as they arrive, the JSON parse of their headers, the gRPC messages whose bytes the inputs
+// point into. Without it, a client holding 1,024 connections with 64 MiB bodies each (or a few
+// 2 GiB gRPC messages) makes the server allocate until the kernel kills it; with it, a request
+// that does not fit is answered 503 / UNAVAILABLE "retry later" and the server serves on.
+// HTTP and gRPC charge the same budget, which the InferenceServer owns.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace hetnet::serving {
+
+class RequestMemoryBudget;
+
+// What one request holds of the budget; gives it back when destroyed. Not thread-safe itself: one
+// request's steps run one after another.
+class RequestMemoryLease {
+ public:
+  RequestMemoryLease(const RequestMemoryLease&) = delete;
+  RequestMemoryLease& operator=(const RequestMemoryLease&) = delete;
+  ~RequestMemoryLease();
+
+  // Takes `bytes` more; false (nothing taken) when that would exceed the budget.
+  bool Grow(uint64_t bytes);
+  // As Grow, but throws as RequestMemoryBudget::Take does.
+  void GrowOrThrow(uint64_t bytes, const std::string& what);
+  // Gives back up to `bytes` of what this lease holds (a step's scratch memory is freed).
+  void Shrink(uint64_t bytes);
+  uint64_t held() const { return held_; }
+
+ private:
+  friend class RequestMemoryBudget;
+  explicit RequestMemoryLease(RequestMemoryBudget* budget) : budget_(budget) {}
+  RequestMemoryBudget* budget_;
+  uint64_t held_ = 0;
+};
+
+class RequestMemoryBudget {
+ public:
+  // limit 0: no limit (the leases still count, for the metrics).
+  explicit RequestMemoryBudget(uint64_t limit) : limit_(limit) {}
+  RequestMemoryBudget(const RequestMemoryBudget&) = delete;
+  RequestMemoryBudget& operator=(const RequestMemoryBudget&) = delete;
+
+  // A lease holding `bytes`, or null when they do not fit now (then refusals() counts one).
+  std::unique_ptr<RequestMemoryLease> TryTake(uint64_t bytes);
+  // As TryTake, but throws hetnet::Error: kUnavailable (503, UNAVAILABLE) when the bytes do not
+  // fit now, kInvalidArgument when they exceed the whole budget. `what` names the request.
+  std::unique_ptr<RequestMemoryLease> Take(uint64_t bytes, const std::string& what);
+  // The message of a refusal of `bytes` (for front ends that answer without an exception).
+  std::string RefusalMessage(uint64_t bytes, const std::string& what) const;
+  // True when `bytes` can never fit (over the whole limit): retrying will not help.
+  bool NeverFits(uint64_t bytes) const { return limit_ != 0 && bytes > limit_; }
+
+  uint64_t limit() const { return limit_; }
+  uint64_t held() const { return held_.load(std::memory_order_relaxed); }
+  uint64_t refusals() const { return refusals_.load(std::memory_order_relaxed); }
+
+ private:
+  friend class RequestMemoryLease;
+  bool Add(uint64_t bytes);
+  void Sub(uint64_t bytes) { held_.fetch_sub(bytes, std::memory_order_relaxed); }
+
+  const uint64_t limit_;
+  std::atomic<uint64_t> held_{0};
+  std::atomic<uint64_t> refusals_{0};
+};
+
+// The default limit: half of the memory this process may use (the smaller of physical memory and
+// the cgroup's memory.max / memory.limit_in_bytes, so a container's limit counts), at least 256 MiB.
+uint64_t DefaultRequestMemoryLimit();
+
+// Bytes of parse state charged per byte of a JSON request header: RapidJSON's DOM keeps a 16-byte
+// value for every number (often 2 bytes of text: "0,"), so the parse peaks near 8x the text.
+inline constexpr uint64_t kJsonParseBytesPerByte = 8;
+
+}  // namespace hetnet::serving

@@ -1,0 +1,204 @@
+"""The server's request memory limit (--max-request-memory) against a real `hetnet serve`, loopback
+only. Before it, 20 connections each holding 60 MB of an unfinished body made the server hold 1.36 GB
+(1,024 connections would have held 64 GB, and the kernel would have killed it); a JSON body of
+"0,0,..." parsed into about 8 times its size; gRPC messages queued behind a batcher's delay were
+held without bound."""
+import json
+import re
+import socket
+import time
+import urllib.request
+
+import grpc
+import numpy as np
+import tritonclient.http as httpclient
+from tritonclient.grpc import service_pb2, service_pb2_grpc
+
+import serving_util as su
+
+VARIABLE_CONFIG = """
+name: "simple"
+platform: "caffe2_netdef"
+max_batch_size: %d
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ -1 ] } ]
+%s
+"""
+
+
+def metric(server, name):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port, timeout=10) as r:
+        text = r.read().decode()
+    m = re.search(r"^%s (\S+)$" % name, text, re.M)
+    assert m, "%s missing from /metrics" % name
+    return float(m.group(1))
+
+
+def wait_for_metric(server, name, value, timeout=20):
+    deadline = time.time() + timeout
+    while metric(server, name) != value:
+        assert time.time() < deadline, "%s stayed %s, expected %s" % (name, metric(server, name), value)
+        time.sleep(0.05)
+
+
+def read_answer(sock):
+    """Reads one response (head and Content-Length body) from a socket."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, "connection closed before an answer: %r" % data
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk
+        body += chunk
+    return head.decode(), json.loads(body[:length]) if length else None
+
+
+def infer_simple_http(server, n):
+    a = np.arange(n, dtype=np.int32)
+    client = httpclient.InferenceServerClient(server.http_url)
+    ins = [httpclient.InferInput("INPUT0", [n], "INT32"), httpclient.InferInput("INPUT1", [n], "INT32")]
+    ins[0].set_data_from_numpy(a, binary_data=True)
+    ins[1].set_data_from_numpy(a, binary_data=True)
+    np.testing.assert_array_equal(client.infer("simple", ins).as_numpy("OUTPUT0"), 2 * a)
+
+
+def test_unfinished_bodies_over_the_limit_are_refused_and_the_server_serves_on(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    su.write_simple_model(repo, config=VARIABLE_CONFIG % (0, ""))
+    size = 12_000_000
+    with su.ServerProcess(repo, ["--max-request-memory", str(4 * size)]) as s:
+        assert metric(s, "hetnet_request_memory_limit_bytes") == 4 * size
+        holders = []
+        try:
+            # Four clients send all but the last byte of a 12 MB body and hold on: they fill the budget.
+            for _ in range(4):
+                c = socket.create_connection(("127.0.0.1", s.http_port), timeout=20)
+                c.sendall(b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % size)
+                c.sendall(b"x" * (size - 1))
+                holders.append(c)
+            assert metric(s, "hetnet_request_memory_bytes") == 4 * size
+            # The next body is answered at once, before it is sent: 503, retry later.
+            for _ in range(2):
+                with socket.create_connection(("127.0.0.1", s.http_port), timeout=20) as c:
+                    c.sendall(b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+                    head, body = read_answer(c)
+                assert head.startswith("HTTP/1.1 503"), head
+                assert "Retry-After: 1" in head
+                assert body["error"] == ("the server is at its request memory limit: this request needs 100 bytes and "
+                                         "requests in flight hold 48000000 of 48000000 bytes (--max-request-memory); "
+                                         "retry later")
+            assert metric(s, "hetnet_request_memory_refusals_total") == 2
+            # Requests without a body still pass (health, metadata).
+            assert httpclient.InferenceServerClient(s.http_url).is_server_live()
+        finally:
+            for c in holders:
+                c.close()
+        wait_for_metric(s, "hetnet_request_memory_bytes", 0)
+        infer_simple_http(s, 1000)
+        assert s.stop() == 0
+
+
+def test_the_json_parse_is_charged_and_a_body_that_never_fits_says_which_flag(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    su.write_simple_model(repo, config=VARIABLE_CONFIG % (0, ""))
+    limit = 40_000_000
+    with su.ServerProcess(repo, ["--max-request-memory", str(limit)]) as s:
+        def json_infer(n):
+            zeros = ",".join(["0"] * n)
+            body = ('{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[%d],"data":[%s]},'
+                    '{"name":"INPUT1","datatype":"INT32","shape":[%d],"data":[%s]}]}' % (n, zeros, n, zeros)).encode()
+            with socket.create_connection(("127.0.0.1", s.http_port), timeout=30) as c:
+                c.sendall(b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
+                          + body)
+                return len(body), read_answer(c)
+
+        # 4 MB of JSON: 4 MB of body + 8 x 4 MB of parse = 36 MB, under the limit.
+        n, (head, answer) = json_infer(1_000_000)
+        assert head.startswith("HTTP/1.1 200"), (head, answer)
+        assert answer["outputs"][0]["data"][:3] == [0, 0, 0] and len(answer["outputs"][0]["data"]) == 1_000_000
+        # 6 MB: 54 MB > 40 MB, at any time: 400, naming the flag that raises the limit.
+        n, (head, answer) = json_infer(1_500_000)
+        assert head.startswith("HTTP/1.1 400"), head
+        assert answer["error"] == ("the request's JSON needs %d bytes of request memory, more than the server's "
+                                   "limit of %d bytes; raise it with --max-request-memory" % (9 * n, limit))
+        wait_for_metric(s, "hetnet_request_memory_bytes", 0)
+        infer_simple_http(s, 1000)
+        assert s.stop() == 0
+
+
+def test_credentials_are_checked_before_the_body_is_read(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    su.write_simple_model(repo)
+    token = tmp_path / "token"
+    token.write_text("tok\n")
+    with su.ServerProcess(repo, ["--auth-token-file", str(token), "--auth-health-open"]) as s:
+        # A 50 MB body is declared and never sent: the 401 comes at once, not after a body or a timeout.
+        with socket.create_connection(("127.0.0.1", s.http_port), timeout=10) as c:
+            t0 = time.time()
+            c.sendall(b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\n")
+            head, body = read_answer(c)
+            assert time.time() - t0 < 5
+        assert head.startswith("HTTP/1.1 401"), head
+        assert "WWW-Authenticate: Bearer" in head
+        assert body == {"error": "Unauthorized"}
+        assert metric(s, "hetnet_request_memory_bytes") == 0
+        # With the token, the same server answers.
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        client = httpclient.InferenceServerClient(s.http_url)
+        ins = [httpclient.InferInput("INPUT0", [1, 16], "INT32"), httpclient.InferInput("INPUT1", [1, 16], "INT32")]
+        ins[0].set_data_from_numpy(a)
+        ins[1].set_data_from_numpy(a)
+        out = client.infer("simple", ins, headers={"Authorization": "Bearer tok"}).as_numpy("OUTPUT0")
+        np.testing.assert_array_equal(out, 2 * a)
+        assert s.stop() == 0
+
+
+def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailable(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    # Requests wait up to 3 s for a batch, holding their messages: the budget takes two of them.
+    batching = "dynamic_batching { max_queue_delay_microseconds: 3000000 preferred_batch_size: [ 64 ] }"
+    su.write_simple_model(repo, config=VARIABLE_CONFIG % (64, batching))
+    n = 1_500_000  # two inputs of 6 MB: a 12 MB message
+    with su.ServerProcess(repo, ["--max-request-memory", "30000000"]) as s:
+        req = service_pb2.ModelInferRequest(model_name="simple")
+        a = np.arange(n, dtype=np.int32)
+        for name in ("INPUT0", "INPUT1"):
+            t = req.inputs.add()
+            t.name, t.datatype = name, "INT32"
+            t.shape.extend([1, n])
+            req.raw_input_contents.append(a.tobytes())
+        size = req.ByteSize()
+        opts = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+        channel = grpc.insecure_channel(s.grpc_url, options=opts)
+        stub = service_pb2_grpc.GRPCInferenceServiceStub(channel)
+        # Two calls, one after the other, wait in the queue and hold the budget's 24 of 30 MB.
+        held = [stub.ModelInfer.future(req, timeout=60)]
+        wait_for_metric(s, "hetnet_request_memory_bytes", size)
+        held.append(stub.ModelInfer.future(req, timeout=60))
+        wait_for_metric(s, "hetnet_request_memory_bytes", 2 * size)
+        # The third is answered at once: UNAVAILABLE, retry later.
+        try:
+            stub.ModelInfer(req, timeout=60)
+            raise AssertionError("a call over the request memory limit succeeded")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.UNAVAILABLE
+            assert e.details() == ("the server is at its request memory limit: this request needs %d bytes and "
+                                   "requests in flight hold %d of 30000000 bytes (--max-request-memory); retry later"
+                                   % (size, 2 * size))
+        assert metric(s, "hetnet_request_memory_refusals_total") == 1
+        for f in held:
+            np.testing.assert_array_equal(np.frombuffer(f.result().raw_output_contents[0], dtype=np.int32), 2 * a)
+        wait_for_metric(s, "hetnet_request_memory_bytes", 0)
+        # With the budget back, the same call succeeds.
+        r = stub.ModelInfer(req, timeout=60)
+        np.testing.assert_array_equal(np.frombuffer(r.raw_output_contents[0], dtype=np.int32), 2 * a)
+        channel.close()
+        assert s.stop() == 0
