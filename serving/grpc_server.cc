@@ -12,6 +12,8 @@
 #include <utility>
 
 #include <grpc/grpc.h>
+#include <grpcpp/impl/codegen/proto_buffer_reader.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
@@ -22,6 +24,7 @@
 #include "serving/auth.h"
 #include "serving/inference_server.h"
 #include "serving/infer_request.h"
+#include "serving/proto_parse_bound.h"
 #include "serving/request_memory.h"
 #include "serving/proto/grpc_service.grpc.pb.h"
 #include "serving/proto/health.grpc.pb.h"
@@ -47,6 +50,14 @@ grpc::Status Guard(F&& fn) {
   } catch (...) {
     return grpc::Status(grpc::StatusCode::INTERNAL, "unknown error");
   }
+}
+
+// A raw method's answer.
+template <typename Msg>
+void SerializeInto(const Msg& msg, grpc::ByteBuffer* out) {
+  bool own = false;
+  const grpc::Status st = grpc::SerializationTraits<Msg>::Serialize(msg, out, &own);
+  HN_CHECK_KIND(kRuntime, st.ok(), "cannot serialize the ", Msg::descriptor()->name(), ": ", st.error_message());
 }
 
 std::string HostPort(const std::string& address, int port) {
@@ -116,12 +127,38 @@ struct GrpcFrontEnd::Services {
     return reactor;
   }
 
+  // Parses a raw request message once the bound of its parse (serving/proto_parse_bound.h) is
+  // charged to the request memory budget, and gives the wire bytes back to gRPC. The lease holds
+  // the charge for as long as the message lives.
+  template <typename Msg>
+  std::shared_ptr<RequestMemoryLease> ParseCharged(const grpc::ByteBuffer* wire, Msg* msg, const char* what) {
+    auto* bb = const_cast<grpc::ByteBuffer*>(wire);  // this call's own buffer; cleared once parsed
+    ParseBound bound;
+    {
+      grpc::ProtoBufferReader reader(bb);
+      HN_CHECK_KIND(kInvalidArgument, reader.status().ok(), "cannot read the ", Msg::descriptor()->name(), ": ",
+                    reader.status().error_message());
+      bound = BoundParsedSize(Msg::descriptor(), &reader);
+    }
+    HN_CHECK_KIND(kInvalidArgument, bound.ok, "malformed ", Msg::descriptor()->name(), ": ", bound.error);
+    std::shared_ptr<RequestMemoryLease> lease = server->request_memory().Take(bound.bytes, what);
+    const grpc::Status st = grpc::SerializationTraits<Msg>::Deserialize(bb, msg);
+    HN_CHECK_KIND(kInvalidArgument, st.ok(), "malformed ", Msg::descriptor()->name(), ": ",
+                  st.error_message().empty() ? "protobuf cannot parse it (a string field that is not UTF-8?)"
+                                             : st.error_message());
+    return lease;
+  }
+
   void WaitForOffloaded() {
     std::unique_lock<std::mutex> lk(offload_mu);
     offload_cv.wait(lk, [this] { return offloaded == 0; });
   }
 
-  class Inference final : public inference::GRPCInferenceService::CallbackService {
+  // ModelInfer and RepositoryModelLoad take their messages raw: the bound of the parse is charged
+  // before protobuf builds anything (a small message can parse into 30 times its size).
+  using Base = inference::GRPCInferenceService::WithRawCallbackMethod_RepositoryModelLoad<
+      inference::GRPCInferenceService::WithRawCallbackMethod_ModelInfer<inference::GRPCInferenceService::CallbackService>>;
+  class Inference final : public Base {
    public:
     explicit Inference(Services* s) : s_(s) {}
     using Ctx = grpc::CallbackServerContext;
@@ -160,20 +197,20 @@ struct GrpcFrontEnd::Services {
       return s_->Unary(ctx, false, [&] { *out = s_->server->RepositoryIndex(in->ready()); });
     }
 
-    Reactor* RepositoryModelLoad(Ctx* ctx, const inference::RepositoryModelLoadRequest* in,
-                                 inference::RepositoryModelLoadResponse*) override {
+    Reactor* RepositoryModelLoad(Ctx* ctx, const grpc::ByteBuffer* wire, grpc::ByteBuffer* out) override {
       // Everything the load needs is taken out of the message here: the worker thread uses nothing
       // of the call but its reactor.
-      std::string name = in->model_name();
-      std::string repository = in->repository_name();
-      std::string config_json;
+      std::string name, repository, config_json;
       std::map<std::string, std::string> files;
       grpc::Status st = s_->Authorize(ctx, false);
       std::shared_ptr<RequestMemoryLease> memory;
       if (st.ok()) st = Guard([&] {
-        memory = s_->server->request_memory().Take(in->ByteSizeLong(), "this load request");
-        // Files can be large: move their bytes out of the message (gRPC does not read it again).
-        auto* params = const_cast<inference::RepositoryModelLoadRequest*>(in)->mutable_parameters();
+        inference::RepositoryModelLoadRequest request;
+        memory = s_->ParseCharged(wire, &request, "this load request");
+        name = request.model_name();
+        repository = request.repository_name();
+        // Files can be large: move their bytes out of the message.
+        auto* params = request.mutable_parameters();
         for (auto& [key, p] : *params) {
           using Param = inference::ModelRepositoryParameter;
           if (key == "config") {
@@ -193,9 +230,10 @@ struct GrpcFrontEnd::Services {
         return reactor;
       }
       return s_->Offload(ctx, [s = s_, name = std::move(name), repository = std::move(repository),
-                               config_json = std::move(config_json), files = std::move(files), memory] {
+                               config_json = std::move(config_json), files = std::move(files), memory, out] {
         HN_CHECK_KIND(kUnsupported, repository.empty(), "'repository_name' specification is not supported");
         s->server->LoadModel(name, config_json, files);
+        SerializeInto(inference::RepositoryModelLoadResponse(), out);
       });
     }
 
@@ -208,22 +246,22 @@ struct GrpcFrontEnd::Services {
       });
     }
 
-    Reactor* ModelInfer(Ctx* ctx, const inference::ModelInferRequest* in,
-                        inference::ModelInferResponse* out) override {
+    Reactor* ModelInfer(Ctx* ctx, const grpc::ByteBuffer* wire, grpc::ByteBuffer* out) override {
       auto* reactor = ctx->DefaultReactor();
       grpc::Status st = s_->Authorize(ctx, false);
       std::unique_ptr<InferRequest> request;
       std::shared_ptr<RequestMemoryLease> memory;
       if (st.ok()) {
         st = Guard([&] {
-          // The message is in memory already (gRPC's resource quota bounds its reading); charged
-          // here so the server refuses calls while requests in flight hold the budget.
-          memory = s_->server->request_memory().Take(in->ByteSizeLong(), "this request");
-          // Take the message over (an O(1) swap: gRPC does not read it again) so the inputs can
-          // point into it for as long as the server needs them, independent of this call.
-          auto owned = std::make_shared<inference::ModelInferRequest>();
-          owned->Swap(const_cast<inference::ModelInferRequest*>(in));
-          request = grpc_detail::ToInferRequest(std::move(owned));
+          // The inputs point into the message for as long as the server needs them.
+          auto message = std::make_shared<inference::ModelInferRequest>();
+          memory = s_->ParseCharged(wire, message.get(), "this request");
+          request = grpc_detail::ToInferRequest(message);
+          if (message->raw_input_contents_size() == 0) {  // typed contents, converted beside the message
+            uint64_t converted = 0;
+            for (const auto& input : request->inputs) converted += input.byte_size;
+            memory->GrowOrThrow(converted, "this request");
+          }
         });
       }
       if (!st.ok()) {
@@ -239,7 +277,11 @@ struct GrpcFrontEnd::Services {
         } else if (!result.response) {
           s = grpc::Status(grpc::StatusCode::INTERNAL, "inference completed without a response");
         } else {
-          s = Guard([&] { grpc_detail::ToModelInferResponse(*result.response, out); });
+          s = Guard([&] {
+            inference::ModelInferResponse response;
+            grpc_detail::ToModelInferResponse(*result.response, &response);
+            SerializeInto(response, out);
+          });
         }
         reactor->Finish(s);
       };

@@ -245,6 +245,24 @@ def test_typed_fp32_contents_mlp(stub):
     np.testing.assert_allclose(prob, serving_util.mlp_reference(x, serving_util.mlp_weights()), rtol=1e-4, atol=1e-5)
 
 
+def test_malformed_infer_and_load_messages_are_invalid_and_say_why(server, client):
+    """Raw bytes that are no ModelInferRequest / RepositoryModelLoadRequest: INVALID_ARGUMENT naming
+    the message and the fault, never INTERNAL; the server answers the next call."""
+    cases = [
+        ("/inference.GRPCInferenceService/ModelInfer", b"\x0a\x7fsimple", r"malformed ModelInferRequest: "
+         r"a field's length runs past|malformed ModelInferRequest: truncated"),
+        ("/inference.GRPCInferenceService/ModelInfer", b"\x0b\x0c", r"malformed ModelInferRequest: groups are not"),
+        ("/inference.GRPCInferenceService/ModelInfer", b"\x0a\x02\xff\xfe",
+         r"malformed ModelInferRequest: protobuf cannot parse it \(a string field that is not UTF-8\?\)"),
+        ("/inference.GRPCInferenceService/RepositoryModelLoad", b"\x12\x05ab", r"malformed RepositoryModelLoadRequest"),
+    ]
+    with grpc.insecure_channel(server.grpc_url) as channel:
+        for method, wire, pattern in cases:
+            call = channel.unary_unary(method, request_serializer=lambda x: x, response_deserializer=lambda x: x)
+            expect_rpc_error(lambda: call(wire, timeout=10), grpc.StatusCode.INVALID_ARGUMENT, pattern)
+    assert client.is_model_ready("simple")
+
+
 def test_typed_contents_in_the_wrong_field_is_invalid(stub):
     req = service_pb2.ModelInferRequest(model_name="simple")
     for name in ("INPUT0", "INPUT1"):

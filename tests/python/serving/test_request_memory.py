@@ -175,13 +175,18 @@ def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailabl
             t.name, t.datatype = name, "INT32"
             t.shape.extend([1, n])
             req.raw_input_contents.append(a.tobytes())
-        size = req.ByteSize()
         opts = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
         channel = grpc.insecure_channel(s.grpc_url, options=opts)
         stub = service_pb2_grpc.GRPCInferenceServiceStub(channel)
         # Two calls, one after the other, wait in the queue and hold the budget's 24 of 30 MB.
+        # A call holds the bound of its message's parse: its 12 MB and a little more.
         held = [stub.ModelInfer.future(req, timeout=60)]
-        wait_for_metric(s, "hetnet_request_memory_bytes", size)
+        deadline = time.time() + 20
+        while metric(s, "hetnet_request_memory_bytes") == 0:
+            assert time.time() < deadline
+            time.sleep(0.05)
+        size = metric(s, "hetnet_request_memory_bytes")
+        assert req.ByteSize() <= size < req.ByteSize() + 10_000
         held.append(stub.ModelInfer.future(req, timeout=60))
         wait_for_metric(s, "hetnet_request_memory_bytes", 2 * size)
         # The third is answered at once: UNAVAILABLE, retry later.
@@ -201,4 +206,44 @@ def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailabl
         r = stub.ModelInfer(req, timeout=60)
         np.testing.assert_array_equal(np.frombuffer(r.raw_output_contents[0], dtype=np.int32), 2 * a)
         channel.close()
+        assert s.stop() == 0
+
+
+def test_grpc_messages_that_parse_into_far_more_than_their_size_are_refused_before_parsing(tmp_path):
+    """20 M empty bytes_contents entries are 40 MB on the wire and 1.3 GB once parsed (the server
+    peaked at 1.32 GB before the bound was charged first); at a 200 MB limit the call is refused
+    before protobuf builds anything."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    su.write_simple_model(repo)
+    with su.ServerProcess(repo, ["--max-request-memory", "200000000"]) as s:
+        def rss_peak_kb():
+            with open("/proc/%d/status" % s.proc.pid) as f:
+                return int(next(line for line in f if line.startswith("VmHWM")).split()[1])
+
+        before = rss_peak_kb()
+        req = service_pb2.ModelInferRequest(model_name="simple")
+        t = req.inputs.add(name="INPUT0", datatype="BYTES", shape=[1, 16])
+        t.contents.bytes_contents.extend([b""] * 20_000_000)
+        opts = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+        with grpc.insecure_channel(s.grpc_url, options=opts) as ch:
+            stub = service_pb2_grpc.GRPCInferenceServiceStub(ch)
+            try:
+                stub.ModelInfer(req, timeout=120)
+                raise AssertionError("the call succeeded")
+            except grpc.RpcError as e:
+                assert e.code() == grpc.StatusCode.INVALID_ARGUMENT
+                m = re.fullmatch(r"this request needs (\d+) bytes of request memory, more than the server's limit of "
+                                 r"200000000 bytes; raise it with --max-request-memory", e.details())
+                assert m, e.details()
+                assert int(m.group(1)) > 20_000_000 * 32  # a std::string per entry, at least
+            # The wire bytes (40 MB) were read; the 1.3 GB parse never happened.
+            assert rss_peak_kb() - before < 400_000
+            # Typed contents within the limit still work.
+            ok = service_pb2.ModelInferRequest(model_name="simple")
+            for name in ("INPUT0", "INPUT1"):
+                ok.inputs.add(name=name, datatype="INT32", shape=[1, 16]).contents.int_contents.extend(range(16))
+            r = stub.ModelInfer(ok, timeout=60)
+            np.testing.assert_array_equal(np.frombuffer(r.raw_output_contents[0], dtype="<i4"), 2 * np.arange(16))
+        assert metric(s, "hetnet_request_memory_bytes") == 0
         assert s.stop() == 0

@@ -1,0 +1,206 @@
+#include "serving/proto_parse_bound.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/message.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include "core/error.h"
+
+namespace hetnet::serving {
+namespace {
+
+namespace pb = google::protobuf;
+using pb::FieldDescriptor;
+using pb::internal::WireFormatLite;
+
+constexpr uint64_t kStringCost = sizeof(std::string) + 16;  // the object and a heap block's header
+constexpr uint64_t kPointerCost = 2 * sizeof(void*);        // a repeated element's slot, capacity doubled
+constexpr uint64_t kMapNodeCost = 64;                       // a hash node and its bucket
+// A repeated field's first allocation: its header and the smallest capacity (4 elements, up to
+// 8 bytes each, or 4 pointers).
+constexpr uint64_t kRepeatedFirstCost = 48;
+
+// The object size of a message type (its default instance's SpaceUsedLong: every field in place).
+uint64_t ObjectSize(const pb::Descriptor* d) {
+  // A map's entries live as hash nodes (kMapNodeCost) holding the key and value, which are costed
+  // as the entry's fields; the generated factory has no prototype for an entry type.
+  if (d->options().map_entry()) return 0;
+  static std::mutex mu;
+  static std::map<const pb::Descriptor*, uint64_t> sizes;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = sizes.find(d);
+  if (it != sizes.end()) return it->second;
+  const pb::Message* prototype = pb::MessageFactory::generated_factory()->GetPrototype(d);
+  const uint64_t size = prototype ? static_cast<uint64_t>(prototype->SpaceUsedLong()) : 256;
+  sizes.emplace(d, size);
+  return size;
+}
+
+// A map entry's node with a key and a value in it even when the wire sends neither (an empty entry
+// makes the parse insert the key "" with a default value); what is sent is costed on top.
+uint64_t MapEntryCost(const pb::Descriptor* entry) {
+  const FieldDescriptor* value = entry->map_value();
+  const uint64_t value_cost = value->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ? ObjectSize(value->message_type())
+                              : value->cpp_type() == FieldDescriptor::CPPTYPE_STRING ? kStringCost
+                                                                                     : 8;
+  return kMapNodeCost + kStringCost + value_cost;
+}
+
+// Bytes of a scalar field's C++ form.
+uint64_t ScalarSize(const FieldDescriptor* f) {
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return 1;
+    case FieldDescriptor::CPPTYPE_INT32:
+    case FieldDescriptor::CPPTYPE_UINT32:
+    case FieldDescriptor::CPPTYPE_FLOAT:
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+// The wire type a field's values take one at a time (packed repeated scalars also come length-delimited).
+WireFormatLite::WireType ValueWireType(const FieldDescriptor* f) {
+  return static_cast<WireFormatLite::WireType>(WireFormatLite::WireTypeForFieldType(
+      static_cast<WireFormatLite::FieldType>(f->type())));
+}
+
+class Scanner {
+ public:
+  Scanner(pb::io::CodedInputStream* in, int max_depth) : in_(in), max_depth_(max_depth) {}
+
+  // Scans fields until the current limit (or the end of input); adds their cost to *cost.
+  bool Message(const pb::Descriptor* d, int depth, uint64_t* cost) {
+    if (depth > max_depth_) return Fail(MakeString("messages nest deeper than ", max_depth_, " levels"));
+    std::vector<const FieldDescriptor*> repeated_seen;  // few per message type
+    while (true) {
+      const uint32_t tag = in_->ReadTag();
+      if (tag == 0) {  // the end of the message (its limit or the input's end), or a bad tag
+        if (in_->ConsumedEntireMessage()) return true;
+        return Fail("malformed field tag");
+      }
+      const auto wire = WireFormatLite::GetTagWireType(tag);
+      if (wire == WireFormatLite::WIRETYPE_START_GROUP || wire == WireFormatLite::WIRETYPE_END_GROUP) {
+        return Fail("groups are not accepted");
+      }
+      const FieldDescriptor* f = d->FindFieldByNumber(WireFormatLite::GetTagFieldNumber(tag));
+      if (f == nullptr || !(wire == ValueWireType(f) || (wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED &&
+                                                         f->is_packable()))) {
+        if (!Unknown(tag, cost)) return false;
+        continue;
+      }
+      if (f->is_repeated() && std::find(repeated_seen.begin(), repeated_seen.end(), f) == repeated_seen.end()) {
+        repeated_seen.push_back(f);
+        *cost += kRepeatedFirstCost;
+      }
+      if (!Field(f, wire, depth, cost)) return false;
+    }
+  }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  bool Fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+    return false;
+  }
+
+  // Protobuf keeps an unknown field's bytes in the message's unknown field set.
+  bool Unknown(uint32_t tag, uint64_t* cost) {
+    const int before = in_->CurrentPosition();
+    if (!WireFormatLite::SkipField(in_, tag)) return Fail("truncated field");
+    *cost += 2 * static_cast<uint64_t>(in_->CurrentPosition() - before) + kStringCost;
+    return true;
+  }
+
+  bool Field(const FieldDescriptor* f, WireFormatLite::WireType wire, int depth, uint64_t* cost) {
+    const bool repeated = f->is_repeated();
+    if (wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {  // one scalar value
+      const uint32_t tag = WireFormatLite::MakeTag(f->number(), wire);
+      if (!WireFormatLite::SkipField(in_, tag)) return Fail("truncated field");
+      if (repeated) *cost += 2 * ScalarSize(f);
+      return true;
+    }
+    uint32_t length = 0;
+    if (!in_->ReadVarint32(&length)) return Fail("truncated length");
+    if (length > static_cast<uint32_t>(INT32_MAX) ||
+        (in_->BytesUntilLimit() >= 0 && length > static_cast<uint32_t>(in_->BytesUntilLimit()))) {
+      return Fail("a field's length runs past the end of its message");
+    }
+    switch (f->type()) {
+      case FieldDescriptor::TYPE_STRING:
+      case FieldDescriptor::TYPE_BYTES:
+        if (!in_->Skip(static_cast<int>(length))) return Fail("truncated string");
+        *cost += kStringCost + length + (repeated ? kPointerCost : 0);
+        return true;
+      case FieldDescriptor::TYPE_MESSAGE: {
+        *cost += ObjectSize(f->message_type()) + (repeated ? kPointerCost : 0);
+        if (f->is_map()) *cost += MapEntryCost(f->message_type());
+        const auto limit = in_->PushLimit(static_cast<int>(length));
+        const bool ok = Message(f->message_type(), depth + 1, cost);
+        in_->PopLimit(limit);
+        return ok;
+      }
+      default:
+        return Packed(f, length, cost);
+    }
+  }
+
+  // A packed run of scalars: fixed-width ones by length, varints by counting their last bytes.
+  bool Packed(const FieldDescriptor* f, uint32_t length, uint64_t* cost) {
+    uint64_t count = 0;
+    const auto wire = ValueWireType(f);
+    if (wire == WireFormatLite::WIRETYPE_FIXED32 || wire == WireFormatLite::WIRETYPE_FIXED64) {
+      count = length / (wire == WireFormatLite::WIRETYPE_FIXED32 ? 4 : 8);
+      if (!in_->Skip(static_cast<int>(length))) return Fail("truncated packed field");
+    } else {
+      uint32_t left = length;
+      while (left > 0) {
+        const void* data = nullptr;
+        int size = 0;
+        if (!in_->GetDirectBufferPointer(&data, &size) || size <= 0) return Fail("truncated packed field");
+        const uint32_t n = std::min<uint32_t>(left, static_cast<uint32_t>(size));
+        const auto* bytes = static_cast<const uint8_t*>(data);
+        for (uint32_t i = 0; i < n; ++i) count += bytes[i] < 0x80;
+        in_->Skip(static_cast<int>(n));
+        left -= n;
+      }
+    }
+    *cost += 2 * count * ScalarSize(f);
+    return true;
+  }
+
+  pb::io::CodedInputStream* in_;
+  const int max_depth_;
+  std::string error_;
+};
+
+}  // namespace
+
+ParseBound BoundParsedSize(const pb::Descriptor* type, pb::io::ZeroCopyInputStream* wire, int max_depth) {
+  ParseBound result;
+  pb::io::CodedInputStream in(wire);
+  uint64_t cost = ObjectSize(type);
+  Scanner scanner(&in, max_depth);
+  if (!scanner.Message(type, 0, &cost)) {
+    result.error = scanner.error();
+    return result;
+  }
+  result.ok = true;
+  result.bytes = cost;
+  return result;
+}
+
+}  // namespace hetnet::serving
