@@ -269,7 +269,7 @@ struct GrpcFrontEnd::Services {
         return reactor;
       }
       auto finished = std::make_shared<std::atomic<bool>>(false);
-      InferCallback done = [reactor, out, finished, memory](InferResult result) {
+      InferCallback done = [reactor, out, finished, memory](InferResult result) mutable {
         if (finished->exchange(true)) return;
         grpc::Status s;
         if (result.error) {
@@ -283,6 +283,7 @@ struct GrpcFrontEnd::Services {
             SerializeInto(response, out);
           });
         }
+        memory.reset();  // the request is done with: the client may send the next one on seeing the answer
         reactor->Finish(s);
       };
       grpc::Status thrown = Guard([&] { s_->server->InferAsync(std::move(request), done); });
