@@ -12,8 +12,6 @@
 #include <utility>
 
 #include <grpc/grpc.h>
-#include <grpcpp/impl/codegen/proto_buffer_reader.h>
-#include <grpcpp/impl/codegen/proto_utils.h>
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
@@ -21,44 +19,14 @@
 #include <grpcpp/server_context.h>
 
 #include "core/error.h"
-#include "serving/auth.h"
+#include "serving/grpc_calls.h"
 #include "serving/inference_server.h"
 #include "serving/infer_request.h"
-#include "serving/proto_parse_bound.h"
-#include "serving/request_memory.h"
 #include "serving/proto/grpc_service.grpc.pb.h"
 #include "serving/proto/health.grpc.pb.h"
-#include "serving/status_map.h"
 
 namespace hetnet::serving {
 namespace {
-
-grpc::Status StatusOf(const Error& e) {
-  return grpc::Status(static_cast<grpc::StatusCode>(GrpcStatusOf(e.kind())), ClientMessage(e));
-}
-
-// Runs `fn`, turning exceptions into a gRPC status.
-template <typename F>
-grpc::Status Guard(F&& fn) {
-  try {
-    fn();
-    return grpc::Status::OK;
-  } catch (const Error& e) {
-    return StatusOf(e);
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
-  } catch (...) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, "unknown error");
-  }
-}
-
-// A raw method's answer.
-template <typename Msg>
-void SerializeInto(const Msg& msg, grpc::ByteBuffer* out) {
-  bool own = false;
-  const grpc::Status st = grpc::SerializationTraits<Msg>::Serialize(msg, out, &own);
-  HN_CHECK_KIND(kRuntime, st.ok(), "cannot serialize the ", Msg::descriptor()->name(), ": ", st.error_message());
-}
 
 std::string HostPort(const std::string& address, int port) {
   const bool v6 = address.find(':') != std::string::npos && (address.empty() || address.front() != '[');
@@ -67,134 +35,78 @@ std::string HostPort(const std::string& address, int port) {
 
 }  // namespace
 
-// Everything the handlers share: the server, the options, and the count of offloaded calls.
-struct GrpcFrontEnd::Services {
-  Services(InferenceServer* s, const GrpcOptions& o) : server(s), options(o), inference(this), health(this) {}
+// The two services, over the plumbing of grpc_calls.h.
+struct GrpcFrontEnd::Services : GrpcCalls {
+  Services(InferenceServer* s, const GrpcOptions& o) : GrpcCalls(s, o), inference(this), health(this) {}
 
-  InferenceServer* server;
-  const GrpcOptions& options;
-
-  std::mutex offload_mu;
-  std::condition_variable offload_cv;
-  int offloaded = 0;
-
-  grpc::Status Authorize(grpc::CallbackServerContext* ctx, bool health_rpc) const {
-    if (options.auth_token.empty() || (health_rpc && options.auth_health_open)) return grpc::Status::OK;
-    const auto& md = ctx->client_metadata();
-    auto it = md.find("authorization");
-    if (it != md.end() &&
-        AuthorizationMatches(options.auth_token, std::string_view(it->second.data(), it->second.length()))) {
-      return grpc::Status::OK;
-    }
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "missing or invalid credentials: send metadata 'authorization: Bearer <token>'");
-  }
-
-  // A unary call answered on the calling gRPC thread.
-  template <typename F>
-  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* ctx, bool health_rpc, F&& fn) {
-    auto* reactor = ctx->DefaultReactor();
-    grpc::Status st = Authorize(ctx, health_rpc);
-    if (st.ok()) st = Guard(std::forward<F>(fn));
-    reactor->Finish(st);
-    return reactor;
-  }
-
-  // A unary call whose work may block for long (model loads): answered from its own thread.
-  template <typename F>
-  grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* ctx, F fn) {
-    auto* reactor = ctx->DefaultReactor();
-    grpc::Status st = Authorize(ctx, false);
-    if (!st.ok()) {
-      reactor->Finish(st);
-      return reactor;
-    }
-    {
-      std::lock_guard<std::mutex> lk(offload_mu);
-      ++offloaded;
-    }
-    try {
-      std::thread([this, reactor, fn = std::move(fn)]() mutable {
-        reactor->Finish(Guard(fn));
-        std::lock_guard<std::mutex> lk(offload_mu);
-        if (--offloaded == 0) offload_cv.notify_all();
-      }).detach();
-    } catch (const std::exception& e) {  // thread creation failed
-      reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, e.what()));
-      std::lock_guard<std::mutex> lk(offload_mu);
-      if (--offloaded == 0) offload_cv.notify_all();
-    }
-    return reactor;
-  }
-
-  // Parses a raw request message once the bound of its parse (serving/proto_parse_bound.h) is
-  // charged to the request memory budget, and gives the wire bytes back to gRPC. The lease holds
-  // the charge for as long as the message lives.
-  template <typename Msg>
-  std::shared_ptr<RequestMemoryLease> ParseCharged(const grpc::ByteBuffer* wire, Msg* msg, const char* what) {
-    auto* bb = const_cast<grpc::ByteBuffer*>(wire);  // this call's own buffer; cleared once parsed
-    ParseBound bound;
-    {
-      grpc::ProtoBufferReader reader(bb);
-      HN_CHECK_KIND(kInvalidArgument, reader.status().ok(), "cannot read the ", Msg::descriptor()->name(), ": ",
-                    reader.status().error_message());
-      bound = BoundParsedSize(Msg::descriptor(), &reader);
-    }
-    HN_CHECK_KIND(kInvalidArgument, bound.ok, "malformed ", Msg::descriptor()->name(), ": ", bound.error);
-    std::shared_ptr<RequestMemoryLease> lease = server->request_memory().Take(bound.bytes, what);
-    const grpc::Status st = grpc::SerializationTraits<Msg>::Deserialize(bb, msg);
-    HN_CHECK_KIND(kInvalidArgument, st.ok(), "malformed ", Msg::descriptor()->name(), ": ",
-                  st.error_message().empty() ? "protobuf cannot parse it (a string field that is not UTF-8?)"
-                                             : st.error_message());
-    return lease;
-  }
-
-  void WaitForOffloaded() {
-    std::unique_lock<std::mutex> lk(offload_mu);
-    offload_cv.wait(lk, [this] { return offloaded == 0; });
-  }
-
-  // ModelInfer and RepositoryModelLoad take their messages raw: the bound of the parse is charged
-  // before protobuf builds anything (a small message can parse into 30 times its size).
-  using Base = inference::GRPCInferenceService::WithRawCallbackMethod_RepositoryModelLoad<
-      inference::GRPCInferenceService::WithRawCallbackMethod_ModelInfer<inference::GRPCInferenceService::CallbackService>>;
+  // Every unary method takes its message raw: gRPC's own parse would run before any check of ours,
+  // and a small message can parse into 30 times its size (serving/proto_parse_bound.h). Each is
+  // parsed by ParseCharged, under the request memory limit; unimplemented ones are never parsed.
+  using Svc = inference::GRPCInferenceService;
+  using Raw0 = Svc::WithRawCallbackMethod_ServerLive<Svc::CallbackService>;
+  using Raw1 = Svc::WithRawCallbackMethod_ServerReady<Raw0>;
+  using Raw2 = Svc::WithRawCallbackMethod_ModelReady<Raw1>;
+  using Raw3 = Svc::WithRawCallbackMethod_ServerMetadata<Raw2>;
+  using Raw4 = Svc::WithRawCallbackMethod_ModelMetadata<Raw3>;
+  using Raw5 = Svc::WithRawCallbackMethod_ModelInfer<Raw4>;
+  using Raw6 = Svc::WithRawCallbackMethod_ModelConfig<Raw5>;
+  using Raw7 = Svc::WithRawCallbackMethod_ModelStatistics<Raw6>;
+  using Raw8 = Svc::WithRawCallbackMethod_RepositoryIndex<Raw7>;
+  using Raw9 = Svc::WithRawCallbackMethod_RepositoryModelLoad<Raw8>;
+  using Raw10 = Svc::WithRawCallbackMethod_RepositoryModelUnload<Raw9>;
+  using Raw11 = Svc::WithRawCallbackMethod_SystemSharedMemoryStatus<Raw10>;
+  using Raw12 = Svc::WithRawCallbackMethod_SystemSharedMemoryRegister<Raw11>;
+  using Raw13 = Svc::WithRawCallbackMethod_SystemSharedMemoryUnregister<Raw12>;
+  using Raw14 = Svc::WithRawCallbackMethod_CudaSharedMemoryStatus<Raw13>;
+  using Raw15 = Svc::WithRawCallbackMethod_CudaSharedMemoryRegister<Raw14>;
+  using Raw16 = Svc::WithRawCallbackMethod_CudaSharedMemoryUnregister<Raw15>;
+  using Raw17 = Svc::WithRawCallbackMethod_TraceSetting<Raw16>;
+  using Raw18 = Svc::WithRawCallbackMethod_LogSettings<Raw17>;
+  using Base = Raw18;
   class Inference final : public Base {
    public:
     explicit Inference(Services* s) : s_(s) {}
     using Ctx = grpc::CallbackServerContext;
     using Reactor = grpc::ServerUnaryReactor;
 
-    Reactor* ServerLive(Ctx* ctx, const inference::ServerLiveRequest*, inference::ServerLiveResponse* out) override {
-      return s_->Unary(ctx, true, [&] { out->set_live(s_->server->IsLive()); });
+    using Wire = grpc::ByteBuffer;
+    template <typename Req, typename Resp, typename F>
+    Reactor* Raw(Ctx* ctx, const Wire* in, Wire* out, bool health_rpc, F&& fn) {
+      return s_->RawUnary<Req, Resp>(ctx, in, out, health_rpc, std::forward<F>(fn));
     }
-    Reactor* ServerReady(Ctx* ctx, const inference::ServerReadyRequest*,
-                         inference::ServerReadyResponse* out) override {
-      return s_->Unary(ctx, true, [&] { out->set_ready(s_->server->IsReady()); });
+
+    Reactor* ServerLive(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::ServerLiveRequest, inference::ServerLiveResponse>(
+          ctx, in, out, true, [&](const auto&, auto* r) { r->set_live(s_->server->IsLive()); });
     }
-    Reactor* ModelReady(Ctx* ctx, const inference::ModelReadyRequest* in,
-                        inference::ModelReadyResponse* out) override {
-      return s_->Unary(ctx, true, [&] { out->set_ready(s_->server->ModelReady(in->name(), in->version())); });
+    Reactor* ServerReady(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::ServerReadyRequest, inference::ServerReadyResponse>(
+          ctx, in, out, true, [&](const auto&, auto* r) { r->set_ready(s_->server->IsReady()); });
     }
-    Reactor* ServerMetadata(Ctx* ctx, const inference::ServerMetadataRequest*,
-                            inference::ServerMetadataResponse* out) override {
-      return s_->Unary(ctx, false, [&] { *out = s_->server->ServerMetadata(); });
+    Reactor* ModelReady(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::ModelReadyRequest, inference::ModelReadyResponse>(
+          ctx, in, out, true, [&](const auto& q, auto* r) { r->set_ready(s_->server->ModelReady(q.name(), q.version())); });
     }
-    Reactor* ModelMetadata(Ctx* ctx, const inference::ModelMetadataRequest* in,
-                           inference::ModelMetadataResponse* out) override {
-      return s_->Unary(ctx, false, [&] { *out = s_->server->ModelMetadata(in->name(), in->version()); });
+    Reactor* ServerMetadata(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::ServerMetadataRequest, inference::ServerMetadataResponse>(
+          ctx, in, out, false, [&](const auto&, auto* r) { *r = s_->server->ServerMetadata(); });
     }
-    Reactor* ModelConfig(Ctx* ctx, const inference::ModelConfigRequest* in,
-                         inference::ModelConfigResponse* out) override {
-      return s_->Unary(ctx, false,
-                       [&] { *out->mutable_config() = s_->server->ModelConfig(in->name(), in->version()); });
+    Reactor* ModelMetadata(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::ModelMetadataRequest, inference::ModelMetadataResponse>(
+          ctx, in, out, false, [&](const auto& q, auto* r) { *r = s_->server->ModelMetadata(q.name(), q.version()); });
     }
-    Reactor* ModelStatistics(Ctx* ctx, const inference::ModelStatisticsRequest* in,
-                             inference::ModelStatisticsResponse* out) override {
-      return s_->Unary(ctx, false, [&] { *out = s_->server->ModelStatistics(in->name(), in->version()); });
+    Reactor* ModelConfig(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::ModelConfigRequest, inference::ModelConfigResponse>(
+          ctx, in, out, false,
+          [&](const auto& q, auto* r) { *r->mutable_config() = s_->server->ModelConfig(q.name(), q.version()); });
     }
-    Reactor* RepositoryIndex(Ctx* ctx, const inference::RepositoryIndexRequest* in,
-                             inference::RepositoryIndexResponse* out) override {
-      return s_->Unary(ctx, false, [&] { *out = s_->server->RepositoryIndex(in->ready()); });
+    Reactor* ModelStatistics(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::ModelStatisticsRequest, inference::ModelStatisticsResponse>(
+          ctx, in, out, false, [&](const auto& q, auto* r) { *r = s_->server->ModelStatistics(q.name(), q.version()); });
+    }
+    Reactor* RepositoryIndex(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::RepositoryIndexRequest, inference::RepositoryIndexResponse>(
+          ctx, in, out, false, [&](const auto& q, auto* r) { *r = s_->server->RepositoryIndex(q.ready()); });
     }
 
     Reactor* RepositoryModelLoad(Ctx* ctx, const grpc::ByteBuffer* wire, grpc::ByteBuffer* out) override {
@@ -237,12 +149,25 @@ struct GrpcFrontEnd::Services {
       });
     }
 
-    Reactor* RepositoryModelUnload(Ctx* ctx, const inference::RepositoryModelUnloadRequest* in,
-                                   inference::RepositoryModelUnloadResponse*) override {
+    Reactor* RepositoryModelUnload(Ctx* ctx, const Wire* wire, Wire* out) override {
       // unload_dependents has no meaning without ensembles; it is accepted and ignored.
-      return s_->Offload(ctx, [s = s_, name = in->model_name(), repository = in->repository_name()] {
+      std::string name, repository;
+      grpc::Status st = s_->Authorize(ctx, false);
+      if (st.ok()) st = Guard([&] {
+        inference::RepositoryModelUnloadRequest request;
+        s_->ParseCharged(wire, &request, "this unload request");
+        name = request.model_name();
+        repository = request.repository_name();
+      });
+      if (!st.ok()) {
+        auto* reactor = ctx->DefaultReactor();
+        reactor->Finish(st);
+        return reactor;
+      }
+      return s_->Offload(ctx, [s = s_, name = std::move(name), repository = std::move(repository), out] {
         HN_CHECK_KIND(kUnsupported, repository.empty(), "'repository_name' specification is not supported");
         s->server->UnloadModel(name);
+        SerializeInto(inference::RepositoryModelUnloadResponse(), out);
       });
     }
 
@@ -293,7 +218,7 @@ struct GrpcFrontEnd::Services {
 
     // Everything else answers UNIMPLEMENTED with a message naming the RPC.
 #define HETNET_GRPC_UNIMPLEMENTED(Rpc)                                                               \
-  Reactor* Rpc(Ctx* ctx, const inference::Rpc##Request*, inference::Rpc##Response*) override {      \
+  Reactor* Rpc(Ctx* ctx, const grpc::ByteBuffer*, grpc::ByteBuffer*) override {                     \
     return s_->Unary(ctx, false, [] { HN_THROW(kUnsupported, #Rpc " is not supported by hetnet"); }); \
   }
     HETNET_GRPC_UNIMPLEMENTED(SystemSharedMemoryStatus)

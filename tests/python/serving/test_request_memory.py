@@ -248,3 +248,40 @@ def test_grpc_messages_that_parse_into_far_more_than_their_size_are_refused_befo
             np.testing.assert_array_equal(np.frombuffer(r.raw_output_contents[0], dtype="<i4"), 2 * np.arange(16))
         wait_for_metric(s, "hetnet_request_memory_bytes", 0)
         assert s.stop() == 0
+
+
+def test_every_grpc_method_parses_under_the_limit_and_unimplemented_ones_never_parse(tmp_path):
+    """1 M empty map entries are 2 MB on the wire and ~150 MB parsed: refused before parsing by the
+    methods hetnet implements, answered UNIMPLEMENTED unread by the others."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    su.write_simple_model(repo)
+    with su.ServerProcess(repo, ["--model-control-mode", "explicit", "--load-model", "simple",
+                                 "--max-request-memory", "50000000"]) as s:
+        with grpc.insecure_channel(s.grpc_url) as ch:
+            def raw(method, wire):
+                call = ch.unary_unary("/inference.GRPCInferenceService/" + method,
+                                      request_serializer=lambda x: x, response_deserializer=lambda x: x)
+                try:
+                    call(wire, timeout=60)
+                    raise AssertionError("%s succeeded" % method)
+                except grpc.RpcError as e:
+                    return e
+
+            e = raw("RepositoryModelUnload", b"\x12\x06simple" + b"\x1a\x00" * 1_000_000)
+            assert e.code() == grpc.StatusCode.INVALID_ARGUMENT, e.details()
+            assert re.fullmatch(r"this unload request needs \d+ bytes of request memory, more than the server's "
+                                r"limit of 50000000 bytes; raise it with --max-request-memory", e.details())
+            e = raw("ModelMetadata", b"\x0a\x06simple" + b"\xa2\x06\x00" * 1_000_000)  # unknown field 100
+            assert e.code() == grpc.StatusCode.INVALID_ARGUMENT and "needs" in e.details(), e.details()
+            e = raw("TraceSetting", b"\x0a\x00" * 1_000_000)
+            assert e.code() == grpc.StatusCode.UNIMPLEMENTED
+            assert e.details() == "TraceSetting is not supported by hetnet"
+            # The model is still loaded (the unload never ran) and the same methods answer small calls.
+            stub = service_pb2_grpc.GRPCInferenceServiceStub(ch)
+            md = stub.ModelMetadata(service_pb2.ModelMetadataRequest(name="simple"), timeout=10)
+            assert md.name == "simple" and md.platform == "caffe2_netdef"
+            stub.RepositoryModelUnload(service_pb2.RepositoryModelUnloadRequest(model_name="simple"), timeout=30)
+            assert not stub.ModelReady(service_pb2.ModelReadyRequest(name="simple"), timeout=10).ready
+        wait_for_metric(s, "hetnet_request_memory_bytes", 0)
+        assert s.stop() == 0

@@ -1,0 +1,158 @@
+// The plumbing of the gRPC front end's handlers (grpc_server.cc): errors to statuses, credentials,
+// unary answers on the gRPC thread or from a thread of their own, and raw messages parsed under
+// the request memory limit. Private to the grpc_*.cc files.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include <grpcpp/impl/codegen/proto_buffer_reader.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/server_context.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/server_callback.h>
+
+#include "core/error.h"
+#include "serving/auth.h"
+#include "serving/grpc_server.h"
+#include "serving/inference_server.h"
+#include "serving/proto_parse_bound.h"
+#include "serving/request_memory.h"
+#include "serving/status_map.h"
+
+namespace hetnet::serving {
+
+inline grpc::Status StatusOf(const Error& e) {
+  return grpc::Status(static_cast<grpc::StatusCode>(GrpcStatusOf(e.kind())), ClientMessage(e));
+}
+
+// Runs `fn`, turning exceptions into a gRPC status.
+template <typename F>
+grpc::Status Guard(F&& fn) {
+  try {
+    fn();
+    return grpc::Status::OK;
+  } catch (const Error& e) {
+    return StatusOf(e);
+  } catch (const std::exception& e) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
+  } catch (...) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, "unknown error");
+  }
+}
+
+// A raw method's answer.
+template <typename Msg>
+void SerializeInto(const Msg& msg, grpc::ByteBuffer* out) {
+  bool own = false;
+  const grpc::Status st = grpc::SerializationTraits<Msg>::Serialize(msg, out, &own);
+  HN_CHECK_KIND(kRuntime, st.ok(), "cannot serialize the ", Msg::descriptor()->name(), ": ", st.error_message());
+}
+
+// What every handler shares: the server, the options, and the count of offloaded calls.
+struct GrpcCalls {
+  GrpcCalls(InferenceServer* s, const GrpcOptions& o) : server(s), options(o) {}
+
+  InferenceServer* server;
+  const GrpcOptions& options;
+
+  std::mutex offload_mu;
+  std::condition_variable offload_cv;
+  int offloaded = 0;
+
+  grpc::Status Authorize(grpc::CallbackServerContext* ctx, bool health_rpc) const {
+    if (options.auth_token.empty() || (health_rpc && options.auth_health_open)) return grpc::Status::OK;
+    const auto& md = ctx->client_metadata();
+    auto it = md.find("authorization");
+    if (it != md.end() &&
+        AuthorizationMatches(options.auth_token, std::string_view(it->second.data(), it->second.length()))) {
+      return grpc::Status::OK;
+    }
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "missing or invalid credentials: send metadata 'authorization: Bearer <token>'");
+  }
+
+  // A unary call answered on the calling gRPC thread.
+  template <typename F>
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* ctx, bool health_rpc, F&& fn) {
+    auto* reactor = ctx->DefaultReactor();
+    grpc::Status st = Authorize(ctx, health_rpc);
+    if (st.ok()) st = Guard(std::forward<F>(fn));
+    reactor->Finish(st);
+    return reactor;
+  }
+
+  // A unary call whose work may block for long (model loads): answered from its own thread.
+  template <typename F>
+  grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* ctx, F fn) {
+    auto* reactor = ctx->DefaultReactor();
+    grpc::Status st = Authorize(ctx, false);
+    if (!st.ok()) {
+      reactor->Finish(st);
+      return reactor;
+    }
+    {
+      std::lock_guard<std::mutex> lk(offload_mu);
+      ++offloaded;
+    }
+    try {
+      std::thread([this, reactor, fn = std::move(fn)]() mutable {
+        reactor->Finish(Guard(fn));
+        std::lock_guard<std::mutex> lk(offload_mu);
+        if (--offloaded == 0) offload_cv.notify_all();
+      }).detach();
+    } catch (const std::exception& e) {  // thread creation failed
+      reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, e.what()));
+      std::lock_guard<std::mutex> lk(offload_mu);
+      if (--offloaded == 0) offload_cv.notify_all();
+    }
+    return reactor;
+  }
+
+  // Parses a raw request message once the bound of its parse (serving/proto_parse_bound.h) is
+  // charged to the request memory budget, and gives the wire bytes back to gRPC. The lease holds
+  // the charge for as long as the message lives.
+  template <typename Msg>
+  std::shared_ptr<RequestMemoryLease> ParseCharged(const grpc::ByteBuffer* wire, Msg* msg, const char* what) {
+    auto* bb = const_cast<grpc::ByteBuffer*>(wire);  // this call's own buffer; cleared once parsed
+    ParseBound bound;
+    {
+      grpc::ProtoBufferReader reader(bb);
+      HN_CHECK_KIND(kInvalidArgument, reader.status().ok(), "cannot read the ", Msg::descriptor()->name(), ": ",
+                    reader.status().error_message());
+      bound = BoundParsedSize(Msg::descriptor(), &reader);
+    }
+    HN_CHECK_KIND(kInvalidArgument, bound.ok, "malformed ", Msg::descriptor()->name(), ": ", bound.error);
+    std::shared_ptr<RequestMemoryLease> lease = server->request_memory().Take(bound.bytes, what);
+    const grpc::Status st = grpc::SerializationTraits<Msg>::Deserialize(bb, msg);
+    HN_CHECK_KIND(kInvalidArgument, st.ok(), "malformed ", Msg::descriptor()->name(), ": ",
+                  st.error_message().empty() ? "protobuf cannot parse it (a string field that is not UTF-8?)"
+                                             : st.error_message());
+    return lease;
+  }
+
+  // A raw unary method answered on the calling gRPC thread: fn(const Req&, Resp*).
+  template <typename Req, typename Resp, typename F>
+  grpc::ServerUnaryReactor* RawUnary(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* wire,
+                                     grpc::ByteBuffer* out, bool health_rpc, F&& fn) {
+    return Unary(ctx, health_rpc, [&] {
+      Req request;
+      const auto memory = ParseCharged(wire, &request, "this request");
+      Resp response;
+      fn(request, &response);
+      SerializeInto(response, out);
+    });
+  }
+
+  void WaitForOffloaded() {
+    std::unique_lock<std::mutex> lk(offload_mu);
+    offload_cv.wait(lk, [this] { return offloaded == 0; });
+  }
+};
+
+}  // namespace hetnet::serving
