@@ -92,7 +92,14 @@ def test_unfinished_bodies_over_the_limit_are_refused_and_the_server_serves_on(t
                 assert body["error"] == ("the server is at its request memory limit: this request needs 100 bytes and "
                                          "requests in flight hold 48000000 of 48000000 bytes (--max-request-memory); "
                                          "retry later")
-            assert metric(s, "hetnet_request_memory_refusals_total") == 2
+            # A chunked body is charged chunk by chunk: its first chunk of 256 bytes does not fit.
+            with socket.create_connection(("127.0.0.1", s.http_port), timeout=20) as c:
+                c.sendall(b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          b"100\r\n")
+                head, body = read_answer(c)
+            assert head.startswith("HTTP/1.1 503"), head
+            assert body["error"].startswith("the server is at its request memory limit: this request needs 256 bytes")
+            assert metric(s, "hetnet_request_memory_refusals_total") == 3
             # Requests without a body still pass (health, metadata).
             assert httpclient.InferenceServerClient(s.http_url).is_server_live()
         finally:
