@@ -1,5 +1,5 @@
 // The plumbing of the gRPC front end's handlers (grpc_server.cc): errors to statuses, credentials,
-// unary answers on the gRPC thread or from a thread of their own, and raw messages parsed under
+// unary answers on the gRPC thread or from the repository worker, and raw messages parsed under
 // the request memory limit. Private to the grpc_*.cc files.
 #pragma once
 
@@ -22,6 +22,7 @@
 #include "serving/grpc_server.h"
 #include "serving/inference_server.h"
 #include "serving/proto_parse_bound.h"
+#include "serving/repository_worker.h"
 #include "serving/request_memory.h"
 #include "serving/status_map.h"
 
@@ -61,9 +62,7 @@ struct GrpcCalls {
   InferenceServer* server;
   const GrpcOptions& options;
 
-  std::mutex offload_mu;
-  std::condition_variable offload_cv;
-  int offloaded = 0;
+  RepositoryWorker repository;  // load and unload requests, one at a time
 
   grpc::Status Authorize(grpc::CallbackServerContext* ctx, bool health_rpc) const {
     if (options.auth_token.empty() || (health_rpc && options.auth_health_open)) return grpc::Status::OK;
@@ -87,7 +86,8 @@ struct GrpcCalls {
     return reactor;
   }
 
-  // A unary call whose work may block for long (model loads): answered from its own thread.
+  // A unary call whose work may block for long (model loads): answered from the repository worker,
+  // or UNAVAILABLE at once when it is full.
   template <typename F>
   grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* ctx, F fn) {
     auto* reactor = ctx->DefaultReactor();
@@ -96,20 +96,10 @@ struct GrpcCalls {
       reactor->Finish(st);
       return reactor;
     }
-    {
-      std::lock_guard<std::mutex> lk(offload_mu);
-      ++offloaded;
-    }
-    try {
-      std::thread([this, reactor, fn = std::move(fn)]() mutable {
-        reactor->Finish(Guard(fn));
-        std::lock_guard<std::mutex> lk(offload_mu);
-        if (--offloaded == 0) offload_cv.notify_all();
-      }).detach();
-    } catch (const std::exception& e) {  // thread creation failed
-      reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, e.what()));
-      std::lock_guard<std::mutex> lk(offload_mu);
-      if (--offloaded == 0) offload_cv.notify_all();
+    // The job owns what the call needs but its reactor, which gRPC keeps until Finish.
+    auto job = [reactor, fn = std::move(fn)]() mutable { reactor->Finish(Guard(fn)); };
+    if (!repository.TryPost(std::move(job))) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, repository.BusyMessage()));
     }
     return reactor;
   }
@@ -149,10 +139,8 @@ struct GrpcCalls {
     });
   }
 
-  void WaitForOffloaded() {
-    std::unique_lock<std::mutex> lk(offload_mu);
-    offload_cv.wait(lk, [this] { return offloaded == 0; });
-  }
+  // Answers what is queued on the repository worker, then stops it (at shutdown).
+  void WaitForOffloaded() { repository.Join(); }
 };
 
 }  // namespace hetnet::serving

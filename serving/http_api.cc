@@ -7,10 +7,8 @@
 #include <mutex>
 #include <optional>
 
-#include <boost/asio/post.hpp>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <boost/asio/thread_pool.hpp>
 
 #include "serving/auth.h"
 #include "serving/http_infer_codec.h"
@@ -18,6 +16,7 @@
 #include "serving/http_server.h"
 #include "serving/inference_server.h"
 #include "serving/proto_json.h"
+#include "serving/repository_worker.h"
 #include "serving/request_memory.h"
 
 namespace hetnet::serving {
@@ -99,7 +98,7 @@ class InferenceRouter : public HttpRouter {
   ~InferenceRouter() override { Shutdown(); }
   // Waits for repository operations in progress (their answers go nowhere by now), so none runs
   // on after the front end, and the server, are gone.
-  void Shutdown() override { std::call_once(joined_, [this] { blocking_.join(); }); }
+  void Shutdown() override { repository_.Join(); }
 
   // Credentials are checked before the body is read, so a client without them cannot make the
   // server receive (and hold) up to --http-max-input-size bytes per connection.
@@ -222,7 +221,7 @@ class InferenceRouter : public HttpRouter {
     });
   }
 
-  // Repository control may load nets and run warmup: off the I/O threads.
+  // Repository control may load nets and run warmup: off the I/O threads, on the repository worker.
   void Repository(HttpRequest req, Route r, const std::shared_ptr<HttpExchange>& ex) {
     // Parse here so malformed bodies are answered at once.
     bool ready_only = false;
@@ -263,8 +262,8 @@ class InferenceRouter : public HttpRouter {
     InferenceServer* server = server_;
     int queue_full_status = options_.queue_full_status;
     // The request's memory stays charged until the load has read the files (loads wait in line).
-    boost::asio::post(blocking_, [server, ex, r = std::move(r), ready_only, config_json = std::move(config_json),
-                                  files = std::move(files), queue_full_status, memory = req.memory] {
+    const bool posted = repository_.TryPost([server, ex, r = std::move(r), ready_only, config_json = std::move(config_json),
+                                           files = std::move(files), queue_full_status, memory = req.memory] {
       try {
         if (r.op == Op::kRepoIndex) {
           ex->Reply(HttpReply::Json(200, IndexArray(server->RepositoryIndex(ready_only))));
@@ -281,12 +280,12 @@ class InferenceRouter : public HttpRouter {
         ex->Reply(HttpReply::Error(500, e.what()));
       }
     });
+    HN_CHECK_KIND(kUnavailable, posted, repository_.BusyMessage());
   }
 
   InferenceServer* server_;
   HttpOptions options_;
-  boost::asio::thread_pool blocking_{1};
-  std::once_flag joined_;
+  RepositoryWorker repository_;
 };
 
 class MetricsRouter : public HttpRouter {

@@ -6,6 +6,7 @@ import re
 import shutil
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import numpy as np
@@ -304,4 +305,79 @@ def test_deeply_nested_text_netdefs_fail_their_load_and_the_server_stays_up(tmp_
         assert "nest deeper than the nesting-depth cap" in str(e.value)
         a, b, ins = simple_inputs(2)
         check_simple(client.infer("simple", ins), a, b)  # still serving
+        assert s.stop() == 0
+
+
+def test_a_flood_of_load_requests_is_refused_past_the_queue_not_given_threads(tmp_path):
+    """300 concurrent gRPC load requests once held a thread each (315 threads for 36 s); now one
+    worker takes 64 at most and the rest are answered UNAVAILABLE at once. HTTP shares the rule."""
+    import grpc
+    from tritonclient.grpc import service_pb2, service_pb2_grpc
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    su.write_mlp_model(repo, "mlp", sizes=(784, 1024, 10))
+    with su.ServerProcess(repo, ["--model-control-mode", "explicit"]) as s:
+        def threads():
+            with open("/proc/%d/status" % s.proc.pid) as f:
+                return int(next(line for line in f if line.startswith("Threads")).split()[1])
+
+        def load_request(i):
+            r = service_pb2.RepositoryModelLoadRequest(model_name="mlp")
+            # A config that differs from the last makes each load a real reload.
+            r.parameters["config"].string_param = json.dumps({
+                "max_batch_size": 8 + i % 2,
+                "input": [{"name": "data", "data_type": "TYPE_FP32", "dims": [784]}],
+                "output": [{"name": "prob", "data_type": "TYPE_FP32", "dims": [10]}]})
+            return r
+
+        base = threads()
+        with grpc.insecure_channel(s.grpc_url) as ch:
+            stub = service_pb2_grpc.GRPCInferenceServiceStub(ch)
+            futures = [stub.RepositoryModelLoad.future(load_request(i), timeout=300) for i in range(300)]
+            peak = base
+            while not all(f.done() for f in futures):
+                peak = max(peak, threads())
+                time.sleep(0.02)
+            ok, busy = 0, 0
+            for f in futures:
+                try:
+                    f.result()
+                    ok += 1
+                except grpc.RpcError as e:
+                    assert e.code() == grpc.StatusCode.UNAVAILABLE, (e.code(), e.details())
+                    assert e.details() == "too many repository requests are in progress (64 wait or run); retry later"
+                    busy += 1
+            assert ok >= 64 and busy > 0 and ok + busy == 300, (ok, busy)
+            assert peak - base < 16, (base, peak)
+            # The worker is free again: a load, then an inference.
+            stub.RepositoryModelLoad(load_request(0), timeout=60)
+        # HTTP: 100 load requests on 100 connections against the same cap.
+        results = []
+
+        def http_load(i):
+            body = json.dumps({"parameters": {"config": load_request(i).parameters["config"].string_param}}).encode()
+            req = urllib.request.Request("http://%s/v2/repository/models/mlp/load" % s.http_url, data=body,
+                                         method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=300) as r:
+                    results.append(r.status)
+            except urllib.error.HTTPError as e:
+                results.append((e.code, json.loads(e.read())["error"]))
+
+        workers = [threading.Thread(target=http_load, args=(i,)) for i in range(100)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join(300)
+        busy = [r for r in results if r != 200]
+        assert len(results) == 100 and len(busy) < 100 - 63, results[:5]
+        for r in busy:
+            assert r == (503, "too many repository requests are in progress (64 wait or run); retry later"), r
+        client = httpclient.InferenceServerClient(s.http_url)
+        x = np.random.RandomState(0).rand(1, 784).astype(np.float32)
+        inp = httpclient.InferInput("data", [1, 784], "FP32")
+        inp.set_data_from_numpy(x)
+        np.testing.assert_allclose(client.infer("mlp", [inp]).as_numpy("prob"),
+                                   su.mlp_reference(x, su.mlp_weights((784, 1024, 10))), rtol=1e-4, atol=1e-5)
         assert s.stop() == 0
