@@ -47,11 +47,12 @@ const LimitInfo& Info(Limit which) {
       {"DAG worker cap", "HETNET_MAX_DAG_WORKERS", 1024, false},
       {"nesting-depth cap", "HETNET_MAX_PROTO_DEPTH", 100, false},
       {"total-workspace-bytes cap", "HETNET_MAX_WORKSPACE_BYTES", std::numeric_limits<int64_t>::max(), true},
+      {"proto-parse-memory cap", "HETNET_MAX_PROTO_PARSE_BYTES", int64_t{4} << 30, true},
   };
   return infos[static_cast<int>(which)];
 }
 
-constexpr int kNumLimits = 6;
+constexpr int kNumLimits = 7;
 
 std::atomic<int64_t>* Values() {
   static std::atomic<int64_t> values[kNumLimits];

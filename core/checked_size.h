@@ -92,6 +92,8 @@ enum class Limit {
   kMaxProtoDepth,   // deepest message nesting in a parsed file (default 100, protobuf's): HETNET_MAX_PROTO_DEPTH
   kMaxWorkspaceBytes,  // bytes of tensors held by a workspace and its children (default unlimited):
                        // HETNET_MAX_WORKSPACE_BYTES (see core/workspace_memory.h)
+  kMaxProtoParseBytes,  // memory one binary proto parse may take, bounded from its bytes before
+                        // parsing (default 4 GiB; core/proto_parse_bound.h): HETNET_MAX_PROTO_PARSE_BYTES
 };
 int64_t GetLimit(Limit which);
 void SetLimit(Limit which, int64_t value);  // value > 0

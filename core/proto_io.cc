@@ -1,4 +1,5 @@
 #include "core/proto_io.h"
+#include "core/proto_parse_bound.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
@@ -65,6 +66,15 @@ void WriteFileBytes(const std::string& path, const std::string& bytes) {
   if (!out) HN_THROW(kRuntime, "error while writing file '", path, "'");
 }
 
+void CheckProtoParseMemory(const std::string& data, const google::protobuf::Descriptor* type,
+                           const std::string& source) {
+  google::protobuf::io::ArrayInputStream wire(data.data(), static_cast<int>(std::min<size_t>(data.size(), INT32_MAX)));
+  const ParseBound bound = BoundParsedSize(type, &wire, ProtoDepthCap());
+  if (!bound.ok) return;
+  CheckLimit(Limit::kMaxProtoParseBytes, static_cast<int64_t>(std::min<uint64_t>(bound.bytes, INT64_MAX)),
+             MakeString("the memory to parse '", source, "' (", data.size(), " bytes) as ", type->full_name()));
+}
+
 int ProtoDepthCap() { return static_cast<int>(std::min<int64_t>(GetLimit(Limit::kMaxProtoDepth), 1 << 20)); }
 
 namespace {
@@ -102,6 +112,7 @@ bool ParseText(const std::string& data, google::protobuf::Message* msg, std::str
 void ParseProtoFromString(const std::string& data, google::protobuf::Message* msg, const std::string& source) {
   const std::string expected = msg->GetTypeName();
   CheckProtoSize(data, expected, source);
+  CheckProtoParseMemory(data, msg->GetDescriptor(), source);
   // Binary first (Caffe2 order). Parse partially so missing required fields get a precise message.
   msg->Clear();
   std::string binary_problem;

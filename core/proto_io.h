@@ -7,7 +7,7 @@
 
 #include "proto/caffe2.pb.h"
 
-namespace google { namespace protobuf { class Message; } }
+namespace google { namespace protobuf { class Descriptor; class Message; } }
 
 namespace hetnet {
 
@@ -20,6 +20,12 @@ void WriteFileBytes(const std::string& path, const std::string& bytes);
 // (a file path or "<string>"). kInvalidArgument when neither parse succeeds or data is empty.
 void ParseProtoFromString(const std::string& data, google::protobuf::Message* msg,
                           const std::string& source = "<string>");
+// Refuses binary bytes whose parse as `type` would take more memory than the proto-parse-memory cap
+// (kOutOfMemory naming HETNET_MAX_PROTO_PARSE_BYTES), bounded from the bytes before parsing
+// (core/proto_parse_bound.h): 20 MB of empty `op {}` entries parse into 2 GB of OperatorDefs.
+// Bytes that do not walk as `type` pass: their parse fails and says why.
+void CheckProtoParseMemory(const std::string& data, const google::protobuf::Descriptor* type,
+                           const std::string& source);
 // The nesting cap every protobuf parse here sets (the limit kMaxProtoDepth): the text parser's own
 // default is unlimited, and a few kB of "op { arg { n { ..." overflowed the stack.
 int ProtoDepthCap();

@@ -2,7 +2,7 @@
 // the front end's ToInferRequest (typed contents to wire bytes, raw_input_contents), then
 // ValidateRequest + BuildInputs against a served model's config. The model is picked by the
 // message's model_name ("dyn", "strs", else "simple"). Before that, the bound of the parse that the
-// front end charges first (serving/proto_parse_bound.h) must hold what the parse really took.
+// front end charges first (core/proto_parse_bound.h) must hold what the parse really took.
 #include <cstdio>
 #include <cstdlib>
 
@@ -12,13 +12,13 @@
 #include "fuzz/serving_fixture.h"
 #include "serving/grpc_server.h"
 #include "serving/proto/grpc_service.pb.h"
-#include "serving/proto_parse_bound.h"
+#include "core/proto_parse_bound.h"
 
 static void Run(const uint8_t* data, size_t size) {
   auto& fx = hetnet_fuzz::Fixture();
   auto message = std::make_shared<inference::ModelInferRequest>();
   google::protobuf::io::ArrayInputStream wire(data, static_cast<int>(size), 64);
-  const auto bound = hetnet::serving::BoundParsedSize(inference::ModelInferRequest::descriptor(), &wire);
+  const auto bound = hetnet::BoundParsedSize(inference::ModelInferRequest::descriptor(), &wire);
   if (!message->ParseFromArray(data, static_cast<int>(size))) return;
   // The front end refuses what the bound refuses; what it admits must not take more than charged.
   if (!bound.ok) return;

@@ -109,6 +109,7 @@ namespace {
 ImportedOnnxModel Import(const std::string& model_bytes, const OnnxImportOptions& options) {
   onnx::ModelProto model;
   HN_CHECK_KIND(kInvalidArgument, !model_bytes.empty(), "ONNX model: the data is empty");
+  CheckProtoParseMemory(model_bytes, onnx::ModelProto::descriptor(), "ONNX model");
   if (!model.ParseFromString(model_bytes))
     HN_THROW(kInvalidArgument, "ONNX model: the data is not a serialized ONNX ModelProto (", model_bytes.size(), " bytes)");
   HN_CHECK_KIND(kInvalidArgument, model.has_graph(), "ONNX model: no graph (is this an ONNX file?)");

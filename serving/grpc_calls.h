@@ -21,7 +21,7 @@
 #include "serving/auth.h"
 #include "serving/grpc_server.h"
 #include "serving/inference_server.h"
-#include "serving/proto_parse_bound.h"
+#include "core/proto_parse_bound.h"
 #include "serving/repository_worker.h"
 #include "serving/request_memory.h"
 #include "serving/status_map.h"
@@ -104,7 +104,7 @@ struct GrpcCalls {
     return reactor;
   }
 
-  // Parses a raw request message once the bound of its parse (serving/proto_parse_bound.h) is
+  // Parses a raw request message once the bound of its parse (core/proto_parse_bound.h) is
   // charged to the request memory budget, and gives the wire bytes back to gRPC. The lease holds
   // the charge for as long as the message lives.
   template <typename Msg>

@@ -40,7 +40,7 @@ struct GrpcFrontEnd::Services : GrpcCalls {
   Services(InferenceServer* s, const GrpcOptions& o) : GrpcCalls(s, o), inference(this), health(this) {}
 
   // Every unary method takes its message raw: gRPC's own parse would run before any check of ours,
-  // and a small message can parse into 30 times its size (serving/proto_parse_bound.h). Each is
+  // and a small message can parse into 30 times its size (core/proto_parse_bound.h). Each is
   // parsed by ParseCharged, under the request memory limit; unimplemented ones are never parsed.
   using Svc = inference::GRPCInferenceService;
   using Raw0 = Svc::WithRawCallbackMethod_ServerLive<Svc::CallbackService>;

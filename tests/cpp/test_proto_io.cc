@@ -2,6 +2,7 @@
 // caffe2.proto (shared/spec/caffe2-facts.md), parsed, and our writer's bytes are checked too.
 #include <catch2/catch.hpp>
 
+#include "core/checked_size.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
 #include "core/workspace.h"
@@ -238,4 +239,41 @@ TEST_CASE("missing, empty, truncated and garbage proto files give named errors",
   // Segment has required fields: a partial message is refused, not half-read.
   caffe2::TensorProto p;
   CHECK_THROWS_AS(ParseProtoFromString(Bytes(11, VarintField(1, 0)), &p), Error);
+}
+
+TEST_CASE("binary protos whose parse would take more than the proto-parse-memory cap are refused unparsed",
+          "[io][proto][bad_input]") {
+  // 1 M empty `op {}` entries: 2 MB of bytes, ~200 MB of OperatorDefs once parsed (20 M of them
+  // made `hetnet serve` peak at 2.15 GB loading a 20 MB model file).
+  std::string ops;
+  for (int i = 0; i < 1'000'000; ++i) ops += std::string("\x12\x00", 2);
+  const int64_t old = GetLimit(Limit::kMaxProtoParseBytes);
+  SetLimit(Limit::kMaxProtoParseBytes, 100'000'000);
+  caffe2::NetDef net;
+  try {
+    ParseProtoFromString(ops, &net, "many_ops.pb");
+    FAIL("parsed");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kOutOfMemory);
+    CHECK_THAT(e.what(), Catch::Contains("the memory to parse 'many_ops.pb' (2000000 bytes) as caffe2.NetDef (") &&
+                             Catch::Contains("exceeds the proto-parse-memory cap of 100000000 bytes") &&
+                             Catch::Contains("HETNET_MAX_PROTO_PARSE_BYTES"));
+  }
+  CHECK(net.op_size() == 0);
+  // Under the cap the same bytes parse; the bound held what the parse took.
+  SetLimit(Limit::kMaxProtoParseBytes, 400'000'000);
+  ParseProtoFromString(ops, &net, "many_ops.pb");
+  CHECK(net.op_size() == 1'000'000);
+  CHECK(net.SpaceUsedLong() <= 400'000'000);
+  SetLimit(Limit::kMaxProtoParseBytes, old);
+  // A real model's bound is near its size: a 4 MB weight tensor passes a 16 MB cap.
+  caffe2::TensorProto weights;
+  weights.add_dims(1'000'000);
+  weights.set_data_type(caffe2::TensorProto::FLOAT);
+  for (int i = 0; i < 1'000'000; ++i) weights.add_float_data(0.5f * i);
+  SetLimit(Limit::kMaxProtoParseBytes, 16'000'000);
+  caffe2::TensorProto back;
+  ParseProtoFromString(weights.SerializeAsString(), &back, "w.pb");
+  CHECK(back.float_data_size() == 1'000'000);
+  SetLimit(Limit::kMaxProtoParseBytes, old);
 }

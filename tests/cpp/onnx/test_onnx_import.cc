@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "core/checked_size.h"
 #include "core/error.h"
 #include "onnx/onnx_import.h"
 #include "onnx/onnx_predictor.h"
@@ -197,6 +198,18 @@ TEST_CASE("onnx import: malformed and hostile models are refused with kInvalidAr
   // negative dims
   CHECK(KindOf(Model({Node("Relu", {"w"}, {"y"})}, {}, {Value("y", {})}, {FloatTensor("w", {-1}, {})})) ==
         ErrorKind::kInvalidArgument);
+  // 1 M empty nodes: 2 MB that parse into ~200 MB of NodeProtos, refused before parsing under a lower cap.
+  {
+    std::string empty_nodes;
+    for (int i = 0; i < 1'000'000; ++i) empty_nodes += std::string("\x0a\x00", 2);  // GraphProto.node = 1
+    const std::string model = Pb().Varint(1, 8).Bytes(7, empty_nodes).str();          // ModelProto.graph = 7
+    const int64_t old = hetnet::GetLimit(hetnet::Limit::kMaxProtoParseBytes);
+    hetnet::SetLimit(hetnet::Limit::kMaxProtoParseBytes, 50'000'000);
+    CHECK(KindOf(model) == ErrorKind::kOutOfMemory);
+    CHECK(MessageOf(model).find("the memory to parse 'ONNX model' (2000006 bytes) as onnx.ModelProto") !=
+          std::string::npos);
+    hetnet::SetLimit(hetnet::Limit::kMaxProtoParseBytes, old);
+  }
 
   // Names must be UTF-8 without NUL (they become blob names and Python strings).
   const std::string bad_name = Model({Node("Relu", {"x"}, {std::string("y\xda", 2)})}, {Value("x", {1})},

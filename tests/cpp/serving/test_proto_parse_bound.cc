@@ -8,10 +8,10 @@
 
 #include "proto/caffe2.pb.h"
 #include "serving/proto/grpc_service.pb.h"
-#include "serving/proto_parse_bound.h"
+#include "core/proto_parse_bound.h"
 
-using hetnet::serving::BoundParsedSize;
-using hetnet::serving::ParseBound;
+using hetnet::BoundParsedSize;
+using hetnet::ParseBound;
 
 namespace {
 

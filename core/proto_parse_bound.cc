@@ -1,4 +1,4 @@
-#include "serving/proto_parse_bound.h"
+#include "core/proto_parse_bound.h"
 
 #include <algorithm>
 #include <climits>
@@ -16,7 +16,7 @@
 
 #include "core/error.h"
 
-namespace hetnet::serving {
+namespace hetnet {
 namespace {
 
 namespace pb = google::protobuf;
@@ -203,4 +203,4 @@ ParseBound BoundParsedSize(const pb::Descriptor* type, pb::io::ZeroCopyInputStre
   return result;
 }
 
-}  // namespace hetnet::serving
+}  // namespace hetnet

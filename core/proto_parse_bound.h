@@ -1,9 +1,11 @@
 // How much memory protobuf's parse of a message will take, read from its wire bytes before parsing.
-// A message's wire form can be far smaller than the parse: 2 bytes of an empty bytes_contents entry
-// become a 32-byte std::string and a pointer, 1 byte of a packed int64 becomes 8, an empty input
-// tensor becomes a ~200-byte object. A 40 MB ModelInferRequest of empty bytes_contents made
-// `hetnet serve` peak at 1.3 GB; a 2 GB one (the default message limit) would take ~60 GB. The gRPC
-// front end charges this bound to the request memory budget before it parses anything.
+// A message's wire form can be far smaller than the parse: 2 bytes of an empty repeated message
+// (`op {}`, an ONNX node, a gRPC input tensor) become a ~200-byte object, 2 bytes of an empty
+// bytes entry a 32-byte std::string and a pointer, 1 byte of a packed int64 becomes 8. A 20 MB
+// model.netdef of empty ops made `hetnet serve` peak at 2.15 GB, a 40 MB ModelInferRequest of empty
+// bytes_contents at 1.3 GB. Binary model and tensor files are checked against the
+// proto-parse-memory cap (core/proto_io.h); the gRPC front end charges the bound to its request
+// memory budget.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,7 @@ class ZeroCopyInputStream;
 }
 }  // namespace google::protobuf
 
-namespace hetnet::serving {
+namespace hetnet {
 
 struct ParseBound {
   bool ok = false;
@@ -32,4 +34,4 @@ struct ParseBound {
 ParseBound BoundParsedSize(const google::protobuf::Descriptor* type, google::protobuf::io::ZeroCopyInputStream* wire,
                            int max_depth = 100);
 
-}  // namespace hetnet::serving
+}  // namespace hetnet
