@@ -69,8 +69,8 @@ void WriteFileBytes(const std::string& path, const std::string& bytes) {
 void CheckProtoParseMemory(const std::string& data, const google::protobuf::Descriptor* type,
                            const std::string& source) {
   google::protobuf::io::ArrayInputStream wire(data.data(), static_cast<int>(std::min<size_t>(data.size(), INT32_MAX)));
-  const ParseBound bound = BoundParsedSize(type, &wire, ProtoDepthCap());
-  if (!bound.ok) return;
+  // Also when the walk fails: a parse allocates up to the fault before it gives up.
+  const ParseBound bound = BoundParsedSize(type, &wire, data.size(), ProtoDepthCap());
   CheckLimit(Limit::kMaxProtoParseBytes, static_cast<int64_t>(std::min<uint64_t>(bound.bytes, INT64_MAX)),
              MakeString("the memory to parse '", source, "' (", data.size(), " bytes) as ", type->full_name()));
 }
@@ -87,8 +87,14 @@ void CheckProtoSize(const std::string& data, const std::string& expected, const 
              " bytes) is over protobuf's 2 GiB message limit");
 }
 
-// Text format into msg (left as it was on failure); *problem says why not.
-bool ParseText(const std::string& data, google::protobuf::Message* msg, std::string* problem) {
+// Text format into msg (left as it was on failure); *problem says why not. Throws when the parse
+// could take more memory than the proto-parse-memory cap.
+bool ParseText(const std::string& data, google::protobuf::Message* msg, std::string* problem,
+               const std::string& source) {
+  const uint64_t bound = BoundTextParsedSize(msg->GetDescriptor(), data);
+  CheckLimit(Limit::kMaxProtoParseBytes, static_cast<int64_t>(std::min<uint64_t>(bound, INT64_MAX)),
+             MakeString("the memory to parse '", source, "' (", data.size(), " bytes) as ",
+                        msg->GetDescriptor()->full_name(), " in text format"));
   const int depth = ProtoDepthCap();
   auto text_msg = std::unique_ptr<google::protobuf::Message>(msg->New());
   google::protobuf::TextFormat::Parser parser;
@@ -113,29 +119,38 @@ void ParseProtoFromString(const std::string& data, google::protobuf::Message* ms
   const std::string expected = msg->GetTypeName();
   CheckProtoSize(data, expected, source);
   CheckProtoParseMemory(data, msg->GetDescriptor(), source);
-  // Binary first (Caffe2 order). Parse partially so missing required fields get a precise message.
+  // Binary first (Caffe2 order), into a message of its own so that what a failed parse allocated
+  // goes with it. Parse partially so missing required fields get a precise message.
   msg->Clear();
   std::string binary_problem;
   bool binary_ok = false;
+  std::unique_ptr<google::protobuf::Message> binary(msg->New());
   google::protobuf::io::ArrayInputStream array(data.data(), static_cast<int>(data.size()));
   google::protobuf::io::CodedInputStream coded(&array);
   coded.SetRecursionLimit(ProtoDepthCap());
-  if (msg->MergePartialFromCodedStream(&coded) && coded.ConsumedEntireMessage()) {
-    binary_ok = msg->IsInitialized();
+  if (binary->MergePartialFromCodedStream(&coded) && coded.ConsumedEntireMessage()) {
+    binary_ok = binary->IsInitialized();
     // A printable text file can occasionally scan as binary made only of unknown fields: such a
     // result is kept only if the text parse below fails.
-    if (binary_ok && msg->GetReflection()->GetUnknownFields(*msg).empty()) return;
-    if (!binary_ok) binary_problem = "binary parse is missing required field(s) " + msg->InitializationErrorString();
+    if (binary_ok && binary->GetReflection()->GetUnknownFields(*binary).empty()) {
+      msg->GetReflection()->Swap(msg, binary.get());
+      return;
+    }
+    if (!binary_ok) binary_problem = "binary parse is missing required field(s) " + binary->InitializationErrorString();
   } else {
     binary_problem = "not valid binary protobuf (truncated or corrupt)";
   }
+  if (!binary_ok) binary.reset();
   std::string text_problem = "not text format either (contains binary bytes)";
   if (LooksLikeText(data)) {
     std::string why;
-    if (ParseText(data, msg, &why)) return;
+    if (ParseText(data, msg, &why, source)) return;
     text_problem = "not text format either (" + why + ")";
   }
-  if (binary_ok) return;
+  if (binary_ok) {
+    msg->GetReflection()->Swap(msg, binary.get());
+    return;
+  }
   msg->Clear();
   HN_THROW(kInvalidArgument, "could not parse '", source, "' (", data.size(), " bytes) as ", expected, ": ",
            binary_problem, "; ", text_problem);
@@ -146,7 +161,7 @@ void ParseTextProtoFromString(const std::string& data, google::protobuf::Message
   CheckProtoSize(data, expected, source);
   msg->Clear();
   std::string why;
-  if (!ParseText(data, msg, &why))
+  if (!ParseText(data, msg, &why, source))
     HN_THROW(kInvalidArgument, "could not parse '", source, "' (", data.size(), " bytes) as ", expected,
              " in text format: ", why);
 }

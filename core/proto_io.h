@@ -23,7 +23,8 @@ void ParseProtoFromString(const std::string& data, google::protobuf::Message* ms
 // Refuses binary bytes whose parse as `type` would take more memory than the proto-parse-memory cap
 // (kOutOfMemory naming HETNET_MAX_PROTO_PARSE_BYTES), bounded from the bytes before parsing
 // (core/proto_parse_bound.h): 20 MB of empty `op {}` entries parse into 2 GB of OperatorDefs.
-// Bytes that do not walk as `type` pass: their parse fails and says why.
+// Bytes that do not walk as `type` are bounded up to their fault, where the parse gives up. Text-format parses are
+// checked the same way, by a bound counted from the text (BoundTextParsedSize).
 void CheckProtoParseMemory(const std::string& data, const google::protobuf::Descriptor* type,
                            const std::string& source);
 // The nesting cap every protobuf parse here sets (the limit kMaxProtoDepth): the text parser's own

@@ -41,7 +41,8 @@ uint64_t ObjectSize(const pb::Descriptor* d) {
   auto it = sizes.find(d);
   if (it != sizes.end()) return it->second;
   const pb::Message* prototype = pb::MessageFactory::generated_factory()->GetPrototype(d);
-  const uint64_t size = prototype ? static_cast<uint64_t>(prototype->SpaceUsedLong()) : 256;
+  // Plus an unknown-field set, which a message may carry empty (a text parse's copy makes one).
+  const uint64_t size = (prototype ? static_cast<uint64_t>(prototype->SpaceUsedLong()) : 256) + 48;
   sizes.emplace(d, size);
   return size;
 }
@@ -56,7 +57,11 @@ uint64_t MapEntryCost(const pb::Descriptor* entry) {
   return kMapNodeCost + kStringCost + value_cost;
 }
 
-// Bytes of a scalar field's C++ form.
+// An enum value the type does not know goes to the unknown field set (proto2): a 16-byte entry
+// in a vector that may double, and the set itself for the first one.
+constexpr uint64_t kUnknownValueCost = 64;
+
+// Bytes of a scalar value's C++ form (each value of a singular field is in the object already).
 uint64_t ScalarSize(const FieldDescriptor* f) {
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_BOOL:
@@ -79,7 +84,8 @@ WireFormatLite::WireType ValueWireType(const FieldDescriptor* f) {
 
 class Scanner {
  public:
-  Scanner(pb::io::CodedInputStream* in, int max_depth) : in_(in), max_depth_(max_depth) {}
+  Scanner(pb::io::CodedInputStream* in, uint64_t total, int max_depth)
+      : in_(in), total_(total), max_depth_(max_depth) {}
 
   // Scans fields until the current limit (or the end of input); adds their cost to *cost.
   bool Message(const pb::Descriptor* d, int depth, uint64_t* cost) {
@@ -92,9 +98,9 @@ class Scanner {
         return Fail("malformed field tag");
       }
       const auto wire = WireFormatLite::GetTagWireType(tag);
-      if (wire == WireFormatLite::WIRETYPE_START_GROUP || wire == WireFormatLite::WIRETYPE_END_GROUP) {
-        return Fail("groups are not accepted");
-      }
+      // An end-group tag ends the parse (the message is then not consumed whole); a group is kept
+      // as an unknown field (no type here has groups).
+      if (wire == WireFormatLite::WIRETYPE_END_GROUP) return Fail("an end-group tag outside a group");
       const FieldDescriptor* f = d->FindFieldByNumber(WireFormatLite::GetTagFieldNumber(tag));
       if (f == nullptr || !(wire == ValueWireType(f) || (wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED &&
                                                          f->is_packable()))) {
@@ -117,12 +123,16 @@ class Scanner {
     return false;
   }
 
-  // Protobuf keeps an unknown field's bytes in the message's unknown field set.
+  // Protobuf keeps an unknown field's bytes in the message's unknown field set; a group's fields go
+  // into nested sets, up to ~32 bytes for each byte (an empty group is 2 bytes and an entry with a
+  // set of its own).
   bool Unknown(uint32_t tag, uint64_t* cost) {
     const int before = in_->CurrentPosition();
-    if (!WireFormatLite::SkipField(in_, tag)) return Fail("truncated field");
-    *cost += 2 * static_cast<uint64_t>(in_->CurrentPosition() - before) + kStringCost;
-    return true;
+    const bool skipped = WireFormatLite::SkipField(in_, tag);
+    const uint64_t consumed = static_cast<uint64_t>(in_->CurrentPosition() - before);
+    const bool group = WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_START_GROUP;
+    *cost += (group ? 32 : 2) * consumed + kStringCost;
+    return skipped || Fail("truncated field");
   }
 
   bool Field(const FieldDescriptor* f, WireFormatLite::WireType wire, int depth, uint64_t* cost) {
@@ -130,32 +140,46 @@ class Scanner {
     if (wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {  // one scalar value
       const uint32_t tag = WireFormatLite::MakeTag(f->number(), wire);
       if (!WireFormatLite::SkipField(in_, tag)) return Fail("truncated field");
-      if (repeated) *cost += 2 * ScalarSize(f);
+      if (f->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) *cost += kUnknownValueCost;
+      else if (repeated) *cost += 2 * ScalarSize(f);
       return true;
     }
-    uint32_t length = 0;
-    if (!in_->ReadVarint32(&length)) return Fail("truncated length");
-    if (length > static_cast<uint32_t>(INT32_MAX) ||
-        (in_->BytesUntilLimit() >= 0 && length > static_cast<uint32_t>(in_->BytesUntilLimit()))) {
-      return Fail("a field's length runs past the end of its message");
-    }
+    uint32_t declared = 0;
+    if (!in_->ReadVarint32(&declared)) return Fail("truncated length");
+    // A length past the end: protobuf parses what is there before it finds the rest missing, so
+    // that much is costed like a whole field, then the walk fails.
+    const uint32_t length = std::min<uint64_t>(declared, Available());
+    const bool cut = length < declared;
+    bool ok = true;
     switch (f->type()) {
       case FieldDescriptor::TYPE_STRING:
       case FieldDescriptor::TYPE_BYTES:
-        if (!in_->Skip(static_cast<int>(length))) return Fail("truncated string");
+        ok = in_->Skip(static_cast<int>(length));
         *cost += kStringCost + length + (repeated ? kPointerCost : 0);
-        return true;
+        break;
       case FieldDescriptor::TYPE_MESSAGE: {
         *cost += ObjectSize(f->message_type()) + (repeated ? kPointerCost : 0);
         if (f->is_map()) *cost += MapEntryCost(f->message_type());
         const auto limit = in_->PushLimit(static_cast<int>(length));
-        const bool ok = Message(f->message_type(), depth + 1, cost);
+        ok = Message(f->message_type(), depth + 1, cost);
         in_->PopLimit(limit);
-        return ok;
+        break;
       }
       default:
-        return Packed(f, length, cost);
+        ok = Packed(f, length, cost);
     }
+    if (cut) return Fail("a field's length runs past the end of its message");
+    return ok;
+  }
+
+  // Bytes left to read: to the current limit, or to the end of the input.
+  uint64_t Available() const {
+    const int to_limit = in_->BytesUntilLimit();
+    const uint64_t to_end = total_ > static_cast<uint64_t>(in_->CurrentPosition())
+                                ? total_ - static_cast<uint64_t>(in_->CurrentPosition())
+                                : 0;
+    const uint64_t left = to_limit >= 0 ? std::min<uint64_t>(static_cast<uint64_t>(to_limit), to_end) : to_end;
+    return std::min<uint64_t>(left, INT32_MAX);
   }
 
   // A packed run of scalars: fixed-width ones by length, varints by counting their last bytes.
@@ -178,27 +202,70 @@ class Scanner {
         left -= n;
       }
     }
-    *cost += 2 * count * ScalarSize(f);
+    *cost += count * (f->cpp_type() == FieldDescriptor::CPPTYPE_ENUM ? kUnknownValueCost : 2 * ScalarSize(f));
     return true;
   }
 
   pb::io::CodedInputStream* in_;
+  const uint64_t total_;  // bytes of the whole input
   const int max_depth_;
   std::string error_;
 };
 
+// The largest object among `type` and every message type reachable from its fields.
+uint64_t LargestReachableObject(const pb::Descriptor* type) {
+  static std::mutex mu;
+  static std::map<const pb::Descriptor*, uint64_t> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(type);
+    if (it != cache.end()) return it->second;
+  }
+  uint64_t largest = 0;
+  std::vector<const pb::Descriptor*> stack{type}, seen{type};
+  while (!stack.empty()) {
+    const pb::Descriptor* d = stack.back();
+    stack.pop_back();
+    largest = std::max(largest, ObjectSize(d));
+    for (int i = 0; i < d->field_count(); ++i) {
+      const pb::Descriptor* m = d->field(i)->message_type();
+      if (m && std::find(seen.begin(), seen.end(), m) == seen.end()) {
+        seen.push_back(m);
+        stack.push_back(m);
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  cache.emplace(type, largest);
+  return largest;
+}
+
 }  // namespace
 
-ParseBound BoundParsedSize(const pb::Descriptor* type, pb::io::ZeroCopyInputStream* wire, int max_depth) {
+uint64_t BoundTextParsedSize(const pb::Descriptor* type, std::string_view text) {
+  // Each opening brace can start a message (possibly a map entry in a repeated field), each colon a
+  // field value (a string, or a scalar starting a repeated field), each comma a further list item.
+  const uint64_t per_message = LargestReachableObject(type) + kPointerCost + kRepeatedFirstCost + kMapNodeCost +
+                               kStringCost;
+  const uint64_t per_value = kStringCost + kRepeatedFirstCost + kPointerCost;
+  const uint64_t per_item = kStringCost + kPointerCost;
+  uint64_t messages = 0, values = 0, items = 0;
+  for (char c : text) {
+    messages += c == '{' || c == '<';
+    values += c == ':';
+    items += c == ',';
+  }
+  return ObjectSize(type) + text.size() + messages * per_message + values * per_value + items * per_item;
+}
+
+ParseBound BoundParsedSize(const pb::Descriptor* type, pb::io::ZeroCopyInputStream* wire, uint64_t total_bytes,
+                           int max_depth) {
   ParseBound result;
   pb::io::CodedInputStream in(wire);
   uint64_t cost = ObjectSize(type);
-  Scanner scanner(&in, max_depth);
-  if (!scanner.Message(type, 0, &cost)) {
-    result.error = scanner.error();
-    return result;
-  }
-  result.ok = true;
+  Scanner scanner(&in, total_bytes, max_depth);
+  result.ok = scanner.Message(type, 0, &cost);
+  if (!result.ok) result.error = scanner.error();
   result.bytes = cost;
   return result;
 }

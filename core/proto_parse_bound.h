@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace google::protobuf {
 class Descriptor;
@@ -21,17 +22,25 @@ class ZeroCopyInputStream;
 namespace hetnet {
 
 struct ParseBound {
-  bool ok = false;
-  uint64_t bytes = 0;  // when ok: an upper bound on the heap the parse allocates (object included)
-  std::string error;   // when not ok: why the wire bytes are not a message of that type
+  bool ok = false;     // the bytes walk as a whole message of the type
+  uint64_t bytes = 0;  // an upper bound on the heap the parse allocates (object included); when
+                       // not ok, on what a parse allocates before it finds the fault
+  std::string error;   // when not ok: why the bytes are not a message of that type
 };
 
-// Walks the wire bytes as a message of `type` without building it: fields are sized by their C++
-// form (repeated fields at twice their elements, as their capacity may double; strings with their
-// header and heap block; each submessage at its object size, map entries with their node; unknown
-// fields at twice their bytes). Fails on truncated or malformed input, on groups, and on nesting
-// deeper than `max_depth` (protobuf's own default is 100): the parse would refuse those too.
+// Walks the wire bytes (`total_bytes` of them) as a message of `type` without building it: fields
+// are sized by their C++ form (repeated fields at twice their elements, as their capacity may
+// double, plus their first block; strings with their header and heap block; each submessage at its
+// object size, map entries with their node, key and value; unknown fields and enum values the type
+// does not know in the unknown field set). Fails on truncated or malformed input, on groups, and
+// on nesting deeper than `max_depth` (protobuf's own default is 100): the parse would refuse those
+// too, after allocating up to `bytes`.
 ParseBound BoundParsedSize(const google::protobuf::Descriptor* type, google::protobuf::io::ZeroCopyInputStream* wire,
-                           int max_depth = 100);
+                           uint64_t total_bytes, int max_depth = 100);
+
+// The same for protobuf text format, by counting what can start a message, a value or a list item
+// (braces, colons, commas, wherever they stand: a bound, not an estimate). Text parses grow too:
+// "op{}" is 4 characters and a ~200-byte OperatorDef.
+uint64_t BoundTextParsedSize(const google::protobuf::Descriptor* type, std::string_view text);
 
 }  // namespace hetnet

@@ -18,7 +18,7 @@ static void Run(const uint8_t* data, size_t size) {
   auto& fx = hetnet_fuzz::Fixture();
   auto message = std::make_shared<inference::ModelInferRequest>();
   google::protobuf::io::ArrayInputStream wire(data, static_cast<int>(size), 64);
-  const auto bound = hetnet::BoundParsedSize(inference::ModelInferRequest::descriptor(), &wire);
+  const auto bound = hetnet::BoundParsedSize(inference::ModelInferRequest::descriptor(), &wire, size);
   if (!message->ParseFromArray(data, static_cast<int>(size))) return;
   // The front end refuses what the bound refuses; what it admits must not take more than charged.
   if (!bound.ok) return;

@@ -7,7 +7,9 @@
 
 static void Run(const uint8_t* data, size_t size) {
   caffe2::NetDef net;
-  hetnet::ParseProtoFromString(hetnet_fuzz::Bytes(data, size), &net, "<fuzz>");
+  const std::string bytes = hetnet_fuzz::Bytes(data, size);
+  hetnet::ParseProtoFromString(bytes, &net, "<fuzz>");
+  hetnet_fuzz::CheckParseBound(bytes, net);
   const std::string again = hetnet::SerializeProto(net);
   if (!again.empty()) {
     caffe2::NetDef back;

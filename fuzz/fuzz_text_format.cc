@@ -12,6 +12,7 @@ static void Try(const std::string& text, Then then) {
   } catch (const hetnet::Error&) {
     return;
   }
+  hetnet_fuzz::CheckParseBound(text, msg);
   try {
     then(msg);
   } catch (const hetnet::Error&) {

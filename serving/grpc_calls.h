@@ -115,7 +115,7 @@ struct GrpcCalls {
       grpc::ProtoBufferReader reader(bb);
       HN_CHECK_KIND(kInvalidArgument, reader.status().ok(), "cannot read the ", Msg::descriptor()->name(), ": ",
                     reader.status().error_message());
-      bound = BoundParsedSize(Msg::descriptor(), &reader);
+      bound = BoundParsedSize(Msg::descriptor(), &reader, bb->Length());
     }
     HN_CHECK_KIND(kInvalidArgument, bound.ok, "malformed ", Msg::descriptor()->name(), ": ", bound.error);
     std::shared_ptr<RequestMemoryLease> lease = server->request_memory().Take(bound.bytes, what);

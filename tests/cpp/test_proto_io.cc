@@ -4,6 +4,9 @@
 
 #include "core/checked_size.h"
 #include "core/proto_io.h"
+#include "core/proto_parse_bound.h"
+
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include "core/tensor_proto.h"
 #include "core/workspace.h"
 #include "test_util_io.h"
@@ -260,6 +263,15 @@ TEST_CASE("binary protos whose parse would take more than the proto-parse-memory
                              Catch::Contains("HETNET_MAX_PROTO_PARSE_BYTES"));
   }
   CHECK(net.op_size() == 0);
+  // The same ops with a truncated field at the end: the parse would fail, but only after building
+  // every op before it, so the bytes up to the fault count.
+  try {
+    ParseProtoFromString(ops + std::string("\x12\x05", 2), &net, "many_ops_cut.pb");
+    FAIL("parsed");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kOutOfMemory);
+    CHECK_THAT(e.what(), Catch::Contains("'many_ops_cut.pb' (2000002 bytes)"));
+  }
   // Under the cap the same bytes parse; the bound held what the parse took.
   SetLimit(Limit::kMaxProtoParseBytes, 400'000'000);
   ParseProtoFromString(ops, &net, "many_ops.pb");
@@ -271,9 +283,62 @@ TEST_CASE("binary protos whose parse would take more than the proto-parse-memory
   weights.add_dims(1'000'000);
   weights.set_data_type(caffe2::TensorProto::FLOAT);
   for (int i = 0; i < 1'000'000; ++i) weights.add_float_data(0.5f * i);
+  // Enum values the type does not know go to the unknown field set (found by fuzz_text_format).
+  {
+    std::string unknown_enums;
+    for (int i = 0; i < 50; ++i) unknown_enums += std::string("\x10\x10", 2);  // data_type = 16, 50 times
+    caffe2::TensorProto t;
+    REQUIRE(t.ParseFromString(unknown_enums));
+    google::protobuf::io::ArrayInputStream in(unknown_enums.data(), static_cast<int>(unknown_enums.size()));
+    const ParseBound b = BoundParsedSize(caffe2::TensorProto::descriptor(), &in, unknown_enums.size());
+    REQUIRE(b.ok);
+    CHECK(b.bytes >= t.SpaceUsedLong());
+  }
   SetLimit(Limit::kMaxProtoParseBytes, 16'000'000);
   caffe2::TensorProto back;
   ParseProtoFromString(weights.SerializeAsString(), &back, "w.pb");
   CHECK(back.float_data_size() == 1'000'000);
   SetLimit(Limit::kMaxProtoParseBytes, old);
+}
+
+TEST_CASE("text-format protos are bounded too: \"op{}\" is 4 characters and an OperatorDef", "[io][proto][bad_input]") {
+  std::string ops;
+  for (int i = 0; i < 1'000'000; ++i) ops += "op{}";
+  const int64_t old = GetLimit(Limit::kMaxProtoParseBytes);
+  SetLimit(Limit::kMaxProtoParseBytes, 100'000'000);
+  caffe2::NetDef net;
+  for (bool text_only : {false, true}) {
+    try {
+      if (text_only) ParseTextProtoFromString(ops, &net, "many_ops.pbtxt");
+      else ParseProtoFromString(ops, &net, "many_ops.pbtxt");
+      FAIL("parsed");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::kOutOfMemory);
+      CHECK_THAT(e.what(), Catch::Contains("the memory to parse 'many_ops.pbtxt' (4000000 bytes) as caffe2.NetDef "
+                                           "in text format (") &&
+                               Catch::Contains("exceeds the proto-parse-memory cap of 100000000 bytes"));
+    }
+  }
+  SetLimit(Limit::kMaxProtoParseBytes, old);
+  // The bound holds what text parses take: nets of every field kind, lists, maps of arguments.
+  caffe2::NetDef rich;
+  rich.set_name("rich");
+  for (int i = 0; i < 300; ++i) {
+    auto* op = rich.add_op();
+    op->set_type(i % 2 ? "Relu" : "FC");
+    op->add_input("x" + std::to_string(i));
+    op->add_output("y");
+    auto* a = op->add_arg();
+    a->set_name("a");
+    for (int k = 0; k < i % 7; ++k) a->add_ints(k);
+    for (int k = 0; k < i % 3; ++k) a->add_strings("");
+    op->mutable_device_option()->set_device_type(i % 2);
+  }
+  // (a lone newline: the copy of a text parse carries an empty unknown-field set; found by fuzz_netdef)
+  for (const std::string& text : {SerializeProto(rich, true), ops.substr(0, 4000), std::string("op{arg{ints:[1,2,3]}}"),
+                                  std::string("\n")}) {
+    caffe2::NetDef parsed;
+    ParseTextProtoFromString(text, &parsed, "t.pbtxt");
+    CHECK(BoundTextParsedSize(caffe2::NetDef::descriptor(), text) >= parsed.SpaceUsedLong());
+  }
 }

@@ -251,7 +251,7 @@ def test_malformed_infer_and_load_messages_are_invalid_and_say_why(server, clien
     cases = [
         ("/inference.GRPCInferenceService/ModelInfer", b"\x0a\x7fsimple", r"malformed ModelInferRequest: "
          r"a field's length runs past|malformed ModelInferRequest: truncated"),
-        ("/inference.GRPCInferenceService/ModelInfer", b"\x0b\x0c", r"malformed ModelInferRequest: groups are not"),
+        ("/inference.GRPCInferenceService/ModelInfer", b"\x0c", r"malformed ModelInferRequest: an end-group tag"),
         ("/inference.GRPCInferenceService/ModelInfer", b"\x0a\x02\xff\xfe",
          r"malformed ModelInferRequest: protobuf cannot parse it \(a string field that is not UTF-8\?\)"),
         ("/inference.GRPCInferenceService/RepositoryModelLoad", b"\x12\x05ab", r"malformed RepositoryModelLoadRequest"),
