@@ -131,7 +131,7 @@ class Scanner {
     const bool skipped = WireFormatLite::SkipField(in_, tag);
     const uint64_t consumed = static_cast<uint64_t>(in_->CurrentPosition() - before);
     const bool group = WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_START_GROUP;
-    *cost += (group ? 32 : 2) * consumed + kStringCost;
+    *cost += (group ? 32 : 2) * consumed + kStringCost + kUnknownValueCost / 2;  // its string, its entry
     return skipped || Fail("truncated field");
   }
 

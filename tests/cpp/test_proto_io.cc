@@ -293,6 +293,13 @@ TEST_CASE("binary protos whose parse would take more than the proto-parse-memory
     const ParseBound b = BoundParsedSize(caffe2::TensorProto::descriptor(), &in, unknown_enums.size());
     REQUIRE(b.ok);
     CHECK(b.bytes >= t.SpaceUsedLong());
+    // Unknown length-delimited fields: a string and an entry each (found by fuzz_text_format).
+    std::string unknown;
+    for (int i = 0; i < 10; ++i) unknown += std::string("\x4a\x00", 2);  // BlobProto has no field 9
+    caffe2::BlobProto blob;
+    REQUIRE(blob.ParseFromString(unknown));
+    google::protobuf::io::ArrayInputStream in2(unknown.data(), static_cast<int>(unknown.size()));
+    CHECK(BoundParsedSize(caffe2::BlobProto::descriptor(), &in2, unknown.size()).bytes >= blob.SpaceUsedLong());
   }
   SetLimit(Limit::kMaxProtoParseBytes, 16'000'000);
   caffe2::TensorProto back;
