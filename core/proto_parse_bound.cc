@@ -91,6 +91,9 @@ class Scanner {
   bool Message(const pb::Descriptor* d, int depth, uint64_t* cost) {
     if (depth > max_depth_) return Fail(MakeString("messages nest deeper than ", max_depth_, " levels"));
     std::vector<const FieldDescriptor*> repeated_seen;  // few per message type
+    // A run of one repeated scalar (unpacked weights: GivenTensorFill's floats) skips the lookups.
+    uint32_t last_tag = 0;
+    uint64_t last_cost = 0;
     while (true) {
       const uint32_t tag = in_->ReadTag();
       if (tag == 0) {  // the end of the message (its limit or the input's end), or a bad tag
@@ -98,6 +101,15 @@ class Scanner {
         return Fail("malformed field tag");
       }
       const auto wire = WireFormatLite::GetTagWireType(tag);
+      if (tag == last_tag) {  // one more value of the repeated scalar just seen
+        uint64_t value = 0;
+        const bool read = wire == WireFormatLite::WIRETYPE_FIXED32   ? in_->Skip(4)
+                          : wire == WireFormatLite::WIRETYPE_FIXED64 ? in_->Skip(8)
+                                                                     : in_->ReadVarint64(&value);
+        if (!read) return Fail("truncated field");
+        *cost += last_cost;
+        continue;
+      }
       // An end-group tag ends the parse (the message is then not consumed whole); a group is kept
       // as an unknown field (no type here has groups).
       if (wire == WireFormatLite::WIRETYPE_END_GROUP) return Fail("an end-group tag outside a group");
@@ -110,6 +122,10 @@ class Scanner {
       if (f->is_repeated() && std::find(repeated_seen.begin(), repeated_seen.end(), f) == repeated_seen.end()) {
         repeated_seen.push_back(f);
         *cost += kRepeatedFirstCost;
+      }
+      if (f->is_repeated() && wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+        last_tag = tag;
+        last_cost = f->cpp_type() == FieldDescriptor::CPPTYPE_ENUM ? kUnknownValueCost : 2 * ScalarSize(f);
       }
       if (!Field(f, wire, depth, cost)) return false;
     }
