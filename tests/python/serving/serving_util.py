@@ -160,12 +160,17 @@ class ServerProcess:
         # free_port() only finds ports free a moment ago: another test running beside this one
         # (ctest -j) may take one before the server binds it. Then the server exits saying so, and
         # it starts again on other ports (3 tries).
+        # wait_ready="bound" (a server whose health endpoints need a token) waits until the ports
+        # are bound: the line "; ready" / "; not ready" comes after every bind. False: no wait.
         for attempt in range(3):
             self._start(repo, extra_args)
-            if not wait_ready:
+            if wait_ready is False:
                 return
             try:
-                self.wait_live(timeout)
+                if wait_ready == "bound":
+                    self.wait_bound(timeout)
+                else:
+                    self.wait_live(timeout)
                 return
             except AssertionError:
                 if attempt == 2 or self.proc.poll() is None or "Address already in use" not in self.output():
@@ -199,6 +204,17 @@ class ServerProcess:
             except Exception:
                 time.sleep(0.05)
         raise AssertionError("hetnet serve did not become live in %ss:\n%s" % (timeout, self.output()))
+
+    def wait_bound(self, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            out = self.output()
+            if "; ready" in out or "; not ready" in out:
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError("hetnet serve exited with %s:\n%s" % (self.proc.returncode, out))
+            time.sleep(0.05)
+        raise AssertionError("hetnet serve did not bind its ports in %ss:\n%s" % (timeout, self.output()))
 
     def output(self):
         if not self.log.closed:

@@ -557,7 +557,7 @@ def test_auth_token_and_message_size_limit(tmp_path):
     token_file = tmp_path / "token"
     token_file.write_text("s3cret-token\n")
     args = ["--auth-token-file", str(token_file), "--grpc-max-message-size", str(1 << 20)]
-    with serving_util.ServerProcess(repo, args, wait_ready=False) as s:
+    with serving_util.ServerProcess(repo, args, wait_ready="bound") as s:
         good = {"authorization": "Bearer s3cret-token"}
         with grpcclient.InferenceServerClient(s.grpc_url) as c:
             wait_grpc_live(c, s, good)
@@ -584,7 +584,7 @@ def test_auth_health_open(tmp_path):
     token_file = tmp_path / "token"
     token_file.write_text("tok\n")
     with serving_util.ServerProcess(repo, ["--auth-token-file", str(token_file), "--auth-health-open"],
-                                    wait_ready=False) as s:
+                                    wait_ready="bound") as s:
         with grpcclient.InferenceServerClient(s.grpc_url) as c:
             wait_grpc_live(c, s, None)
             assert c.is_server_ready() is True
