@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -86,18 +87,21 @@ struct GrpcCalls {
     return reactor;
   }
 
-  // A unary call whose work may block for long (model loads): answered from the repository worker,
-  // or UNAVAILABLE at once when it is full.
-  template <typename F>
-  grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* ctx, F fn) {
+  // A unary call whose work may block for long (model loads): `prepare()` runs here (credentials
+  // checked first), takes what it needs out of the request and returns the work, which the
+  // repository worker runs and answers; UNAVAILABLE at once when the worker is full.
+  template <typename Prepare>
+  grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* ctx, Prepare&& prepare) {
     auto* reactor = ctx->DefaultReactor();
+    std::function<void()> fn;
     grpc::Status st = Authorize(ctx, false);
+    if (st.ok()) st = Guard([&] { fn = prepare(); });
     if (!st.ok()) {
       reactor->Finish(st);
       return reactor;
     }
     // The job owns what the call needs but its reactor, which gRPC keeps until Finish.
-    auto job = [reactor, fn = std::move(fn)]() mutable { reactor->Finish(Guard(fn)); };
+    auto job = [reactor, fn = std::move(fn)] { reactor->Finish(Guard(fn)); };
     if (!repository.TryPost(std::move(job))) {
       reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, repository.BusyMessage()));
     }

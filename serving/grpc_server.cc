@@ -112,18 +112,13 @@ struct GrpcFrontEnd::Services : GrpcCalls {
     Reactor* RepositoryModelLoad(Ctx* ctx, const grpc::ByteBuffer* wire, grpc::ByteBuffer* out) override {
       // Everything the load needs is taken out of the message here: the worker thread uses nothing
       // of the call but its reactor.
-      std::string name, repository, config_json;
-      std::map<std::string, std::string> files;
-      grpc::Status st = s_->Authorize(ctx, false);
-      std::shared_ptr<RequestMemoryLease> memory;
-      if (st.ok()) st = Guard([&] {
+      return s_->Offload(ctx, [&]() -> std::function<void()> {
         inference::RepositoryModelLoadRequest request;
-        memory = s_->ParseCharged(wire, &request, "this load request");
-        name = request.model_name();
-        repository = request.repository_name();
+        auto memory = s_->ParseCharged(wire, &request, "this load request");
+        std::string config_json;
+        std::map<std::string, std::string> files;
         // Files can be large: move their bytes out of the message.
-        auto* params = request.mutable_parameters();
-        for (auto& [key, p] : *params) {
+        for (auto& [key, p] : *request.mutable_parameters()) {
           using Param = inference::ModelRepositoryParameter;
           if (key == "config") {
             HN_CHECK_KIND(kInvalidArgument, p.parameter_choice_case() == Param::kStringParam,
@@ -135,39 +130,25 @@ struct GrpcFrontEnd::Services : GrpcCalls {
             files[key].swap(*p.mutable_bytes_param());
           }
         }
-      });
-      if (!st.ok()) {
-        auto* reactor = ctx->DefaultReactor();
-        reactor->Finish(st);
-        return reactor;
-      }
-      return s_->Offload(ctx, [s = s_, name = std::move(name), repository = std::move(repository),
-                               config_json = std::move(config_json), files = std::move(files), memory, out] {
-        HN_CHECK_KIND(kUnsupported, repository.empty(), "'repository_name' specification is not supported");
-        s->server->LoadModel(name, config_json, files);
-        SerializeInto(inference::RepositoryModelLoadResponse(), out);
+        return [s = s_, name = request.model_name(), repository = request.repository_name(),
+                config_json = std::move(config_json), files = std::move(files), memory, out] {
+          HN_CHECK_KIND(kUnsupported, repository.empty(), "'repository_name' specification is not supported");
+          s->server->LoadModel(name, config_json, files);
+          SerializeInto(inference::RepositoryModelLoadResponse(), out);
+        };
       });
     }
 
     Reactor* RepositoryModelUnload(Ctx* ctx, const Wire* wire, Wire* out) override {
       // unload_dependents has no meaning without ensembles; it is accepted and ignored.
-      std::string name, repository;
-      grpc::Status st = s_->Authorize(ctx, false);
-      if (st.ok()) st = Guard([&] {
+      return s_->Offload(ctx, [&]() -> std::function<void()> {
         inference::RepositoryModelUnloadRequest request;
         s_->ParseCharged(wire, &request, "this unload request");
-        name = request.model_name();
-        repository = request.repository_name();
-      });
-      if (!st.ok()) {
-        auto* reactor = ctx->DefaultReactor();
-        reactor->Finish(st);
-        return reactor;
-      }
-      return s_->Offload(ctx, [s = s_, name = std::move(name), repository = std::move(repository), out] {
-        HN_CHECK_KIND(kUnsupported, repository.empty(), "'repository_name' specification is not supported");
-        s->server->UnloadModel(name);
-        SerializeInto(inference::RepositoryModelUnloadResponse(), out);
+        return [s = s_, name = request.model_name(), repository = request.repository_name(), out] {
+          HN_CHECK_KIND(kUnsupported, repository.empty(), "'repository_name' specification is not supported");
+          s->server->UnloadModel(name);
+          SerializeInto(inference::RepositoryModelUnloadResponse(), out);
+        };
       });
     }
 
