@@ -1,5 +1,6 @@
 // ModelInferRequest / ModelInferResponse <-> InferRequest / InferResponse for the gRPC front end.
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,26 @@ uint64_t UnsignedParameter(const std::string& key, const inference::InferParamet
     default:
       HN_THROW(kInvalidArgument, "parameter '", key, "' must be an integer (uint64_param or int64_param)");
   }
+}
+
+// The shared-memory parameters of a tensor (region: string_param; byte size and offset: int64_param
+// or uint64_param), if it names a region.
+template <typename Params>
+std::optional<SharedMemoryRef> SharedMemoryParameters(const Params& params, const std::string& tensor) {
+  const std::string* region = nullptr;
+  std::optional<uint64_t> size, offset;
+  for (const auto& [key, value] : params) {
+    if (key == "shared_memory_region") {
+      HN_CHECK_KIND(kInvalidArgument, value.parameter_choice_case() == inference::InferParameter::kStringParam,
+                    "shared_memory_region of ", tensor, " must be a string_param");
+      region = &value.string_param();
+    } else if (key == "shared_memory_byte_size") {
+      size = UnsignedParameter(key, value);
+    } else if (key == "shared_memory_offset") {
+      offset = UnsignedParameter(key, value);
+    }
+  }
+  return SharedMemoryRefOf(region, size ? &*size : nullptr, offset ? &*offset : nullptr, tensor);
 }
 
 template <typename Out, typename Field>
@@ -129,10 +150,16 @@ std::unique_ptr<InferRequest> ToInferRequest(std::shared_ptr<const inference::Mo
   }
 
   const int n = m.inputs_size();
+  std::vector<std::optional<SharedMemoryRef>> shm(static_cast<size_t>(n));
+  int in_messages = 0;  // inputs whose bytes the message carries (raw_input_contents skips the others)
+  for (int i = 0; i < n; ++i) {
+    shm[i] = SharedMemoryParameters(m.inputs(i).parameters(), "input '" + m.inputs(i).name() + "'");
+    if (!shm[i]) ++in_messages;
+  }
   const bool raw = m.raw_input_contents_size() > 0;
-  HN_CHECK_KIND(kInvalidArgument, !raw || m.raw_input_contents_size() == n, "expected ", n,
-                " raw_input_contents (one per input, in input order) for model '", m.model_name(), "', got ",
-                m.raw_input_contents_size());
+  HN_CHECK_KIND(kInvalidArgument, !raw || m.raw_input_contents_size() == in_messages, "expected ", in_messages,
+                " raw_input_contents (one per input not in shared memory, in input order) for model '",
+                m.model_name(), "', got ", m.raw_input_contents_size());
 
   auto holder = std::make_shared<MessageHolder>();
   holder->message = message;
@@ -140,16 +167,21 @@ std::unique_ptr<InferRequest> ToInferRequest(std::shared_ptr<const inference::Mo
   std::shared_ptr<const void> keep(holder, holder.get());
 
   request->inputs.reserve(static_cast<size_t>(n));
+  int next_raw = 0;
   for (int i = 0; i < n; ++i) {
     const auto& t = m.inputs(i);
     InferInput in;
     in.name = t.name();
     in.datatype = t.datatype();
     in.shape.assign(t.shape().begin(), t.shape().end());
-    if (raw) {
+    if (shm[i]) {
+      HN_CHECK_KIND(kInvalidArgument, !t.has_contents(), "unexpected 'content' provided when using shared memory ",
+                    "for input tensor '", t.name(), "' for model '", m.model_name(), "'");
+      in.shared_memory = std::move(shm[i]);
+    } else if (raw) {
       HN_CHECK_KIND(kInvalidArgument, !t.has_contents(), "contents field must not be specified when using ",
                     "raw_input_contents for '", t.name(), "' for model '", m.model_name(), "'");
-      const std::string& bytes = m.raw_input_contents(i);
+      const std::string& bytes = m.raw_input_contents(next_raw++);
       in.data = bytes.data();
       in.byte_size = bytes.size();
     } else if (t.has_contents()) {
@@ -167,6 +199,9 @@ std::unique_ptr<InferRequest> ToInferRequest(std::shared_ptr<const inference::Mo
     auto it = o.parameters().find("classification");
     HN_CHECK_KIND(kUnsupported, it == o.parameters().end(), "output '", o.name(),
                   "': the classification extension is not supported");
+    if (auto ref = SharedMemoryParameters(o.parameters(), "output '" + o.name() + "'")) {
+      request->output_shared_memory[o.name()] = std::move(*ref);
+    }
     request->requested_outputs.push_back(o.name());
   }
   return request;
@@ -181,6 +216,15 @@ void ToModelInferResponse(const InferResponse& response, inference::ModelInferRe
     t->set_name(o.name);
     t->set_datatype(o.datatype);
     for (int64_t d : o.shape) t->add_shape(d);
+    if (o.shared_memory) {  // in the client's region; an empty entry keeps raw_output_contents aligned
+      (*t->mutable_parameters())["shared_memory_region"].set_string_param(o.shared_memory->region);
+      (*t->mutable_parameters())["shared_memory_byte_size"].set_int64_param(
+          static_cast<int64_t>(o.shared_memory->byte_size));
+      if (o.shared_memory->offset != 0)
+        (*t->mutable_parameters())["shared_memory_offset"].set_int64_param(static_cast<int64_t>(o.shared_memory->offset));
+      out->add_raw_output_contents();
+      continue;
+    }
     std::string scratch;
     const std::string_view bytes = OutputBytes(o.tensor, &scratch);
     std::string* dst = out->add_raw_output_contents();

@@ -24,6 +24,7 @@
 #include "serving/infer_request.h"
 #include "serving/proto/grpc_service.grpc.pb.h"
 #include "serving/proto/health.grpc.pb.h"
+#include "serving/system_shared_memory.h"
 
 namespace hetnet::serving {
 namespace {
@@ -192,9 +193,32 @@ struct GrpcFrontEnd::Services : GrpcCalls {
         memory.reset();  // the request is done with: the client may send the next one on seeing the answer
         reactor->Finish(s);
       };
-      grpc::Status thrown = Guard([&] { s_->server->InferAsync(std::move(request), done); });
+      grpc::Status thrown = Guard([&] { s_->server->InferAsync(std::move(request), done, memory.get()); });
       if (!thrown.ok() && !finished->exchange(true)) reactor->Finish(thrown);
       return reactor;
+    }
+
+    Reactor* SystemSharedMemoryStatus(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::SystemSharedMemoryStatusRequest, inference::SystemSharedMemoryStatusResponse>(
+          ctx, in, out, false, [&](const auto& q, auto* r) {
+            for (const auto& region : s_->server->shared_memory().Status(q.name())) {
+              auto& status = (*r->mutable_regions())[region.name];
+              status.set_name(region.name);
+              status.set_key(region.key);
+              status.set_offset(region.offset);
+              status.set_byte_size(region.byte_size);
+            }
+          });
+    }
+    Reactor* SystemSharedMemoryRegister(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::SystemSharedMemoryRegisterRequest, inference::SystemSharedMemoryRegisterResponse>(
+          ctx, in, out, false, [&](const auto& q, auto*) {
+            s_->server->shared_memory().Register(q.name(), q.key(), q.offset(), q.byte_size());
+          });
+    }
+    Reactor* SystemSharedMemoryUnregister(Ctx* ctx, const Wire* in, Wire* out) override {
+      return Raw<inference::SystemSharedMemoryUnregisterRequest, inference::SystemSharedMemoryUnregisterResponse>(
+          ctx, in, out, false, [&](const auto& q, auto*) { s_->server->shared_memory().Unregister(q.name()); });
     }
 
     // Everything else answers UNIMPLEMENTED with a message naming the RPC.
@@ -202,9 +226,6 @@ struct GrpcFrontEnd::Services : GrpcCalls {
   Reactor* Rpc(Ctx* ctx, const grpc::ByteBuffer*, grpc::ByteBuffer*) override {                     \
     return s_->Unary(ctx, false, [] { HN_THROW(kUnsupported, #Rpc " is not supported by hetnet"); }); \
   }
-    HETNET_GRPC_UNIMPLEMENTED(SystemSharedMemoryStatus)
-    HETNET_GRPC_UNIMPLEMENTED(SystemSharedMemoryRegister)
-    HETNET_GRPC_UNIMPLEMENTED(SystemSharedMemoryUnregister)
     HETNET_GRPC_UNIMPLEMENTED(CudaSharedMemoryStatus)
     HETNET_GRPC_UNIMPLEMENTED(CudaSharedMemoryRegister)
     HETNET_GRPC_UNIMPLEMENTED(CudaSharedMemoryUnregister)

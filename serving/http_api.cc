@@ -14,6 +14,7 @@
 #include "serving/http_infer_codec.h"
 #include "serving/http_routes.h"
 #include "serving/http_server.h"
+#include "serving/http_shared_memory.h"
 #include "serving/inference_server.h"
 #include "serving/proto_json.h"
 #include "serving/repository_worker.h"
@@ -180,6 +181,13 @@ class InferenceRouter : public HttpRouter {
       case Op::kRepoLoad:
       case Op::kRepoUnload:
         return Repository(std::move(req), std::move(r), ex);
+      case Op::kShmStatus:
+      case Op::kShmRegister:
+      case Op::kShmUnregister:
+      case Op::kCudaShm: {
+        JsonParseCharge charge(req, req.body->size());
+        return ex->Reply(SharedMemoryReply(server_, r, *req.body));
+      }
       case Op::kNone:
         break;
     }
@@ -202,7 +210,7 @@ class InferenceRouter : public HttpRouter {
     }
     int queue_full_status = options_.queue_full_status;
     auto format = std::make_shared<const OutputFormat>(std::move(decoded.format));
-    server_->InferAsync(std::move(decoded.request), [ex, format, queue_full_status](InferResult result) {
+    InferCallback done = [ex, format, queue_full_status](InferResult result) {
       if (result.error) return ex->Reply(ErrorReply(*result.error, queue_full_status));
       if (!result.response) {
         return ex->Reply(HttpReply::Error(500, "internal error: inference finished without a response"));
@@ -218,7 +226,8 @@ class InferenceRouter : public HttpRouter {
           ex->Reply(HttpReply::Error(500, e.what()));
         }
       });
-    });
+    };
+    server_->InferAsync(std::move(decoded.request), std::move(done), req.memory.get());
   }
 
   // Repository control may load nets and run warmup: off the I/O threads, on the repository worker.

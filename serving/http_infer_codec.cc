@@ -157,6 +157,25 @@ int64_t ParseHeaderLength(const std::string& text, size_t body_size) {
   return h;
 }
 
+// The shared-memory parameters of a tensor's "parameters" object (shared_memory_region,
+// shared_memory_byte_size, shared_memory_offset), if it names a region.
+std::optional<SharedMemoryRef> SharedMemoryParameters(const rj::Value& params, const std::string& tensor) {
+  const rj::Value* region = Member(params, "shared_memory_region");
+  const rj::Value* size = Member(params, "shared_memory_byte_size");
+  const rj::Value* offset = Member(params, "shared_memory_offset");
+  if (region && !region->IsString()) Invalid(MakeString("shared_memory_region of ", tensor, " must be a string"));
+  if (size && !size->IsUint64()) {
+    Invalid(MakeString("shared_memory_byte_size of ", tensor, " must be a non-negative integer"));
+  }
+  if (offset && !offset->IsUint64()) {
+    Invalid(MakeString("shared_memory_offset of ", tensor, " must be a non-negative integer"));
+  }
+  std::string region_name = region ? std::string(region->GetString(), region->GetStringLength()) : std::string();
+  const uint64_t size_value = size ? size->GetUint64() : 0, offset_value = offset ? offset->GetUint64() : 0;
+  return SharedMemoryRefOf(region ? &region_name : nullptr, size ? &size_value : nullptr,
+                           offset ? &offset_value : nullptr, tensor);
+}
+
 // Inference-Header-Content-Length: 0 — the body is the bytes of the model's only input, batch 1.
 DecodedInfer DecodeRaw(InferenceServer* server, const std::string& model, const std::string& version,
                        std::shared_ptr<std::string> body) {
@@ -287,12 +306,15 @@ DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& mode
     if (const rj::Value* p = Member(in, "parameters")) {
       if (!p->IsObject()) Invalid(MakeString("the 'parameters' of input '", input.name, "' must be an object"));
       binary_size_param = Member(*p, "binary_data_size");
-      if (Member(*p, "shared_memory_region")) {
-        throw Error(ErrorKind::kUnsupported, MakeString("shared memory is not supported (input '", input.name, "')"));
-      }
+      input.shared_memory = SharedMemoryParameters(*p, what);
     }
     const rj::Value* data = Member(in, "data");
-    if (binary_size_param) {
+    if (input.shared_memory) {
+      if (data || binary_size_param) {
+        Invalid(MakeString("input '", input.name, "' names a shared memory region, so it must carry neither 'data' ",
+                           "nor a binary_data_size parameter"));
+      }
+    } else if (binary_size_param) {
       if (data) Invalid(MakeString("input '", input.name, "' has both 'data' and a binary_data_size parameter"));
       if (!binary_size_param->IsUint64()) {
         Invalid(MakeString("binary_data_size of input '", input.name, "' must be a non-negative integer"));
@@ -355,8 +377,8 @@ DecodedInfer DecodeInferRequest(InferenceServer* server, const std::string& mode
         if (const rj::Value* c = Member(*p, "classification"); c && !(c->IsInt64() && c->GetInt64() == 0)) {
           throw Error(ErrorKind::kUnsupported, MakeString("classification is not supported (output '", n, "')"));
         }
-        if (Member(*p, "shared_memory_region")) {
-          throw Error(ErrorKind::kUnsupported, MakeString("shared memory is not supported (output '", n, "')"));
+        if (auto ref = SharedMemoryParameters(*p, MakeString("output '", n, "'"))) {
+          req.output_shared_memory[n] = std::move(*ref);
         }
       }
       req.requested_outputs.push_back(std::move(n));

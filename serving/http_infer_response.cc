@@ -156,7 +156,7 @@ HttpReply EncodeInferResponse(std::unique_ptr<InferResponse> response, const Out
   bool any_binary = false;
   for (const InferOutput& o : r.outputs) {
     std::string* scratch = &holder->scratch.emplace_back();
-    std::string_view bytes = OutputBytes(o.tensor, scratch);
+    std::string_view bytes = o.shared_memory ? std::string_view() : OutputBytes(o.tensor, scratch);
     w.StartObject();
     w.Key("name");
     w.String(o.name.data(), static_cast<rj::SizeType>(o.name.size()));
@@ -166,7 +166,19 @@ HttpReply EncodeInferResponse(std::unique_ptr<InferResponse> response, const Out
     w.StartArray();
     for (int64_t d : o.shape) w.Int64(d);
     w.EndArray();
-    if (format.IsBinary(o.name, o.datatype)) {
+    if (o.shared_memory) {  // written to the client's region: where, and no data
+      w.Key("parameters");
+      w.StartObject();
+      w.Key("shared_memory_region");
+      w.String(o.shared_memory->region.data(), static_cast<rj::SizeType>(o.shared_memory->region.size()));
+      w.Key("shared_memory_byte_size");
+      w.Uint64(o.shared_memory->byte_size);
+      if (o.shared_memory->offset != 0) {
+        w.Key("shared_memory_offset");
+        w.Uint64(o.shared_memory->offset);
+      }
+      w.EndObject();
+    } else if (format.IsBinary(o.name, o.datatype)) {
       any_binary = true;
       w.Key("parameters");
       w.StartObject();

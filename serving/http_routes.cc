@@ -63,6 +63,17 @@ Route Match(const std::vector<std::string>& s) {
     }
     return r;
   }
+  if (s[1] == "systemsharedmemory" || s[1] == "cudasharedmemory") {  // [/region/<r>]/<action>
+    const bool named = n == 5 && s[2] == "region" && !s[3].empty();
+    if (!(n == 3 || named)) return r;
+    if (named) r.region = s[3];
+    const std::string& action = s[n - 1];
+    if (action == "status") r.op = Op::kShmStatus;
+    if (action == "unregister") r.op = Op::kShmUnregister, r.method = "POST";
+    if (action == "register" && named) r.op = Op::kShmRegister, r.method = "POST";
+    if (r.op != Op::kNone && s[1] == "cudasharedmemory") r.op = Op::kCudaShm;
+    return r;
+  }
   if (s[1] != "models" || n < 3 || s[2].empty()) return r;
   if (n == 3 && s[2] == "stats") {  // every model's statistics, before the model routes (Triton)
     r.op = Op::kModelStats;

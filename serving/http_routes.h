@@ -22,6 +22,10 @@ enum class Op {
   kRepoIndex,
   kRepoLoad,
   kRepoUnload,
+  kShmStatus,      // v2/systemsharedmemory[/region/<r>]/status
+  kShmRegister,    // v2/systemsharedmemory/region/<r>/register
+  kShmUnregister,  // v2/systemsharedmemory[/region/<r>]/unregister
+  kCudaShm,        // v2/cudasharedmemory/...: not supported (answered 501)
 };
 
 struct Route {
@@ -29,6 +33,7 @@ struct Route {
   const char* method = "GET";
   std::string model;
   std::string version;
+  std::string region;  // shared memory routes: the region named in the path ("" = all)
   bool health = false;
 };
 

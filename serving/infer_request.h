@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "serving/system_shared_memory.h"
 
 namespace hetnet::serving {
 
@@ -27,6 +29,9 @@ struct InferInput {
   const char* data = nullptr;
   size_t byte_size = 0;
   std::shared_ptr<const void> holder;
+  // Set instead of data: the bytes are in a registered shared memory region, read when the server
+  // accepts the request.
+  std::optional<SharedMemoryRef> shared_memory;
 };
 
 struct InferRequest {
@@ -35,6 +40,8 @@ struct InferRequest {
   std::string id;             // echoed in the response
   std::vector<InferInput> inputs;
   std::vector<std::string> requested_outputs;  // empty = every output, in config order
+  // Requested outputs to be written into shared memory rather than sent back.
+  std::map<std::string, SharedMemoryRef> output_shared_memory;
   uint64_t priority = 0;                       // 0 = the model's default level; 1 is highest
   uint64_t timeout_us = 0;                     // 0 = the model's default queue timeout
   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();
@@ -46,7 +53,8 @@ struct InferOutput {
   std::string name;
   std::string datatype;
   std::vector<int64_t> shape;
-  Tensor tensor;
+  Tensor tensor;  // empty once written to shared memory
+  std::optional<SharedMemoryRef> shared_memory;  // where the server wrote it; the response carries no data
 };
 
 struct InferResponse {

@@ -9,6 +9,7 @@
 #include "serving/metrics.h"
 #include "serving/model_registry.h"
 #include "serving/request_memory.h"
+#include "serving/system_shared_memory.h"
 #include "serving/tensor_codec.h"
 
 namespace hetnet::serving {
@@ -48,6 +49,7 @@ InferenceServer::InferenceServer(ServerOptions options)
       request_memory_(std::make_unique<RequestMemoryBudget>(
           options_.max_request_memory < 0 ? DefaultRequestMemoryLimit()
                                           : static_cast<uint64_t>(options_.max_request_memory))),
+      shared_memory_(std::make_unique<SystemSharedMemory>(options_.allow_client_shm)),
       registry_(std::make_unique<ModelRegistry>(options_)) {
   registry_->LoadAtStartup();
 }
@@ -68,6 +70,7 @@ inference::ServerMetadataResponse InferenceServer::ServerMetadata() const {
   for (const char* e : {"binary_tensor_data", "model_configuration", "model_repository", "statistics",
                         "schedule_policy", "parameters", "hetnet_placement"})
     r.add_extensions(e);
+  if (options_.allow_client_shm) r.add_extensions("system_shared_memory");
   return r;
 }
 
@@ -189,7 +192,50 @@ void InferenceServer::UnloadModel(const std::string& name) {
   registry_->Unload(name);
 }
 
-void InferenceServer::InferAsync(std::unique_ptr<InferRequest> request, InferCallback done) {
+namespace {
+
+// Reads the request's shared-memory inputs into buffers of their own (InferInput::data).
+void ReadSharedMemoryInputs(const SystemSharedMemory& shm, InferRequest* request, RequestMemoryLease* memory) {
+  for (auto& in : request->inputs) {
+    if (!in.shared_memory) continue;
+    auto bytes = shm.Read(*in.shared_memory, "input '" + in.name + "'", memory);
+    in.data = bytes->data();
+    in.byte_size = bytes->size();
+    in.holder = std::move(bytes);
+  }
+}
+
+// Where the outputs asked in shared memory go, resolved before the request is queued (an unknown
+// region or a range outside it is refused at once).
+std::map<std::string, SharedMemoryTarget> SharedMemoryTargets(const SystemSharedMemory& shm,
+                                                              const InferRequest& request) {
+  std::map<std::string, SharedMemoryTarget> out;
+  for (const auto& [name, ref] : request.output_shared_memory) out.emplace(name, shm.Target(ref, "output '" + name + "'"));
+  return out;
+}
+
+// Writes those outputs there; the response keeps only their metadata.
+void WriteSharedMemoryOutputs(const std::map<std::string, SharedMemoryTarget>& targets, InferResult* result) {
+  if (!result->response) return;
+  try {
+    for (auto& out : result->response->outputs) {
+      auto it = targets.find(out.name);
+      if (it == targets.end()) continue;
+      std::string scratch;
+      it->second.Write(OutputBytes(out.tensor, &scratch));
+      out.tensor = Tensor();
+      out.shared_memory = it->second.ref();
+    }
+  } catch (const Error& e) {
+    result->response.reset();
+    result->error = e;
+  }
+}
+
+}  // namespace
+
+void InferenceServer::InferAsync(std::unique_ptr<InferRequest> request, InferCallback done,
+                                 RequestMemoryLease* memory) {
   Inflight& f = *inflight_;
   if (!f.accepting) {
     done(InferResult{nullptr, Error(ErrorKind::kUnavailable, "Server is shutting down")});
@@ -198,6 +244,14 @@ void InferenceServer::InferAsync(std::unique_ptr<InferRequest> request, InferCal
   std::shared_ptr<ModelVersion> mv;
   try {
     mv = registry_->Find(request->model_name, request->model_version);
+    ReadSharedMemoryInputs(*shared_memory_, request.get(), memory);
+    if (!request->output_shared_memory.empty()) {
+      auto targets = SharedMemoryTargets(*shared_memory_, *request);
+      done = [targets = std::move(targets), next = std::move(done)](InferResult r) mutable {
+        WriteSharedMemoryOutputs(targets, &r);
+        next(std::move(r));
+      };
+    }
   } catch (const Error& e) {
     done(InferResult{nullptr, e});
     return;

@@ -34,11 +34,16 @@ struct ServerOptions {
   // Bytes that requests in flight may hold (serving/request_memory.h): -1 = DefaultRequestMemoryLimit(),
   // 0 = no limit.
   int64_t max_request_memory = -1;
+  // Clients may register system shared memory regions (--allow-client-shm; off by default, as in
+  // Triton: a registered key lets a client read and write that object through the server).
+  bool allow_client_shm = false;
   int log_verbose = 0;
 };
 
 class ModelRegistry;  // serving/model_registry.h
 class RequestMemoryBudget;  // serving/request_memory.h
+class RequestMemoryLease;   // serving/request_memory.h
+class SystemSharedMemory;   // serving/system_shared_memory.h
 
 class InferenceServer {
  public:
@@ -75,13 +80,17 @@ class InferenceServer {
   // ---- inference ----
   // Validates the request against the model's config and queues it; `done` is called exactly once.
   // Errors found before queuing (unknown model, bad shape, queue full, shutting down) are also
-  // delivered through `done`, on the caller's thread.
-  void InferAsync(std::unique_ptr<InferRequest> request, InferCallback done);
+  // delivered through `done`, on the caller's thread. Inputs in shared memory are read here, charged
+  // to `memory` (the request's lease; may be null); outputs asked in shared memory are written there
+  // before `done` sees the response.
+  void InferAsync(std::unique_ptr<InferRequest> request, InferCallback done, RequestMemoryLease* memory = nullptr);
   // Blocking convenience over InferAsync (tests, benchmarks, the in-process path).
   InferResult Infer(std::unique_ptr<InferRequest> request);
 
   // What requests in flight hold of memory; the front ends charge it before reading or keeping a body.
   RequestMemoryBudget& request_memory() const { return *request_memory_; }
+  // The registered system shared memory regions (both front ends register into this one).
+  SystemSharedMemory& shared_memory() const { return *shared_memory_; }
 
   // ---- observability ----
   std::string MetricsText() const;  // Prometheus text exposition format
@@ -101,6 +110,7 @@ class InferenceServer {
   // Before registry_: destroyed after it, since unloading models answers what is still queued.
   std::unique_ptr<Inflight> inflight_;
   std::unique_ptr<RequestMemoryBudget> request_memory_;
+  std::unique_ptr<SystemSharedMemory> shared_memory_;
   std::unique_ptr<ModelRegistry> registry_;
 };
 

@@ -48,6 +48,8 @@ const char* const kServeHelp =
     "                                more is answered 503 / UNAVAILABLE (default: half of RAM or of\n"
     "                                the cgroup's limit; 0 = no limit)\n"
     "  --allow-unsafe-ops            allow served nets to use ops that touch files or run code\n"
+    "  --allow-client-shm[=BOOL]     clients may register system shared memory regions and pass\n"
+    "                                tensors through them (Triton's flag; default false)\n"
     "  --log-verbose N               0 (default) or 1: log loads and errors\n"
     "  --soft-placement              without a usable GPU, run GPU ops and KIND_GPU groups on CPU\n"
     "  --strict                      an op on a GPU without a CUDA kernel is an error (no CPU fallback)\n";
@@ -159,6 +161,7 @@ int ServeCommand(int argc, char** argv) {
       opts.max_batch_size = ParseInt("--max-batch-size", v, 1, 1 << 24);
     } else if (args.Switch("--allow-unsafe-ops")) {
       opts.allow_unsafe_ops = true;
+    } else if (BoolFlag(args, "--allow-client-shm", &opts.allow_client_shm)) {
     } else if (PlacementSwitch(args)) {
     } else {
       throw UsageError("unknown option '" + args.Peek() + "'");

@@ -380,7 +380,8 @@ def test_metrics_endpoint(server, client):
     ("GET", "/"), ("GET", "/v2/foo"), ("GET", "/v3"), ("GET", "/v2/models"),
     ("GET", "/v2/models/simple/versions/abc"), ("GET", "/v2/models/simple/versions/1x/ready"),
     ("GET", "/v2/models/simple/nope"), ("POST", "/v2/models/simple/versions/one/infer"),
-    ("GET", "/v2/health/alive"), ("GET", "/v2/systemsharedmemory/status"),
+    ("GET", "/v2/health/alive"), ("GET", "/v2/systemsharedmemory/region/r/size"),
+    ("POST", "/v2/systemsharedmemory/register"), ("GET", "/v2/systemsharedmemory/region//status"),
 ])
 def test_unknown_path_404(server, method, path):
     status, headers, body = request(server.http_port, method, path)
@@ -393,7 +394,8 @@ def test_unknown_path_404(server, method, path):
     ("POST", "/v2/health/live"), ("PUT", "/v2/health/ready"), ("DELETE", "/v2"),
     ("GET", "/v2/models/simple/infer"), ("POST", "/v2/models/simple"), ("POST", "/v2/models/simple/config"),
     ("GET", "/v2/repository/index"), ("GET", "/v2/repository/models/simple/load"),
-    ("POST", "/v2/models/stats"),
+    ("POST", "/v2/models/stats"), ("GET", "/v2/systemsharedmemory/region/r/register"),
+    ("GET", "/v2/systemsharedmemory/unregister"), ("POST", "/v2/systemsharedmemory/status"),
 ])
 def test_wrong_verb_405(server, method, path):
     status, _, body = request(server.http_port, method, path, b"" if method != "GET" else None)
