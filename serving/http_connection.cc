@@ -43,6 +43,7 @@ void Connection::ReadHeader() {
   too_many_chunks_ = false;
   over_budget_ = 0;
   lease_.reset();
+  direct_body_.reset();
   head_request_ = false;
   response_encoding_.clear();
   SetTimeout();
@@ -97,6 +98,18 @@ void Connection::OnHeader(beast::error_code ec) {
 
 void Connection::ReadBody() {
   SetTimeout();
+  if (const auto declared = parser_->content_length(); declared && !parser_->chunked()) {
+    // Straight into the body, in reads as large as the socket gives: through the parser, beast reads
+    // at most its buffer's free capacity per call (a few KiB), so a 16 MiB body took thousands of
+    // reads and timer re-arms (140 MB/s on loopback). The length was checked in OnHeader.
+    direct_body_ = std::make_shared<std::string>();
+    direct_body_->resize(static_cast<size_t>(*declared));
+    const size_t have = std::min<size_t>(buffer_.size(), direct_body_->size());
+    net::buffer_copy(net::buffer(direct_body_->data(), have), buffer_.data());
+    buffer_.consume(have);  // what follows the body (a pipelined request) stays in the buffer
+    return net::async_read(stream_, net::buffer(direct_body_->data() + have, direct_body_->size() - have),
+                           [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
+  }
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
 }
@@ -128,7 +141,8 @@ void Connection::Dispatch() {
   http10_ = msg.version() < 11;
   head_request_ = msg.method() == http::verb::head;
   HttpRequest req = std::move(head_);
-  req.body = std::make_shared<std::string>(std::move(msg.body()));
+  req.body = direct_body_ ? std::move(direct_body_) : std::make_shared<std::string>(std::move(msg.body()));
+  direct_body_.reset();
   req.memory = lease_;
   response_encoding_ = ChooseEncoding(req.Header("Accept-Encoding"));
 

@@ -204,6 +204,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  // A body of declared length, read straight into place rather than through parser_ (ReadBody).
+  std::shared_ptr<std::string> direct_body_;
   std::function<void(uint64_t, beast::string_view, beast::error_code&)> chunk_cb_;
   uint64_t chunks_ = 0;
   bool too_many_chunks_ = false;

@@ -5,6 +5,7 @@ Run with PYTHONPATH=<build>/python (the fixtures build the model repository with
 import gzip
 import http.client
 import json
+import re
 import socket
 import struct
 import time
@@ -29,6 +30,14 @@ input [ { name: "IN" data_type: TYPE_STRING dims: [ -1 ] } ]
 output [ { name: "OUT" data_type: TYPE_STRING dims: [ -1 ] } ]
 """
 
+COPY_ANY_CONFIG = """
+name: "copy_any"
+platform: "caffe2_netdef"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 1, -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 1, -1 ] } ]
+"""
+
 # "simple" whose queue holds 2 requests for 1 s: concurrent requests overflow it.
 QUEUED_CONFIG = serving_util.SIMPLE_CONFIG + """
 dynamic_batching { max_queue_delay_microseconds: 1000000 preferred_batch_size: [ 8 ]
@@ -38,7 +47,8 @@ dynamic_batching { max_queue_delay_microseconds: 1000000 preferred_batch_size: [
 
 @pytest.fixture(scope="module")
 def model_repo(tmp_path_factory):
-    """conftest's repository ("simple", "mlp") plus "strings", a BYTES pass-through (Copy), and "queued"."""
+    """conftest's repository ("simple", "mlp") plus "strings", a BYTES pass-through (Copy), "queued" and
+    "copy_any" (INT32 [1, -1] pass-through)."""
     repo = tmp_path_factory.mktemp("models") / "repo"
     repo.mkdir()
     serving_util.write_simple_model(repo)
@@ -46,6 +56,8 @@ def model_repo(tmp_path_factory):
     net = serving_util._net("strings", [serving_util._op("Copy", ["IN"], ["OUT"])], ["IN"], ["OUT"])
     serving_util.write_model(repo, "strings", net, None, STRINGS_CONFIG)
     serving_util.write_simple_model(repo, name="queued", config=QUEUED_CONFIG)
+    net = serving_util._net("copy_any", [serving_util._op("Copy", ["INPUT0"], ["OUTPUT0"])], ["INPUT0"], ["OUTPUT0"])
+    serving_util.write_model(repo, "copy_any", net, None, COPY_ANY_CONFIG)
     return repo
 
 
@@ -689,6 +701,56 @@ def test_pipelined_requests(server):
         while data.count(b'{"live":true}') < 3 and time.time() < deadline:
             data += s.recv(65536)
         assert data.count(b"HTTP/1.1 200 OK") == 3
+    finally:
+        s.close()
+
+
+def test_pipelined_requests_with_bodies(server):
+    """Bodies of declared length are read straight into place: what follows one (the next request,
+    sent in the same packet) must stay for the next read."""
+    s = socket.create_connection(("127.0.0.1", server.http_port), timeout=10)
+    try:
+        reqs = b""
+        for i in range(3):
+            body = simple_json(id="p%d" % i)
+            reqs += (b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
+                     + body)
+        s.sendall(reqs + b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+        data = b""
+        deadline = time.time() + 10
+        while b'{"live":true}' not in data and time.time() < deadline:
+            data += s.recv(65536)
+        assert data.count(b"HTTP/1.1 200 OK") == 4
+        assert [data.find(b'"id":"p%d"' % i) for i in range(3)] == sorted(data.find(b'"id":"p%d"' % i) for i in range(3))
+        assert data.find(b'"id":"p0"') > 0
+    finally:
+        s.close()
+
+
+def test_a_large_body_sent_in_pieces(server):
+    """A 4 MiB binary input arriving in 1,000 small sends is put together in order."""
+    x = np.arange(1 << 20, dtype=np.int32).reshape(1, -1) % 1000
+    header = json.dumps({"inputs": [{"name": "INPUT0", "shape": list(x.shape), "datatype": "INT32",
+                                     "parameters": {"binary_data_size": x.nbytes}}],
+                         "outputs": [{"name": "OUTPUT0", "parameters": {"binary_data": True}}]}).encode()
+    body = header + x.tobytes()
+    s = socket.create_connection(("127.0.0.1", server.http_port), timeout=30)
+    try:
+        s.sendall(b"POST /v2/models/copy_any/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+                  b"Inference-Header-Content-Length: %d\r\n\r\n" % (len(body), len(header)))
+        step = len(body) // 1000 + 1
+        for i in range(0, len(body), step):
+            s.sendall(body[i:i + step])
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s.recv(65536)
+        head, rest = data.split(b"\r\n\r\n", 1)
+        length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+        json_len = int(re.search(rb"Inference-Header-Content-Length: (\d+)", head).group(1))
+        while len(rest) < length:
+            rest += s.recv(1 << 20)
+        assert head.startswith(b"HTTP/1.1 200")
+        np.testing.assert_array_equal(np.frombuffer(rest[json_len:length], np.int32).reshape(x.shape), x)
     finally:
         s.close()
 
