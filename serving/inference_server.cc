@@ -9,6 +9,7 @@
 #include "serving/metrics.h"
 #include "serving/model_registry.h"
 #include "serving/request_memory.h"
+#include "serving/request_tensors.h"
 #include "serving/system_shared_memory.h"
 #include "serving/tensor_codec.h"
 
@@ -191,48 +192,6 @@ void InferenceServer::UnloadModel(const std::string& name) {
                            "is not in explicit model control mode");
   registry_->Unload(name);
 }
-
-namespace {
-
-// Reads the request's shared-memory inputs into buffers of their own (InferInput::data).
-void ReadSharedMemoryInputs(const SystemSharedMemory& shm, InferRequest* request, RequestMemoryLease* memory) {
-  for (auto& in : request->inputs) {
-    if (!in.shared_memory) continue;
-    auto bytes = shm.Read(*in.shared_memory, "input '" + in.name + "'", memory);
-    in.data = bytes->data();
-    in.byte_size = bytes->size();
-    in.holder = std::move(bytes);
-  }
-}
-
-// Where the outputs asked in shared memory go, resolved before the request is queued (an unknown
-// region or a range outside it is refused at once).
-std::map<std::string, SharedMemoryTarget> SharedMemoryTargets(const SystemSharedMemory& shm,
-                                                              const InferRequest& request) {
-  std::map<std::string, SharedMemoryTarget> out;
-  for (const auto& [name, ref] : request.output_shared_memory) out.emplace(name, shm.Target(ref, "output '" + name + "'"));
-  return out;
-}
-
-// Writes those outputs there; the response keeps only their metadata.
-void WriteSharedMemoryOutputs(const std::map<std::string, SharedMemoryTarget>& targets, InferResult* result) {
-  if (!result->response) return;
-  try {
-    for (auto& out : result->response->outputs) {
-      auto it = targets.find(out.name);
-      if (it == targets.end()) continue;
-      std::string scratch;
-      it->second.Write(OutputBytes(out.tensor, &scratch));
-      out.tensor = Tensor();
-      out.shared_memory = it->second.ref();
-    }
-  } catch (const Error& e) {
-    result->response.reset();
-    result->error = e;
-  }
-}
-
-}  // namespace
 
 void InferenceServer::InferAsync(std::unique_ptr<InferRequest> request, InferCallback done,
                                  RequestMemoryLease* memory) {

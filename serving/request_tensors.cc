@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "serving/system_shared_memory.h"
 #include "serving/tensor_codec.h"
 
 namespace hetnet::serving {
@@ -213,6 +214,43 @@ std::vector<InferOutput> SliceOutputs(const inference::ModelConfig& config, cons
     outs.push_back(std::move(out));
   }
   return outs;
+}
+
+void ReadSharedMemoryInputs(const SystemSharedMemory& shm, InferRequest* request, RequestMemoryLease* memory) {
+  for (auto& in : request->inputs) {
+    if (!in.shared_memory) continue;
+    auto bytes = shm.Read(*in.shared_memory, "input '" + in.name + "'", memory);
+    in.data = bytes->data();
+    in.byte_size = bytes->size();
+    in.holder = std::move(bytes);
+  }
+}
+
+std::map<std::string, SharedMemoryTarget> SharedMemoryTargets(const SystemSharedMemory& shm,
+                                                              const InferRequest& request) {
+  std::map<std::string, SharedMemoryTarget> out;
+  for (const auto& [name, ref] : request.output_shared_memory) out.emplace(name, shm.Target(ref, "output '" + name + "'"));
+  return out;
+}
+
+void WriteSharedMemoryOutputs(const std::map<std::string, SharedMemoryTarget>& targets, InferResult* result) {
+  if (!result->response) return;
+  try {
+    for (auto& out : result->response->outputs) {
+      auto it = targets.find(out.name);
+      if (it == targets.end()) continue;
+      std::string scratch;
+      it->second.Write(OutputBytes(out.tensor, &scratch));
+      out.tensor = Tensor();
+      out.shared_memory = it->second.ref();
+    }
+  } catch (const Error& e) {
+    result->response.reset();
+    result->error = e;
+  } catch (const std::exception& e) {
+    result->response.reset();
+    result->error = Error(ErrorKind::kRuntime, MakeString("writing outputs to shared memory: ", e.what()));
+  }
 }
 
 }  // namespace hetnet::serving

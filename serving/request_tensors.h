@@ -1,8 +1,10 @@
 // Requests against a model's config: validation with Triton's messages (serving-facts §7 #21),
 // building the batch's input tensors (each request's bytes copied once, straight into the tensor
-// the instance reads) and splitting the outputs back per request.
+// the instance reads) and splitting the outputs back per request; inputs read from and outputs
+// written to system shared memory.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,5 +28,18 @@ std::vector<Tensor> BuildInputs(const inference::ModelConfig& config, const Dyna
 std::vector<InferOutput> SliceOutputs(const inference::ModelConfig& config, const std::vector<std::string>& net_outputs,
                                       const std::vector<Tensor>& tensors, const InferRequest& request, int64_t row,
                                       int64_t batch_size, bool whole);
+
+// ---- system shared memory (serving/system_shared_memory.h) ----
+
+// Reads the request's shared-memory inputs into buffers of their own (InferInput::data), charged to
+// `memory` (may be null).
+void ReadSharedMemoryInputs(const SystemSharedMemory& shm, InferRequest* request, RequestMemoryLease* memory);
+// Where the outputs asked in shared memory go, resolved before the request is queued (an unknown
+// region or a range outside it is refused at once).
+std::map<std::string, SharedMemoryTarget> SharedMemoryTargets(const SystemSharedMemory& shm,
+                                                              const InferRequest& request);
+// Writes those outputs there; the response keeps only their metadata. A failure turns the result
+// into that error.
+void WriteSharedMemoryOutputs(const std::map<std::string, SharedMemoryTarget>& targets, InferResult* result);
 
 }  // namespace hetnet::serving
