@@ -14,6 +14,8 @@
 #   bench_conv issue 16: the measured engine choice
 #   overlap    issue 17: does the host run ahead of the GPU? ResNet-18 traces at batch 8 and 64
 #              (tools/trace_overlap.py: launches against device spans, ops issued onto an idle GPU)
+#   gap        issue 17: where the small nets' unpredicted 15-45 us go (benchmarks/auto_placement_gap.py:
+#              all-GPU MLP and LeNet, fetched or ending in an in-net copy; python, loop, profiled, predicted)
 # Files land in $OUT (or build-gpu/out).
 set -u
 b=build-gpu
@@ -130,6 +132,12 @@ np.save(sys.argv[1], np.random.RandomState(64).rand(64, 3, 224, 224).astype(np.f
     python3 tools/trace_overlap.py "$out/r18_b$n.trace.json" || r=1
   done
   return $r
+}
+
+check_gap() {
+  local profile=${HETNET_PROOF_PROFILE:-$out/calibrated_profile.json}
+  [ -s "$profile" ] || profile=profiles/h200_measured.json
+  timeout 150 python3 benchmarks/auto_placement_gap.py --profile "$profile" --runs 300 --json "$out/auto_placement_gap.json"
 }
 
 check_allreduce() { timeout 90 python3 benchmarks/allreduce_vs_tcp.py --rounds 7; }
