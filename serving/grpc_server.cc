@@ -163,6 +163,7 @@ struct GrpcFrontEnd::Services : GrpcCalls {
           // The inputs point into the message for as long as the server needs them.
           auto message = std::make_shared<inference::ModelInferRequest>();
           memory = s_->ParseCharged(wire, message.get(), "this request");
+          memory->GrowOrThrow(kGrpcCallBytes, "this request");  // the call's own state while it waits
           request = grpc_detail::ToInferRequest(message);
           if (message->raw_input_contents_size() == 0) {  // typed contents, converted beside the message
             uint64_t converted = 0;

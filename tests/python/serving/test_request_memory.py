@@ -26,6 +26,9 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] }, { name: "OUTPUT
 """
 
 
+GRPC_CALL_BYTES = 32 * 1024  # serving/request_memory.h kGrpcCallBytes: charged per inference call in flight
+
+
 def metric(server, name):
     with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port, timeout=10) as r:
         text = r.read().decode()
@@ -194,7 +197,8 @@ def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailabl
             assert time.time() < deadline
             time.sleep(0.05)
         size = metric(s, "hetnet_request_memory_bytes")
-        assert req.ByteSize() <= size < req.ByteSize() + 10_000
+        # The bound of the message's parse, and the call's own state (kGrpcCallBytes).
+        assert req.ByteSize() + GRPC_CALL_BYTES <= size < req.ByteSize() + GRPC_CALL_BYTES + 10_000
         held.append(stub.ModelInfer.future(req, timeout=60))
         wait_for_metric(s, "hetnet_request_memory_bytes", 2 * size)
         # The third is answered at once: UNAVAILABLE, retry later.
@@ -205,7 +209,7 @@ def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailabl
             assert e.code() == grpc.StatusCode.UNAVAILABLE
             assert e.details() == ("the server is at its request memory limit: this request needs %d bytes and "
                                    "requests in flight hold %d of 30000000 bytes (--max-request-memory); retry later"
-                                   % (size, 2 * size))
+                                   % (size - GRPC_CALL_BYTES, 2 * size))
         assert metric(s, "hetnet_request_memory_refusals_total") == 1
         for f in held:
             np.testing.assert_array_equal(np.frombuffer(f.result().raw_output_contents[0], dtype=np.int32), 2 * a)
@@ -215,6 +219,46 @@ def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailabl
         np.testing.assert_array_equal(np.frombuffer(r.raw_output_contents[0], dtype=np.int32), 2 * a)
         channel.close()
         assert s.stop() == 0
+
+
+def test_a_flood_of_tiny_grpc_calls_is_bounded_by_the_calls_own_cost(tmp_path):
+    """A queued call costs the server 21-33 KB beyond its message (measured); it used to be charged
+    only its ~100-byte message, so HTTP/2's unlimited streams could queue calls until the kernel
+    killed the server. Each call now holds GRPC_CALL_BYTES: past the limit, UNAVAILABLE at once."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    # Requests wait 3 s for a batch of 4096 that never fills.
+    batching = "dynamic_batching { max_queue_delay_microseconds: 3000000 preferred_batch_size: [ 4096 ] }"
+    su.write_simple_model(repo, config=VARIABLE_CONFIG % (4096, batching))
+    limit = 4_000_000
+    with su.ServerProcess(repo, ["--max-request-memory", str(limit)]) as s:
+        req = service_pb2.ModelInferRequest(model_name="simple")
+        a = np.arange(4, dtype=np.int32)
+        for name in ("INPUT0", "INPUT1"):
+            t = req.inputs.add()
+            t.name, t.datatype = name, "INT32"
+            t.shape.extend([1, 4])
+            req.raw_input_contents.append(a.tobytes())
+        channel = grpc.insecure_channel(s.grpc_url)
+        stub = service_pb2_grpc.GRPCInferenceServiceStub(channel)
+        calls = [stub.ModelInfer.future(req, timeout=60) for _ in range(400)]
+        ok, refused = 0, 0
+        for c in calls:
+            try:
+                r = c.result()
+                np.testing.assert_array_equal(np.frombuffer(r.raw_output_contents[0], dtype=np.int32), 2 * a)
+                ok += 1
+            except grpc.RpcError as e:
+                assert e.code() == grpc.StatusCode.UNAVAILABLE, e
+                assert "at its request memory limit" in e.details() and "retry later" in e.details()
+                refused += 1
+        # At most limit / GRPC_CALL_BYTES = 122 waited at once; the others were refused.
+        assert ok + refused == 400
+        assert 100 <= ok <= limit // GRPC_CALL_BYTES, (ok, refused)
+        assert metric(s, "hetnet_request_memory_refusals_total") >= refused
+        wait_for_metric(s, "hetnet_request_memory_bytes", 0)
+        assert stub.ModelInfer(req, timeout=60).raw_output_contents[0] == (2 * a).tobytes()
+        channel.close()
 
 
 def test_grpc_messages_that_parse_into_far_more_than_their_size_are_refused_before_parsing(tmp_path):
