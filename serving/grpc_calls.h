@@ -21,8 +21,9 @@
 #include "core/error.h"
 #include "serving/auth.h"
 #include "serving/grpc_server.h"
-#include "serving/inference_server.h"
 #include "core/proto_parse_bound.h"
+#include "serving/infer_request.h"
+#include "serving/inference_server.h"
 #include "serving/repository_worker.h"
 #include "serving/request_memory.h"
 #include "serving/status_map.h"
@@ -143,8 +144,34 @@ struct GrpcCalls {
     });
   }
 
+  // A ModelInferRequest taken raw (ModelInfer, ModelStreamInfer): parsed under the request memory
+  // limit, which also holds the call's own state (kGrpcCallBytes) and typed contents converted
+  // beside the message; the inputs point into the message for as long as the request lives.
+  struct ParsedInfer {
+    std::unique_ptr<InferRequest> request;
+    std::shared_ptr<RequestMemoryLease> memory;
+  };
+  ParsedInfer ParseInfer(const grpc::ByteBuffer* wire) {
+    ParsedInfer p;
+    auto message = std::make_shared<inference::ModelInferRequest>();
+    p.memory = ParseCharged(wire, message.get(), "this request");
+    p.memory->GrowOrThrow(kGrpcCallBytes, "this request");  // the call's own state while it waits
+    p.request = grpc_detail::ToInferRequest(message);
+    if (message->raw_input_contents_size() == 0) {  // typed contents, converted beside the message
+      uint64_t converted = 0;
+      for (const auto& input : p.request->inputs) converted += input.byte_size;
+      p.memory->GrowOrThrow(converted, "this request");
+    }
+    return p;
+  }
+
   // Answers what is queued on the repository worker, then stops it (at shutdown).
   void WaitForOffloaded() { repository.Join(); }
 };
+
+// ModelStreamInfer (grpc_stream.cc): requests read one after another from the stream, each answered
+// on it as it completes (in completion order; the response carries the request's id).
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewInferStream(GrpcCalls* calls,
+                                                                             grpc::CallbackServerContext* ctx);
 
 }  // namespace hetnet::serving

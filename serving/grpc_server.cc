@@ -1,7 +1,7 @@
 // gRPC front end: inference.GRPCInferenceService and grpc.health.v1.Health on grpc++'s callback API.
 // Unary handlers run on gRPC's callback threads and only translate messages; ModelInfer finishes
-// from the InferenceServer's completion callback; repository load/unload (which block for as long
-// as a load takes) run on their own threads so they never hold a gRPC thread.
+// from the InferenceServer's completion callback; ModelStreamInfer is grpc_stream.cc; repository
+// load/unload (which block for as long as a load takes) run on the repository worker.
 #include "serving/grpc_server.h"
 
 #include <atomic>
@@ -44,7 +44,7 @@ struct GrpcFrontEnd::Services : GrpcCalls {
   // and a small message can parse into 30 times its size (core/proto_parse_bound.h). Each is
   // parsed by ParseCharged, under the request memory limit; unimplemented ones are never parsed.
   using Svc = inference::GRPCInferenceService;
-  using Raw0 = Svc::WithRawCallbackMethod_ServerLive<Svc::CallbackService>;
+  using Raw0 = Svc::WithRawCallbackMethod_ServerLive<Svc::Service>;  // every method below is raw
   using Raw1 = Svc::WithRawCallbackMethod_ServerReady<Raw0>;
   using Raw2 = Svc::WithRawCallbackMethod_ModelReady<Raw1>;
   using Raw3 = Svc::WithRawCallbackMethod_ServerMetadata<Raw2>;
@@ -63,7 +63,8 @@ struct GrpcFrontEnd::Services : GrpcCalls {
   using Raw16 = Svc::WithRawCallbackMethod_CudaSharedMemoryUnregister<Raw15>;
   using Raw17 = Svc::WithRawCallbackMethod_TraceSetting<Raw16>;
   using Raw18 = Svc::WithRawCallbackMethod_LogSettings<Raw17>;
-  using Base = Raw18;
+  using Raw19 = Svc::WithRawCallbackMethod_ModelStreamInfer<Raw18>;
+  using Base = Raw19;
   class Inference final : public Base {
    public:
     explicit Inference(Services* s) : s_(s) {}
@@ -160,16 +161,9 @@ struct GrpcFrontEnd::Services : GrpcCalls {
       std::shared_ptr<RequestMemoryLease> memory;
       if (st.ok()) {
         st = Guard([&] {
-          // The inputs point into the message for as long as the server needs them.
-          auto message = std::make_shared<inference::ModelInferRequest>();
-          memory = s_->ParseCharged(wire, message.get(), "this request");
-          memory->GrowOrThrow(kGrpcCallBytes, "this request");  // the call's own state while it waits
-          request = grpc_detail::ToInferRequest(message);
-          if (message->raw_input_contents_size() == 0) {  // typed contents, converted beside the message
-            uint64_t converted = 0;
-            for (const auto& input : request->inputs) converted += input.byte_size;
-            memory->GrowOrThrow(converted, "this request");
-          }
+          auto parsed = s_->ParseInfer(wire);
+          request = std::move(parsed.request);
+          memory = std::move(parsed.memory);
         });
       }
       if (!st.ok()) {
@@ -234,16 +228,8 @@ struct GrpcFrontEnd::Services : GrpcCalls {
     HETNET_GRPC_UNIMPLEMENTED(LogSettings)
 #undef HETNET_GRPC_UNIMPLEMENTED
 
-    grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>* ModelStreamInfer(
-        Ctx*) override {
-      class Refuse : public grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse> {
-       public:
-        Refuse() {
-          Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "ModelStreamInfer is not supported by hetnet"));
-        }
-        void OnDone() override { delete this; }
-      };
-      return new Refuse();
+    grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ModelStreamInfer(Ctx* ctx) override {
+      return NewInferStream(s_, ctx);
     }
 
    private:

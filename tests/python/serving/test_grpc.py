@@ -376,8 +376,6 @@ def test_unimplemented_rpcs(client, stub):
     expect_error(lambda: client.get_cuda_shared_memory_status(), "UNIMPLEMENTED")
     expect_error(lambda: client.get_trace_settings(), "UNIMPLEMENTED")
     expect_error(lambda: client.get_log_settings(), "UNIMPLEMENTED")
-    stream = stub.ModelStreamInfer(iter([service_pb2.ModelInferRequest(model_name="simple")]), timeout=30)
-    expect_rpc_error(lambda: list(stream), grpc.StatusCode.UNIMPLEMENTED)
 
 
 # ---------------------------------------------------------------- statistics and repository
