@@ -112,8 +112,10 @@ struct GrpcCalls {
   // Parses a raw request message once the bound of its parse (core/proto_parse_bound.h) is
   // charged to the request memory budget, and gives the wire bytes back to gRPC. The lease holds
   // the charge for as long as the message lives.
+  // `extra_bytes` are charged with it, in one step (what the call holds beside the message).
   template <typename Msg>
-  std::shared_ptr<RequestMemoryLease> ParseCharged(const grpc::ByteBuffer* wire, Msg* msg, const char* what) {
+  std::shared_ptr<RequestMemoryLease> ParseCharged(const grpc::ByteBuffer* wire, Msg* msg, const char* what,
+                                                   uint64_t extra_bytes = 0) {
     auto* bb = const_cast<grpc::ByteBuffer*>(wire);  // this call's own buffer; cleared once parsed
     ParseBound bound;
     {
@@ -123,7 +125,7 @@ struct GrpcCalls {
       bound = BoundParsedSize(Msg::descriptor(), &reader, bb->Length());
     }
     HN_CHECK_KIND(kInvalidArgument, bound.ok, "malformed ", Msg::descriptor()->name(), ": ", bound.error);
-    std::shared_ptr<RequestMemoryLease> lease = server->request_memory().Take(bound.bytes, what);
+    std::shared_ptr<RequestMemoryLease> lease = server->request_memory().Take(bound.bytes + extra_bytes, what);
     const grpc::Status st = grpc::SerializationTraits<Msg>::Deserialize(bb, msg);
     HN_CHECK_KIND(kInvalidArgument, st.ok(), "malformed ", Msg::descriptor()->name(), ": ",
                   st.error_message().empty() ? "protobuf cannot parse it (a string field that is not UTF-8?)"
@@ -154,8 +156,7 @@ struct GrpcCalls {
   ParsedInfer ParseInfer(const grpc::ByteBuffer* wire) {
     ParsedInfer p;
     auto message = std::make_shared<inference::ModelInferRequest>();
-    p.memory = ParseCharged(wire, message.get(), "this request");
-    p.memory->GrowOrThrow(kGrpcCallBytes, "this request");  // the call's own state while it waits
+    p.memory = ParseCharged(wire, message.get(), "this request", kGrpcCallBytes);  // and the call's own state
     p.request = grpc_detail::ToInferRequest(message);
     if (message->raw_input_contents_size() == 0) {  // typed contents, converted beside the message
       uint64_t converted = 0;

@@ -209,7 +209,7 @@ def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailabl
             assert e.code() == grpc.StatusCode.UNAVAILABLE
             assert e.details() == ("the server is at its request memory limit: this request needs %d bytes and "
                                    "requests in flight hold %d of 30000000 bytes (--max-request-memory); retry later"
-                                   % (size - GRPC_CALL_BYTES, 2 * size))
+                                   % (size, 2 * size))
         assert metric(s, "hetnet_request_memory_refusals_total") == 1
         for f in held:
             np.testing.assert_array_equal(np.frombuffer(f.result().raw_output_contents[0], dtype=np.int32), 2 * a)
