@@ -170,3 +170,28 @@ def test_stream_needs_credentials_when_the_server_has_a_token(model_repo, tmp_pa
             time.sleep(0.2)
         assert r[0].error_message == "" and r[0].infer_response.id == "t"
         channel.close()
+
+
+def test_sigterm_with_a_stream_open_exits_cleanly(model_repo):
+    """A stream the client keeps open does not hold the server past its exit timeout: it is ended
+    and the server exits 0 after answering what the stream had sent."""
+    with su.ServerProcess(model_repo, ["--exit-timeout-secs", "3"]) as s:
+        channel = grpc.insecure_channel(s.grpc_url)
+        stub = service_pb2_grpc.GRPCInferenceServiceStub(channel)
+        a = np.ones((1, 16), dtype=np.int32)
+        release = threading.Event()
+
+        def requests():
+            for i in range(5):
+                yield simple_request(a, a, str(i))
+            release.wait(60)  # the client keeps the stream open
+
+        answers = stub.ModelStreamInfer(requests(), timeout=60)
+        assert sorted(next(answers).infer_response.id for _ in range(5)) == ["0", "1", "2", "3", "4"]
+        t0 = time.time()
+        assert s.stop(timeout=30) == 0
+        assert time.time() - t0 < 20
+        with pytest.raises(grpc.RpcError):
+            next(answers)
+        release.set()
+        channel.close()
