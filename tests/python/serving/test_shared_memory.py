@@ -2,6 +2,7 @@
 tritonclient's own shared memory module (tritonclient.utils.shared_memory) over HTTP and gRPC, as
 Triton's simple_http_shm_client / simple_grpc_shm_client examples use it. Loopback only."""
 import os
+import threading
 import uuid
 
 import numpy as np
@@ -229,3 +230,43 @@ def test_extension_listed_and_cuda_shared_memory_unsupported(shm_server):
     grpc_client = grpcclient.InferenceServerClient(shm_server.grpc_url)
     with pytest.raises(InferenceServerException, match="CudaSharedMemoryStatus is not supported"):
         grpc_client.get_cuda_shared_memory_status()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_batched_requests_from_shared_memory_of_many_clients(shm_server, protocol):
+    """Eight clients, each with its own regions, send MLP requests at once: the dynamic batcher puts
+    their shared-memory inputs in one batch, and each output lands in its own client's region."""
+    weights = su.mlp_weights()
+    errors = []
+
+    def client_loop(k):
+        try:
+            mod, client = client_of(shm_server, protocol)
+            x = np.random.RandomState(k).rand(2, 784).astype(np.float32)
+            with Region(x.nbytes) as ins, Region(2 * 10 * 4) as outs:
+                shm.set_shared_memory_region(ins.handle, [x])
+                client.register_system_shared_memory(ins.name, ins.key, x.nbytes)
+                client.register_system_shared_memory(outs.name, outs.key, 80)
+                try:
+                    for _ in range(10):
+                        inp = mod.InferInput("data", [2, 784], "FP32")
+                        inp.set_shared_memory(ins.name, x.nbytes)
+                        out = mod.InferRequestedOutput("prob")
+                        out.set_shared_memory(outs.name, 80)
+                        client.infer("mlp", [inp], outputs=[out])
+                        got = shm.get_contents_as_numpy(outs.handle, np.float32, [2, 10])
+                        np.testing.assert_allclose(got, su.mlp_reference(x, weights), rtol=1e-4, atol=1e-6)
+                finally:
+                    client.unregister_system_shared_memory(ins.name)
+                    client.unregister_system_shared_memory(outs.name)
+        except Exception as e:  # reported below, with the client's number
+            errors.append((k, repr(e)))
+
+    threads = [threading.Thread(target=client_loop, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    stats = httpclient.InferenceServerClient(shm_server.http_url).get_inference_statistics("mlp")
+    assert stats["model_stats"][0]["execution_count"] < stats["model_stats"][0]["inference_count"]  # batched
