@@ -153,8 +153,9 @@ TEST_CASE("GPU: Predictors fed GPU tensors run the fused block and equal the net
           "[gpu][fusion][predictor]") {
   if (optest::SkipWithoutGpu()) return;
   // A Predictor assumes CPU inputs at creation; a GPU input re-creates its instance's net for that
-  // device, with the input present but empty (it must not be taken for a weight). float16 is asked of one: no Conv
-  // kernel registers it on the GPU (slower there, operators/conv_op_cudnn.cc), so it runs float32.
+  // device, with the input present but empty (it must not be taken for a weight). float16 is asked of
+  // one: its convolutions run in float16 channels-last with float32 accumulation (measured on an
+  // H200: 4.7-5.3e-4 from float32, float16's own rounding), the others in float32 (1e-4).
   caffe2::NetDef init, net;
   ResidualBlock(32, true, 0, &init, &net);
   caffe2::NetDef half_net = WithOptimize(net, 1), plain_net = WithOptimize(net, 0);
@@ -167,7 +168,7 @@ TEST_CASE("GPU: Predictors fed GPU tensors run the fused block and equal the net
     for (const Predictor* p : {&fused, &half}) {
       const Tensor got = p->Run({{"x", x}}).at("y");
       REQUIRE(got.dtype() == DataType::Float);
-      CHECK(RelativeError(Values(got.To(Device::CPU())), Values(want.To(Device::CPU()))) < 1e-4);
+      CHECK(RelativeError(Values(got.To(Device::CPU())), Values(want.To(Device::CPU()))) < (p == &half ? 3e-3 : 1e-4));
     }
   }
   int types_left = 0;  // SpatialBN, Add, Relu: all folded or fused
