@@ -69,12 +69,6 @@ void SystemSharedMemory::Register(const std::string& name, const std::string& ke
   CheckAllowed();
   HN_CHECK_KIND(kInvalidArgument, !name.empty(), "a shared memory region needs a name");
   CheckKey(name, key);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    HN_CHECK_KIND(kInvalidArgument, !regions_.count(name), "shared memory region '", name, "' already in manager");
-    HN_CHECK_KIND(kUnavailable, regions_.size() < kMaxRegions, "failed to register shared memory region '", name,
-                  "': ", kMaxRegions, " regions are registered, the most this server holds; unregister some");
-  }
   // Read and write, never create; no symlinks; a regular object only (not a FIFO that would block).
   const int fd = ::shm_open(key.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0) {
@@ -91,10 +85,10 @@ void SystemSharedMemory::Register(const std::string& name, const std::string& ke
   struct stat st;
   HN_CHECK_KIND(kInvalidArgument, ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode), "failed to register shared memory ",
                 "region '", name, "': '", key, "' is not a shared memory object");
-  const uint64_t size = ObjectSize(fd);
+  const uint64_t size = st.st_size > 0 ? static_cast<uint64_t>(st.st_size) : 0;
   HN_CHECK_KIND(kInvalidArgument, Within(offset, byte_size, size), "failed to register shared memory region '", name,
                 "': offset ", offset, " + byte_size ", byte_size, " exceeds the ", size, " bytes of '", key, "'");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu_);  // name and count checked here, once, as the region goes in
   HN_CHECK_KIND(kInvalidArgument, !regions_.count(name), "shared memory region '", name, "' already in manager");
   HN_CHECK_KIND(kUnavailable, regions_.size() < kMaxRegions, "failed to register shared memory region '", name,
                 "': ", kMaxRegions, " regions are registered, the most this server holds; unregister some");
