@@ -20,6 +20,10 @@ TEST_CASE("DNNL Conv: 3x3 stride-1 float32 by Winograd equals the direct kernel 
     WARN("skipped: no DNNL engine in this build");
     return;
   }
+  // oneDNN's Winograd kernels are AVX-512 only: elsewhere the op falls back to the direct kernel
+  // (checked too: the results stay right), and whether Winograd ran cannot be seen.
+  const bool winograd_kernels = __builtin_cpu_supports("avx512f");
+  if (!winograd_kernels) WARN("this CPU has no AVX-512: oneDNN has no Winograd kernel here; only the fallback is checked");
   struct Shape {
     const char* label;
     int64_t n, c, m, hw;
@@ -59,7 +63,7 @@ TEST_CASE("DNNL Conv: 3x3 stride-1 float32 by Winograd equals the direct kernel 
       }
       CHECK(to_ref <= 1e-5 * largest);
       CHECK(between <= 1e-5 * largest);
-      CHECK(between > 0);  // the Winograd kernel ran: its rounding differs from the direct one's
+      if (winograd_kernels) CHECK(between > 0);  // Winograd ran: its rounding differs from the direct one's
     }
   }
 }

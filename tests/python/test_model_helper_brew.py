@@ -140,7 +140,8 @@ def test_fc_net_runs_when_kernels_exist(ws):
     ws.RunNetOnce(m.net)
     out = ws.FetchBlob("fc1")
     w = ws.FetchBlob("fc1_w")
-    np.testing.assert_allclose(out, np.ones((2, 6), np.float32) @ w.T, rtol=1e-5)
+    # Against float64: an output near 0 is a sum that cancels, so float32's rounding is absolute.
+    np.testing.assert_allclose(out, np.ones((2, 6)) @ w.T.astype(np.float64), rtol=1e-5, atol=1e-6)
 
 
 def test_brew_iter_counts_runs_on_cpu_even_under_a_gpu_scope():
