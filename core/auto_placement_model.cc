@@ -10,6 +10,7 @@
 #include "core/op_cost.h"
 #include "core/operator.h"
 #include "core/dag_graph.h"
+#include "core/net_type.h"
 
 namespace hetnet {
 namespace auto_placement {
@@ -138,6 +139,7 @@ Problem BuildProblem(const caffe2::NetDef& net, const std::map<std::string, Tens
   for (const auto& d : p.devs) p.dev_names.push_back(d.str());
   p.throughput = options.objective == AutoPlacementOptions::Objective::kThroughput;
   p.n_ops = net.op_size();
+  p.sequential = !IsParallelNetType(net.type());
   auto dev_index = [&](const Device& d, int fallback) {
     for (int k = 0; k < p.n_dev; ++k)
       if (p.devs[k] == d) return k;

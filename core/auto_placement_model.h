@@ -20,6 +20,12 @@ struct Problem {
   std::vector<Device> devs;  // devs[0] is the CPU
   std::vector<std::string> dev_names;
   bool throughput = false;
+  // The sequential executor (net types "", "simple", "cuda_graph"): one host thread runs the ops in
+  // net order, and a copy is an op there, issued just before its reader on the GPU's compute
+  // stream, so it starts only after the GPU work issued before it; a copy to the CPU holds the
+  // host until it lands (operators/copy_op.cu: sync_host). The DAG executor gives copies streams
+  // of their own and frees the host: there a copy starts when its value is ready.
+  bool sequential = true;
   // Per op.
   std::vector<std::string> types;
   std::vector<std::vector<double>> compute_us;  // [op][dev]; kInf where the type has no kernel

@@ -44,8 +44,17 @@ double Simulator::Ensure(SimState* s, int b, int dev) const {
     if (s->avail[b * nd + d] >= 0 && (src < 0 || s->avail[b * nd + d] < s->avail[b * nd + src])) src = d;
   if (src < 0) return 0;  // never written: net creation reports it
   const int link = src * nd + dev;
-  const double start = std::max(s->avail[b * nd + src], s->link_free[link]);
+  double start = std::max(s->avail[b * nd + src], s->link_free[link]);
+  if (p_.sequential) {  // issued by the host in net order, behind the GPU work issued before it
+    start = std::max(start, s->queue_free[0]);
+    if (src != 0) start = std::max(start, s->queue_free[src]);
+    if (dev != 0) start = std::max(start, s->queue_free[dev]);
+  }
   const double took = p_.CopyUs(src, dev, p_.bytes[b]);
+  if (p_.sequential) {  // the copy holds the GPUs' streams, and the host when it lands there
+    for (int d : {src, dev})
+      if (d != 0 || dev == 0) s->queue_free[d] = std::max(s->queue_free[d], start + took);
+  }
   s->link_free[link] = start + took;
   s->link_busy[link] += took;
   s->avail[b * nd + dev] = start + took;
@@ -57,7 +66,11 @@ double Simulator::Ensure(SimState* s, int b, int dev) const {
 void Simulator::Step(SimState* s, int dev) const {
   const int op = s->next_op++;
   const int nd = p_.n_dev;
-  double start = s->queue_free[dev];
+  // Inputs first: the copy ops come before their reader in net order.
+  double ready = 0;
+  const auto& need = p_.in_need[op][dev];
+  for (size_t k = 0; k < p_.in_blobs[op].size(); ++k) ready = std::max(ready, Ensure(s, p_.in_blobs[op][k], need[k]));
+  double start = std::max(s->queue_free[dev], ready);
   const double launch = p_.launch_us[op][dev];
   if (launch > 0) {  // the host issues it once its inputs from other devices are done
     double issue = s->queue_free[0];
@@ -69,8 +82,6 @@ void Simulator::Step(SimState* s, int dev) const {
   }
   s->op_dev[op] = dev;
   for (int parent : p_.parents[op]) start = std::max(start, s->op_finish[parent]);
-  const auto& need = p_.in_need[op][dev];
-  for (size_t k = 0; k < p_.in_blobs[op].size(); ++k) start = std::max(start, Ensure(s, p_.in_blobs[op][k], need[k]));
   const double t = p_.compute_us[op][dev];
   const double finish = start + t;
   s->queue_free[dev] = finish;

@@ -1,4 +1,5 @@
 #include "core/net.h"
+#include "core/net_type.h"
 
 #include <exception>
 #include <map>
@@ -137,6 +138,12 @@ static void EnforceNoNulNames(const caffe2::NetDef& def) {
   }
 }
 
+bool IsParallelNetType(const std::string& type) {
+  static const std::set<std::string> parallel = {"dag",         "async_dag", "async_scheduling", "prof_dag",
+                                                 "async_simple", "parallel", "async_polling"};
+  return parallel.count(type) != 0;
+}
+
 std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* ws,
                                           const std::map<std::string, Device>& fed_input_devices) {
   const std::string net_ctx = "while creating net '" + PrintableName(def.name()) + "'";
@@ -157,9 +164,7 @@ std::unique_ptr<NetBase> CreateNetFromDef(const caffe2::NetDef& def, Workspace* 
   const NetCreator* fn = NetRegistry::Find(type);
   if (!fn) {
     // Caffe2's parallel executors compute the same values as the sequential one.
-    static const std::set<std::string> parallel = {"dag", "async_dag", "async_scheduling", "prof_dag",
-                                                   "async_simple", "parallel", "async_polling"};
-    if (parallel.count(type)) fn = NetRegistry::Find(parallel.count("dag") && NetRegistry::Find("dag") ? "dag" : "simple");
+    if (IsParallelNetType(type)) fn = NetRegistry::Find(NetRegistry::Find("dag") ? "dag" : "simple");
   }
   if (!fn) {
     std::string known;
