@@ -163,11 +163,15 @@ def _times(ws, name, seconds, at_least=5):
     return times
 
 
-def _measure_ops(ws, model, placed, data, seconds, profile):
-    """Records placed's operator times into profile (MeasureOpCosts) after timing it once."""
+def _measure_ops(ws, model, placed, data, seconds, profile, fits):
+    """Records placed's operator times into profile (MeasureOpCosts) after timing it once, fitted
+    to its plain run time (the fit appended to `fits`)."""
     _setup(ws, model, placed, data)
     _times(ws, placed.name, seconds)
-    return ws.MeasureOpCosts(placed.name, profile=profile, runs=10, warmup=1)
+    fit = {}
+    out = ws.MeasureOpCosts(placed, profile=profile, runs=10, warmup=1, data_inputs=["data"], calibration=fit)
+    fits.append(dict(fit, net=placed.name))
+    return out
 
 
 def _interleaved(ws, model, nets, data, seconds, rounds=5):
@@ -212,8 +216,9 @@ def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
     data = np.random.RandomState(0).uniform(0, 1, size=shape).astype(np.float32)
     all_cpu.name, all_gpu.name = net.name + "_cpu", net.name + "_gpu"
     if measure_ops:
+        row["run_time_fits"] = []
         for placed in (all_cpu, all_gpu):
-            profile = _measure_ops(ws, model, placed, data, seconds, profile)
+            profile = _measure_ops(ws, model, placed, data, seconds, profile, row["run_time_fits"])
     auto_net, report = plan(net, profile)
     row.update(planner_ms=report["planner_ms"], exact=report["exact"],
                auto_devices=[_device(op) for op in auto_net.op],
@@ -221,7 +226,7 @@ def run_case(ws, name, batch, profile, seconds, plan_only, measure_ops):
     # The measured entries the plan used, so that a CPU machine can plan this row again offline
     # (`--plan-only --profile`), with the launch/kernel split or without it (measured_ops alone).
     row["measured_profile"] = {k: profile[k] for k in ("measured_ops", "measured_launch_us", "measured_device_us",
-                                                       "measured_copy_latency_us") if k in profile}
+                                                       "measured_copy_latency_us", "run_time_scales") if k in profile}
     # The cost model with each GPU op's launch overlapped with the kernels before it (the profile's
     # overlap_gpu_launches; off by default): its own auto plan, predicted and measured beside the
     # default's, so one GPU run shows which of the two predicts and places better.

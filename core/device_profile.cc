@@ -223,6 +223,7 @@ std::string DeviceProfile::ToJson() const {
   if (!measured_device_us.empty()) WriteClassMap(w, "measured_device_us", measured_device_us);
   if (overlap_gpu_launches) { w.Key("overlap_gpu_launches"); w.Bool(true); }
   if (!measured_copy_latency_us.empty()) WriteClassMap(w, "measured_copy_latency_us", measured_copy_latency_us);
+  if (!run_time_scales.empty()) WriteClassMap(w, "run_time_scales", run_time_scales);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
@@ -237,7 +238,8 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
              parsed.message);
   ObjectReader top(doc, what, "");
   top.OnlyKeys({"machine", "source", "notes", "devices", "links", "corrections", "measured_ops",
-                "measured_launch_us", "measured_device_us", "measured_copy_latency_us", "overlap_gpu_launches"});
+                "measured_launch_us", "measured_device_us", "measured_copy_latency_us", "overlap_gpu_launches",
+                "run_time_scales"});
   DeviceProfile p;
   if (const Value* v = top.Get("overlap_gpu_launches", false)) {
     if (!v->IsBool()) HN_THROW(kInvalidArgument, "device profile '", what, "': overlap_gpu_launches must be true or false");
@@ -305,6 +307,7 @@ DeviceProfile DeviceProfile::FromJson(const std::string& text, const std::string
   read_measured("measured_ops", &p.measured_op_us);
   read_measured("measured_launch_us", &p.measured_launch_us);
   read_measured("measured_device_us", &p.measured_device_us);
+  read_measured("run_time_scales", &p.run_time_scales);
   if (const Value* m = top.Get("measured_copy_latency_us", false)) {
     ObjectReader r(*m, what, "measured_copy_latency_us");
     for (auto it = m->MemberBegin(); it != m->MemberEnd(); ++it) {

@@ -61,6 +61,10 @@ struct DeviceProfile {
   // the host's wake-up included, which a copy loop in `hetnet calibrate` does not see). The cost
   // model uses it instead of the link's latency_us (core/measured_op_costs.h records it).
   std::map<std::string, double> measured_copy_latency_us;
+  // Per "<device>|<net name>": the factor that net's measured entries on the device were multiplied
+  // by so that the cost model predicts the net's plain run time (core/run_time_calibration.h). A
+  // record of what was fitted; the scaled entries above are what the cost model reads.
+  std::map<std::string, double> run_time_scales;
 
   const DeviceCaps* Find(const std::string& device) const;  // nullptr when absent
   const LinkCaps* FindLink(const std::string& from, const std::string& to, bool pinned = true) const;

@@ -66,7 +66,7 @@ std::map<int, GpuOpTime> SplitGpuOpTimes(const RunProfile& run, const std::vecto
 }
 
 int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspace& ws,
-                      const std::vector<RunProfile>& runs, double time_scale) {
+                      const std::vector<RunProfile>& runs, double time_scale, std::set<std::string>* keys) {
   HN_ENFORCE(profile != nullptr, "RecordMeasuredOps: no profile");
   HN_ENFORCE(time_scale > 0 && std::isfinite(time_scale), "RecordMeasuredOps: time_scale must be positive, got ",
              time_scale);
@@ -121,6 +121,7 @@ int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspac
   int written = 0;
   for (auto& kv : by_key) {
     profile->measured_op_us[kv.first] = Median(&kv.second) * time_scale;
+    if (keys) keys->insert(kv.first);
     ++written;
   }
   for (auto& kv : launch_by_key) {

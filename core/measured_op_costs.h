@@ -6,6 +6,8 @@
 #pragma once
 
 #include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "core/device_profile.h"
@@ -28,9 +30,10 @@ struct RunProfile;
 // their times. Every time is multiplied by `time_scale`: pass the net's unprofiled wall time over
 // its profiled one, since timing each operator slows small ones down (on an H200 a batch-1
 // ResNet-18 ran 1.12 ms plainly and 1.62 ms profiled, event records around each of 69 GPU ops).
-// Returns how many entries were written.
+// Returns how many entries were written; their keys go to *keys when given.
 int RecordMeasuredOps(DeviceProfile* profile, const NetBase& net, const Workspace& ws,
-                      const std::vector<RunProfile>& runs, double time_scale = 1.0);
+                      const std::vector<RunProfile>& runs, double time_scale = 1.0,
+                      std::set<std::string>* keys = nullptr);
 
 // Each GPU operator's time in one profiled run in two parts, by op index (`on_gpu`, `is_copy`:
 // per op index; copies are left out, links rather than device work). The device's part runs from

@@ -528,20 +528,31 @@ def ComparePrediction(net, devices=None, profile=None, data_inputs=None, runs=5,
                                  [str(b) for b in (data_inputs or [])], int(warmup), int(runs))
 
 
-def MeasureOpCosts(net, profile=None, runs=10, warmup=2):
-    """Times every operator of the created net `net` (its name, or the Net/NetDef it was created
-    from) over `runs` profiled runs after `warmup` plain ones, and returns the device profile (a
-    dict; `profile` as for AutoPlace) with each operator's median time recorded under its signature
-    (type, engine, input shapes and dtypes, arguments) and device, in 'measured_ops'. AutoPlace then
-    uses those times instead of its FLOP estimates wherever an operator of the same signature could
-    run on that device: measure a net placed all on the CPU and all on a GPU, then plan. Copies are
-    not recorded (the profile's links cost them); a GPU operator counts the longer of its kernel
-    time and its launch on the host, and its two parts are kept too ('measured_launch_us',
-    'measured_device_us'), which AutoPlace overlaps along a chain of GPU ops where the profile has
-    'overlap_gpu_launches': True (off by default: the whole times predicted an H200 better). Timing
-    each operator slows small ones down, so every time is
-    scaled by the net's plain wall time over its profiled one (when that is below 1)."""
+def MeasureOpCosts(net, profile=None, runs=10, warmup=2, data_inputs=None, calibration=None):
+    """Times every operator of the created net `net` over `runs` profiled runs after `warmup` plain
+    ones, and returns the device profile (a dict; `profile` as for AutoPlace) with each operator's
+    median time recorded under its signature (type, engine, input shapes and dtypes, arguments)
+    and device, in 'measured_ops'. AutoPlace then uses those times instead of its FLOP estimates
+    wherever an operator of the same signature could run on that device: measure a net placed all
+    on the CPU and all on a GPU, then plan. Copies are not recorded (the profile's links cost
+    them); a GPU operator counts the longer of its kernel time and its launch on the host, and its
+    two parts are kept too ('measured_launch_us', 'measured_device_us'), which AutoPlace overlaps
+    along a chain of GPU ops where the profile has 'overlap_gpu_launches': True.
+
+    Operator times do not add up to a plain run (on a GPU the host issues the next op while the
+    device runs this one; timing each op costs time). `net` given as the Net or NetDef it was
+    created from (not only its name), and every op on one device, the net's entries on that device
+    are then multiplied by the one factor with which AutoPlace predicts the net's own median plain
+    run time (outputs brought to the host), recorded in 'run_time_scales' under
+    '<device>|<net name>' (core/run_time_calibration.h). `data_inputs` as for AutoPlace. Pass a
+    dict as `calibration` to receive that fit: device, scale, predicted_us (before), calibrated_us,
+    measured_us, entries, note. Given only a name, the times are scaled by the net's plain wall time
+    over its profiled one (when below 1), as before."""
     import json
-    profile_json, _ = _C.measure_op_costs(_NetName(net), _ProfileJson(profile, "MeasureOpCosts"), int(warmup),
-                                          int(runs))
+    placed = b"" if isinstance(net, str) else _NetProtoBytes(net)
+    profile_json, _, fit = _C.measure_op_costs(_NetName(net), _ProfileJson(profile, "MeasureOpCosts"), int(warmup),
+                                               int(runs), placed, [str(b) for b in (data_inputs or [])])
+    if calibration is not None:
+        calibration.clear()
+        calibration.update(fit)
     return json.loads(profile_json)

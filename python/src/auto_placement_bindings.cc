@@ -10,6 +10,7 @@
 #include "core/placement.h"
 #include "core/profiler.h"
 #include "core/run_guard.h"
+#include "core/run_time_calibration.h"
 #include "core/workspace.h"
 
 namespace hetnet_python {
@@ -145,15 +146,22 @@ void InitAutoPlacement(py::module_& m) {
     return out;
   });
   // Profiles `runs` runs of the created net `name` (after `warmup`) and returns the profile's JSON
-  // with every operator's median time recorded (core/measured_op_costs.h), and how many.
-  m.def("measure_op_costs", [](const std::string& name, const std::string& profile_json, int warmup, int runs) {
+  // with every operator's median time recorded (core/measured_op_costs.h), how many, and, given
+  // the net as it was created (`placed`, serialized; empty: none), the fit of its times to its
+  // plain run time (core/run_time_calibration.h) as a dict.
+  m.def("measure_op_costs", [](const std::string& name, const std::string& profile_json, int warmup, int runs,
+                               const py::bytes& placed_bytes, const std::vector<std::string>& data_inputs) {
     HN_ENFORCE(runs > 0 && warmup >= 0, "MeasureOpCosts: runs must be > 0 and warmup >= 0 (got ", runs, ", ",
                warmup, ")");
     hetnet::Workspace* ws = CurrentWorkspace();
     hetnet::NetBase* net = ws->GetNet(name);
     HN_CHECK_KIND(kNotFound, net, "net '", name, "' does not exist in the workspace");
     hetnet::DeviceProfile profile = ProfileArg(profile_json);
+    const bool fit_run_time = py::len(placed_bytes) > 0;
+    caffe2::NetDef placed;
+    if (fit_run_time) placed = ParseProto<caffe2::NetDef>(placed_bytes, "NetDef");
     int written = 0;
+    hetnet::RunTimeCalibration fit;
     {
       hetnet::RunGuard guard(ws, net);
       py::gil_scoped_release release;
@@ -163,9 +171,31 @@ void InitAutoPlacement(py::module_& m) {
       const double scale = profiled_ms > 0 && r.unprofiled_ms_per_run > 0
                                ? std::min(1.0, std::max(0.1, r.unprofiled_ms_per_run / profiled_ms))
                                : 1.0;
-      written = hetnet::RecordMeasuredOps(&profile, *net, *ws, r.runs, scale);
+      std::set<std::string> keys;
+      written = hetnet::RecordMeasuredOps(&profile, *net, *ws, r.runs, scale, &keys);
+      if (fit_run_time) {  // planned as workspace.AutoPlace plans: shapes and data devices from here
+        hetnet::AutoPlacementOptions options;
+        options.data_inputs.insert(data_inputs.begin(), data_inputs.end());
+        std::map<std::string, hetnet::Device> input_devices;
+        std::map<std::string, hetnet::TensorInfo> shapes;
+        hetnet::ExternalInputsFromWorkspace(placed, *ws, &input_devices, &shapes);
+        for (const auto& blob : data_inputs) {
+          auto d = input_devices.find(blob);
+          if (d != input_devices.end()) options.input_devices[blob] = d->second;
+        }
+        fit = hetnet::CalibrateToRunTime(&profile, placed, shapes, options, keys,
+                                         hetnet::MedianRunUs(net, *ws, std::max(runs, 10)));
+      }
     }
-    return py::make_tuple(profile.ToJson(), written);
+    py::dict calibration;
+    calibration["device"] = fit.device;
+    calibration["scale"] = fit.scale;
+    calibration["predicted_us"] = fit.predicted_us;
+    calibration["calibrated_us"] = fit.calibrated_us;
+    calibration["measured_us"] = fit.measured_us;
+    calibration["entries"] = fit.entries;
+    calibration["note"] = fit.note;
+    return py::make_tuple(profile.ToJson(), written, calibration);
   });
   m.def("fallback_device_profile", [](int gpus) { return hetnet::BuiltinFallbackProfile(gpus).ToJson(); });
 }

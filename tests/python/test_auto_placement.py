@@ -203,6 +203,25 @@ def test_measured_op_costs_replace_the_estimates_and_decide(ws):
         ws.MeasureOpCosts(net, runs=0)
 
 
+def test_measured_times_are_fitted_to_the_nets_own_run_time(ws):
+    _feed(ws, 64, 256)
+    net = _mlp(256, name="fitted_mlp")
+    ws.CreateNet(net)
+    fit = {}
+    profile = ws.MeasureOpCosts(net, profile=_profile(), runs=20, warmup=3, calibration=fit)
+    assert fit["device"] == "cpu" and fit["entries"] == 2 and fit["measured_us"] > 0, fit
+    assert profile["run_time_scales"] == {"cpu|fitted_mlp": fit["scale"]}
+    if not fit["note"]:  # within the 1/5..5 bounds: the model now predicts the measured run
+        assert fit["calibrated_us"] == pytest.approx(fit["measured_us"], rel=1e-3)
+    placed, report = ws.AutoPlace(net, devices=["cpu"], profile=profile)
+    assert report["predicted_us"] == pytest.approx(fit["calibrated_us"], rel=1e-9)
+    # Given only its name, the net's own placement is unknown: the times are recorded as before.
+    by_name = {}
+    plain = ws.MeasureOpCosts("fitted_mlp", profile=_profile(), runs=3, warmup=1, calibration=by_name)
+    assert by_name["device"] == "" and "run_time_scales" not in plain
+    assert len(plain["measured_ops"]) == 2
+
+
 def test_compare_prediction_runs_the_plan_here_and_lists_each_op(ws):
     _feed(ws, 8, 64)
     net = _mlp(64, name="compared")
