@@ -238,8 +238,12 @@ std::vector<std::string> NarrowConstantsInPlace(const caffe2::NetDef& def, Works
   for (const auto& [name, only] : only_cast_constant) {
     Blob* b = ws->GetMutableBlob(name);
     if (!only || elsewhere.count(name) || !b || !b->IsTensor()) continue;
-    const Tensor& w = b->GetTensor();
-    if (w.dtype() != DataType::Float || !w.device().is_cpu()) continue;
+    const Tensor& stored = b->GetTensor();
+    if (stored.dtype() != DataType::Float) continue;
+    // A weight on a GPU (an ONNX model imported for one, an init net filling there) is converted
+    // through the host, once, and goes back to its device narrow.
+    const Device device = stored.device();
+    const Tensor w = device.is_cpu() ? stored : stored.To(Device::CPU());
     Tensor narrow(w.shape(), precision);
     const float* src = w.data<float>();
     if (precision == DataType::BFloat16) {
@@ -249,7 +253,7 @@ std::vector<std::string> NarrowConstantsInPlace(const caffe2::NetDef& def, Works
       Half* dst = narrow.mutable_data<Half>();
       for (int64_t i = 0; i < w.numel(); ++i) dst[i] = FloatToHalf(src[i]);
     }
-    *b->GetMutable<Tensor>() = std::move(narrow);
+    *b->GetMutable<Tensor>() = device.is_cpu() ? std::move(narrow) : narrow.To(device);
     converted.push_back(name);
   }
   return converted;

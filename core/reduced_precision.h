@@ -85,7 +85,8 @@ std::vector<std::string> ConvertToReducedPrecision(ReducedPrecisionInput in, Dat
 
 // For a Predictor: converts, in ws, the float32 weights that only this net's narrow operators read
 // (in their float inputs, or as the filter of a BN fold writing the narrow dtype; no other net, no
-// external output) into the net's precision. Returns their names. Nothing happens when the net asks for float32 or is not rewritten for inference.
+// external output) into the net's precision, on the CPU or on a GPU (through the host, once).
+// Returns their names. Nothing happens when the net asks for float32 or is not rewritten for inference.
 std::vector<std::string> NarrowConstantsInPlace(const caffe2::NetDef& def, Workspace* ws);
 
 }  // namespace hetnet

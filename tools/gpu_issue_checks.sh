@@ -55,15 +55,28 @@ print('max abs diff eager vs graph', float(np.abs(a - b).max()))" "$out/$m" || r
 
 check_fp16() {  # float16 (FC and cuDNN Conv) against float32, batch 8, same files
   models || return 1
-  local m p r=0
+  local m p r=0 logits
   for m in mlp resnet50; do
+    # The logits (Softmax's input): ResNet-50's random weights saturate its probabilities to an
+    # exact one-hot vector, which float16 and float32 then share bit for bit.
+    logits=$(python3 -c "import onnx, sys; g = onnx.load(sys.argv[1], load_external_data=False).graph; \
+print([n.input[0] for n in g.node if n.op_type == 'Softmax'][0])" "$out/$m.onnx") || return 1
     for p in float32 fp16; do
       echo "## $m batch 8 $p"
       timeout 120 "$b/bin/hetnet" run "$out/$m.onnx" --device cuda --input "data=$out/${m}_x8.npy" --iters 200 \
-        --precision $p --output "prob=$out/${m}_prob_$p.npy" | tail -3 || r=1
+        --precision $p --output "prob=$out/${m}_prob_$p.npy" --output "$logits=$out/${m}_logits_$p.npy" | tail -4 || r=1
     done
-    python3 -c "import numpy as np, sys; a, b = (np.load(sys.argv[1] + s) for s in ('_float32.npy', '_fp16.npy')); \
-print('max abs diff float32 vs fp16', float(np.abs(a - b).max()))" "$out/${m}_prob" || r=1
+    python3 -c "import numpy as np, sys; \
+a, b = (np.load(sys.argv[1] + '_logits' + s) for s in ('_float32.npy', '_fp16.npy')); \
+p, q = (np.load(sys.argv[1] + '_prob' + s) for s in ('_float32.npy', '_fp16.npy')); \
+print('logits: max abs diff float32 vs fp16 %.3g, relative to max |logit| %.3g; prob max abs diff %.3g' \
+% (np.abs(a - b).max(), np.abs(a - b).max() / np.abs(a).max(), np.abs(p - q).max()))" "$out/$m" || r=1
+  done
+  echo "## resnet50 batch 8: memory report (the net a Predictor runs), float32 and fp16"
+  for p in float32 fp16; do
+    echo "# $p"
+    timeout 120 "$b/bin/hetnet" inspect "$out/resnet50.onnx" --device cuda --memory --precision $p \
+      --shape data=8,3,224,224 2>&1 | grep "^parameters on\|^Memory" || r=1
   done
   echo "## resnet50 batch 8 fp16, profiled"
   timeout 120 "$b/bin/hetnet" run "$out/resnet50.onnx" --device cuda --input "data=$out/resnet50_x8.npy" --iters 50 \

@@ -177,3 +177,28 @@ TEST_CASE("GPU: a float16 NHWC residual net is close to its float32 run", "[gpu]
     CHECK(optest::Worst(Values(got), Values(want)).error <= 2e-2);  // three float16 convolutions deep
   }
 }
+
+// An init net that fills the weights on the GPU (an ONNX model imported for one: `hetnet run
+// --device cuda --precision fp16`) gets them converted in place too, so they are held in float16
+// there (the sixteenth session found "0 weights converted" on the H200: only CPU weights were).
+TEST_CASE("GPU: a float16 Predictor converts weights that its init net filled on the GPU",
+          "[gpu][reduced_precision][channels_last]") {
+  if (optest::SkipWithoutGpu()) return;
+  caffe2::NetDef init, narrow_net, init32, full_net;
+  ResidualGpuNet(&init, &narrow_net, DataType::Float16);
+  ResidualGpuNet(&init32, &full_net, DataType::Float);
+  init.mutable_device_option()->set_device_type(1);
+  init32.mutable_device_option()->set_device_type(1);
+  const Tensor data = FloatTensor({4, 3, 10, 10}, RandomVec(1200, 7));
+  Predictor full(init32, full_net), narrow(init, narrow_net);
+  INFO(Listing(narrow.predict_net()));
+  REQUIRE_FALSE(narrow.narrowed_weights().empty());
+  for (const auto& name : narrow.narrowed_weights()) {
+    const Tensor& w = narrow.weights().GetBlob(name)->GetTensor();
+    CHECK(w.dtype() == DataType::Float16);
+    CHECK(w.device() == Device::CUDA(0));
+  }
+  const Tensor want = full.Run({{"data", data}}).at("out");
+  const Tensor got = narrow.Run({{"data", data}}).at("out");
+  CHECK(optest::Worst(Values(got), Values(want)).error <= 2e-2);
+}
