@@ -65,12 +65,17 @@ RunTimeCalibration CalibrateToRunTime(DeviceProfile* profile, const caffe2::NetD
     return std::make_pair(AutoPlace(placed, input_shapes, p, opts).predicted_us, p);
   };
   c.predicted_us = predict(1).first;
+  const double at_min = predict(kMinScale).first, at_max = predict(kMaxScale).first;
+  if (!(at_max - at_min > 1e-9 * std::max(1.0, at_max))) {  // a NetDef other than the measured net's
+    c.note = "the net's measured entries do not enter its prediction (is it the NetDef the net was created from?)";
+    return c;
+  }
   // The prediction grows with the factor: bisect its logarithm.
   double lo = std::log(kMinScale), hi = std::log(kMaxScale);
-  if (predict(kMinScale).first >= measured_us) {
+  if (at_min >= measured_us) {
     hi = lo;
     c.note = "the model predicts more than the measured time even with its times at 1/5";
-  } else if (predict(kMaxScale).first <= measured_us) {
+  } else if (at_max <= measured_us) {
     lo = hi;
     c.note = "the model predicts less than the measured time even with its times at 5x";
   }

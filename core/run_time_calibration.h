@@ -34,8 +34,9 @@ struct RunTimeCalibration {
 // them), `input_shapes` and `options` as for AutoPlace (data inputs, where they live). `keys`: the
 // measured_ops entries this net recorded (RecordMeasuredOps). Only when every op of `placed` runs
 // on one device; the factor is kept within [1/5, 5] (a larger misfit is the model's, not the
-// times'), and recorded in profile->run_time_scales under "<device>|<net name>". Recording again
-// (RecordMeasuredOps overwrites the entries) and calibrating again gives the same factor.
+// times'), and recorded in profile->run_time_scales under "<device>|<net name>". Nothing is
+// scaled when the entries do not change the prediction (a NetDef other than the measured net's).
+// Recording again (RecordMeasuredOps overwrites the entries) and fitting again gives the same factor.
 RunTimeCalibration CalibrateToRunTime(DeviceProfile* profile, const caffe2::NetDef& placed,
                                       const std::map<std::string, TensorInfo>& input_shapes,
                                       const AutoPlacementOptions& options, const std::set<std::string>& keys,

@@ -75,7 +75,7 @@ TEST_CASE("run time calibration: the model then predicts the measured run, on th
   }
 }
 
-TEST_CASE("run time calibration: two devices, no entries and misfits past 5x are said, not forced",
+TEST_CASE("run time calibration: two devices, no entries, another net's entries and misfits past 5x are said, not forced",
           "[auto_placement]") {
   DeviceProfile profile = SyntheticProfile();
   std::set<std::string> keys;
@@ -95,6 +95,13 @@ TEST_CASE("run time calibration: two devices, no entries and misfits past 5x are
   fit = CalibrateToRunTime(&p, net, shapes, {}, {}, before / 2);
   CHECK(fit.note == "no measured entries of the net");
   CHECK(p.measured_op_us == profile.measured_op_us);
+
+  // Entries of another net (a NetDef other than the one measured): nothing to fit, nothing scaled.
+  p.measured_op_us["cpu|Tanh(unrelated)"] = 7;
+  fit = CalibrateToRunTime(&p, net, shapes, {}, {"cpu|Tanh(unrelated)"}, before / 2);
+  CHECK(fit.note.find("do not enter its prediction") != std::string::npos);
+  CHECK(p.measured_op_us.at("cpu|Tanh(unrelated)") == 7);
+  CHECK(p.run_time_scales.empty());
 
   fit = CalibrateToRunTime(&p, net, shapes, {}, keys, before * 100);
   CHECK(fit.scale == Approx(5));
