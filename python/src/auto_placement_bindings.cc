@@ -53,6 +53,20 @@ hetnet::DeviceProfile ProfileArg(const std::string& profile_json) {
   return hetnet::ProfileFromEnvironment(hetnet::NumCudaDevices());
 }
 
+// The data inputs of `net` and, from `ws` (null: none), where they live and the shapes of the
+// blobs it holds: what workspace.AutoPlace and the run-time fit of MeasureOpCosts plan with.
+void PlanInputs(const caffe2::NetDef& net, const hetnet::Workspace* ws, const std::vector<std::string>& data_inputs,
+                hetnet::AutoPlacementOptions* options, std::map<std::string, hetnet::TensorInfo>* shapes) {
+  options->data_inputs.insert(data_inputs.begin(), data_inputs.end());
+  if (!ws) return;
+  std::map<std::string, hetnet::Device> input_devices;
+  hetnet::ExternalInputsFromWorkspace(net, *ws, &input_devices, shapes);
+  for (const auto& name : data_inputs) {
+    auto d = input_devices.find(name);
+    if (d != input_devices.end()) options->input_devices[name] = d->second;
+  }
+}
+
 // AutoPlace of a serialized net with the Python arguments of workspace.AutoPlace.
 hetnet::AutoPlacementResult Plan(const py::bytes& net_bytes, const std::vector<std::string>& devices,
                                  const std::string& objective, const std::map<std::string, int64_t>& memory_caps,
@@ -71,16 +85,10 @@ hetnet::AutoPlacementResult Plan(const py::bytes& net_bytes, const std::vector<s
   options.override_pinned = override_pinned;
   options.exact_limit = exact_limit;
   options.min_mixed_gain = min_mixed_gain;
-  options.data_inputs.insert(data_inputs.begin(), data_inputs.end());
-  std::map<std::string, hetnet::Device> input_devices;
   std::map<std::string, hetnet::TensorInfo> input_shapes;
-  if (from_workspace) hetnet::ExternalInputsFromWorkspace(net, *CurrentWorkspace(), &input_devices, &input_shapes);
+  PlanInputs(net, from_workspace ? CurrentWorkspace() : nullptr, data_inputs, &options, &input_shapes);
   for (const auto& [name, info] : shapes)
     input_shapes[name] = hetnet::TensorInfo::Of(info.first, static_cast<hetnet::DataType>(info.second));
-  for (const auto& name : data_inputs) {
-    auto d = input_devices.find(name);
-    if (d != input_devices.end()) options.input_devices[name] = d->second;
-  }
   return hetnet::AutoPlace(net, input_shapes, profile, options);
 }
 
@@ -175,14 +183,8 @@ void InitAutoPlacement(py::module_& m) {
       written = hetnet::RecordMeasuredOps(&profile, *net, *ws, r.runs, scale, &keys);
       if (fit_run_time) {  // planned as workspace.AutoPlace plans: shapes and data devices from here
         hetnet::AutoPlacementOptions options;
-        options.data_inputs.insert(data_inputs.begin(), data_inputs.end());
-        std::map<std::string, hetnet::Device> input_devices;
         std::map<std::string, hetnet::TensorInfo> shapes;
-        hetnet::ExternalInputsFromWorkspace(placed, *ws, &input_devices, &shapes);
-        for (const auto& blob : data_inputs) {
-          auto d = input_devices.find(blob);
-          if (d != input_devices.end()) options.input_devices[blob] = d->second;
-        }
+        PlanInputs(placed, ws, data_inputs, &options, &shapes);
         fit = hetnet::CalibrateToRunTime(&profile, placed, shapes, options, keys,
                                          hetnet::MedianRunUs(net, *ws, std::max(runs, 10)));
       }
