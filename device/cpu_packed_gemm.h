@@ -1,14 +1,17 @@
 // hetnet's own single-precision GEMM for a constant right-hand side (FC weights): C[M, N] = A[M, K] x B[K, N]
-// (+ bias[N], then Relu if asked), with B packed once into 32-column panels and AVX-512 register-tile
-// kernels (12 rows x 32 columns of accumulators; a row tail gets its own instantiation, a column tail
-// masked loads and stores). Made because oneDNN 2.6's inner product reached 99-135 GFLOP/s on one core
+// (+ bias[N], then Relu if asked), with B packed once into 32-column panels and register-tile
+// kernels (device/cpu_gemm_tiles.h): AVX-512F, 12 rows x 32 columns of accumulators, or AVX2+FMA,
+// 6 rows x 16 columns run on each half of a panel; a row tail gets its own instantiation, a column
+// tail masked loads and stores. Made because oneDNN 2.6's inner product reached 99-135 GFLOP/s on one core
 // of the eleventh session's host on the FC shapes of batch 16-64, where such a kernel reached 155-165
 // (benchmarks/RESULTS.md); on a Zen 4 host it runs at that core's FMA peak (113-115 against 111).
 // A single row (M = 1) runs a matrix-vector kernel over the same panels.
 //
 // Threads: the (panel, row-group) tiles of one call are spread over the intra-op pool (math::ParallelFor),
 // so a descheduled thread never stalls the call, unlike an OpenMP team.
-// Only on CPUs with AVX-512F (Supported()); callers fall back to another engine elsewhere.
+// Only on CPUs with AVX-512F or AVX2+FMA (Supported()); callers fall back to another engine elsewhere.
+// On AVX2 (a 2-core AMD EPYC), 6x16 tiles ran the MLP's FC layers at batch 32 faster than oneDNN
+// 2.6's inner product (benchmarks/RESULTS.md, eighteenth session).
 #pragma once
 
 #include <cstdint>
@@ -19,8 +22,10 @@
 namespace hetnet {
 namespace cpu_gemm {
 
-// True when this process may run the kernels (the CPU has AVX-512F and the build compiled them).
+// True when this process may run the kernels (the CPU has AVX-512F, or AVX2 and FMA).
 bool Supported();
+// The tile set GemmPacked runs here: "avx512f", "avx2" or "none".
+const char* TileIsa();
 
 constexpr int64_t kPanelWidth = 32;  // columns of B per packed panel (two AVX-512 registers)
 

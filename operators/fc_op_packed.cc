@@ -9,7 +9,7 @@
 // Single rows (M = 1, batch-1 serving) run a matrix-vector kernel on the same panels: one contiguous
 // stream per panel, faster than Eigen's GEMV on the plain layout (benchmarks/RESULTS.md).
 // What it does not run goes to the engine the CPU default would pick next (DNNL, else the default
-// kernels): other dtypes, CPUs without AVX-512, and weights rewritten before every run (training).
+// kernels): other dtypes, CPUs without AVX-512F or AVX2+FMA, and weights rewritten before every run (training).
 #include <memory>
 
 #include "device/cpu_packed_gemm.h"

@@ -61,7 +61,7 @@ TEST_CASE("memory report: devices, unknown shapes, from a workspace", "[memory]"
 
 TEST_CASE("memory report from a workspace counts the packed weight copies that kernels hold", "[memory][packed]") {
   if (!cpu_gemm::Supported()) {
-    WARN("skipped: this CPU has no AVX-512F, the PACKED engine hands every FC to DNNL");
+    WARN("skipped: this CPU has neither AVX-512F nor AVX2+FMA, the PACKED engine hands every FC to DNNL");
     return;
   }
   caffe2::NetDef net = Mlp(false);
