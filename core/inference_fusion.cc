@@ -18,8 +18,6 @@ InferenceFusionOptions& DefaultInferenceFusionOptions() {
     o.enabled = !(env && std::string(env) == "0");
     const char* cl = std::getenv("HETNET_CHANNELS_LAST");
     o.channels_last = !(cl && std::string(cl) == "0");
-    const char* pc = std::getenv("HETNET_PACKED_CONV");
-    o.packed_conv = !(pc && std::string(pc) == "0");
     return o;
   }();
   return opts;

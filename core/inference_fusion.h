@@ -18,8 +18,7 @@
 //     on the CPU with fused_residual_reuse 1 too when no op reads R after the Conv (the DNNL Conv
 //     then writes its output into R's storage instead of first copying R there).
 //   * Channels-last activations between DNNL convolutions, and in float16 GPU nets between CUDNN
-//     convolutions (core/channels_last_pass.h); the CPU ones then get the PACKED engine (which hands
-//     what it does not run to DNNL); then reduced precision, last.
+//     convolutions (core/channels_last_pass.h), then reduced precision, last.
 //   * Dropout with is_test=1 removed: its readers read its input instead (in-place Dropout is
 //     simply dropped). A Dropout whose output no later op reads (a result of the net, declared as
 //     an external output or not) is kept.
@@ -54,7 +53,6 @@ class Workspace;
 struct InferenceFusionOptions {
   bool enabled = true;  // process-wide switch: `hetnet run --no-optimize`, HETNET_OPTIMIZE=0
   bool channels_last = true;  // the channels-last pass (core/channels_last_pass.h); HETNET_CHANNELS_LAST=0
-  bool packed_conv = true;    // channels-last DNNL Conv -> PACKED (operators/conv_op_packed.cc); HETNET_PACKED_CONV=0
 };
 InferenceFusionOptions& DefaultInferenceFusionOptions();
 

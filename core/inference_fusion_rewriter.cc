@@ -42,7 +42,6 @@ InferenceRewrite Rewriter::Run() {
       cl.taken.insert(names->begin(), names->end());
     for (auto& line : ConvertToChannelsLast(std::move(cl))) log_.push_back(std::move(line));
   }
-  if (DefaultInferenceFusionOptions().packed_conv) PreferPackedConv();
   ReducePrecision();
   InferenceRewrite r;
   r.net = def_;
@@ -84,22 +83,6 @@ void Rewriter::PreferPackedFC() {
     if ((op.type() != "FC" && op.type() != "FCTransposed") || op.engine().find("DNNL") != std::string::npos ||
         !DeviceOf(op, &d) ||
         !d.is_cpu() || ResolveEngine(op, d) != "DNNL" || !OperatorRegistry::Find(op.type(), DeviceType::CPU, "PACKED"))
-      continue;
-    op.set_engine("PACKED");
-    AddNote(static_cast<int>(i), "engine PACKED");
-  }
-}
-
-// Channels-last CPU Conv ops on DNNL (what the channels-last pass converted) get hetnet's PACKED
-// engine (operators/conv_op_packed.cc), which runs them where it was measured faster (on AVX2 CPUs)
-// and hands the rest to DNNL: constant filters only, so inference nets only.
-void Rewriter::PreferPackedConv() {
-  for (size_t i = 0; i < ops_.size(); ++i) {
-    auto& op = ops_[i];
-    Device d;
-    if (op.type() != "Conv" || !op.engine().empty() || !DeviceOf(op, &d) || !d.is_cpu() ||
-        ArgumentHelper(op).GetSingleArgument<std::string>("activation_order", "") != "NHWC" ||
-        ResolveEngine(op, d) != "DNNL" || !OperatorRegistry::Find("Conv", DeviceType::CPU, "PACKED"))
       continue;
     op.set_engine("PACKED");
     AddNote(static_cast<int>(i), "engine PACKED");

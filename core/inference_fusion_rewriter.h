@@ -56,7 +56,6 @@ class Rewriter {
   using Try = bool (Rewriter::*)(int i, const BlobUses& uses);
   void Sweep(Try fn);
   void PreferPackedFC();
-  void PreferPackedConv();
   void ReducePrecision();
   bool DeviceOf(const caffe2::OperatorDef& op, Device* d) const;
   std::string Label(int i) const;

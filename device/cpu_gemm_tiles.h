@@ -22,11 +22,6 @@ struct TileArgs {
   int64_t valid;      // valid columns of the panel, 1..kPanelWidth
   bool accumulate;    // add C's current values (partial sums of earlier K blocks)
   bool relu;
-  // Gathered rows (a channels-last convolution without an im2col copy; gather tiles only): row r's
-  // k-th element of this block is rows[r * taps + tap0 + k / channels][k % channels], kc = block_taps x
-  // channels; `a` and `lda` are unused.
-  const float* const* rows = nullptr;
-  int64_t taps = 0, tap0 = 0, block_taps = 0, channels = 0;
 };
 
 using TileFn = void (*)(const TileArgs&);
@@ -35,7 +30,6 @@ using TileFn = void (*)(const TileArgs&);
 struct TileKernels {
   int max_rows;
   const TileFn* tile;
-  const TileFn* gather_tile;  // the same with gathered rows; null where the set has none (AVX-512)
 };
 
 const TileKernels& Avx512Tiles();  // needs AVX-512F at run time
@@ -44,7 +38,7 @@ bool Avx2Supported();
 
 // GemmPacked on a given tile set (tests run every set this CPU has).
 void GemmWithTiles(const TileKernels& tiles, int64_t M, const float* A, int64_t lda, const PackedMatrix& B,
-                   const float* bias, bool relu, float* C, int64_t ldc, int workers, bool accumulate = false);
+                   const float* bias, bool relu, float* C, int64_t ldc, int workers);
 
 }  // namespace detail
 }  // namespace cpu_gemm

@@ -65,36 +65,21 @@ HETNET_AVX2 __attribute__((always_inline)) inline void StoreHalf(const TileArgs&
   _mm256_maskstore_ps(c + 8, m1, v1);
 }
 
-// n k steps of MR rows (row r's elements at a[r][k]) x 16 columns of B from b (panel stride).
+// MR rows x the 16 columns of half h.
 template <int MR>
-HETNET_AVX2 __attribute__((always_inline)) inline void Steps(const float* const (&a)[MR], const float* b, int64_t n,
-                                                             __m256 (&c0)[MR], __m256 (&c1)[MR]) {
-  for (int64_t k = 0; k < n; ++k, b += kPanelWidth) {
-    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
-#pragma GCC unroll 6
-    for (int r = 0; r < MR; ++r) {
-      const __m256 x = _mm256_broadcast_ss(a[r] + k);
-      c0[r] = _mm256_fmadd_ps(x, b0, c0[r]);
-      c1[r] = _mm256_fmadd_ps(x, b1, c1[r]);
-    }
-  }
-}
-
-// MR rows x the 16 columns of half h; rows in place (A, lda) or gathered tap by tap.
-template <int MR, bool kGather>
 HETNET_AVX2 void Half(const TileArgs& t, int h) {
   __m256 c0[MR], c1[MR];
   for (int r = 0; r < MR; ++r) c0[r] = c1[r] = _mm256_setzero_ps();
+  const float* a = t.a;
   const float* b = t.b + 16 * h;
-  const float* a[MR];
-  if constexpr (kGather) {
-    for (int64_t s = 0; s < t.block_taps; ++s, b += t.channels * kPanelWidth) {
-      for (int r = 0; r < MR; ++r) a[r] = t.rows[r * t.taps + t.tap0 + s];
-      Steps<MR>(a, b, t.channels, c0, c1);
+  for (int64_t k = 0; k < t.kc; ++k, b += kPanelWidth) {
+    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      const __m256 x = _mm256_broadcast_ss(a + r * t.lda + k);
+      c0[r] = _mm256_fmadd_ps(x, b0, c0[r]);
+      c1[r] = _mm256_fmadd_ps(x, b1, c1[r]);
     }
-  } else {
-    for (int r = 0; r < MR; ++r) a[r] = t.a + r * t.lda;
-    Steps<MR>(a, b, t.kc, c0, c1);
   }
   // Unrolled, so the accumulators stay in registers (a loop indexing them kept them on the stack).
 #pragma GCC unroll 6
@@ -134,32 +119,21 @@ void PanelTile(const TileArgs& t) {
     if (t.valid <= 16) return Row<true>(t);
     return Row<false>(t);
   } else {
-    Half<MR, false>(t, 0);
-    if (t.valid > 16) Half<MR, false>(t, 1);
+    Half<MR>(t, 0);
+    if (t.valid > 16) Half<MR>(t, 1);
   }
-}
-
-template <int MR>
-void GatherTile(const TileArgs& t) {
-  Half<MR, true>(t, 0);
-  if (t.valid > 16) Half<MR, true>(t, 1);
 }
 
 template <int... R>
 constexpr std::array<TileFn, sizeof...(R)> MakeTiles(std::integer_sequence<int, R...>) {
   return {{&PanelTile<R + 1>...}};
 }
-template <int... R>
-constexpr std::array<TileFn, sizeof...(R)> MakeGatherTiles(std::integer_sequence<int, R...>) {
-  return {{&GatherTile<R + 1>...}};
-}
 constexpr std::array<TileFn, kRows> kTiles = MakeTiles(std::make_integer_sequence<int, kRows>{});
-constexpr std::array<TileFn, kRows> kGatherTiles = MakeGatherTiles(std::make_integer_sequence<int, kRows>{});
 
 }  // namespace
 
 const TileKernels& Avx2Tiles() {
-  static const TileKernels k{kRows, kTiles.data(), kGatherTiles.data()};
+  static const TileKernels k{kRows, kTiles.data()};
   return k;
 }
 

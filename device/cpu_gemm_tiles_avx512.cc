@@ -93,7 +93,7 @@ constexpr std::array<TileFn, kRows> kTiles = MakeTiles(std::make_integer_sequenc
 }  // namespace
 
 const TileKernels& Avx512Tiles() {
-  static const TileKernels k{kRows, kTiles.data(), nullptr};
+  static const TileKernels k{kRows, kTiles.data()};
   return k;
 }
 

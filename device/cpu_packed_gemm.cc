@@ -72,20 +72,6 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::FromRowMajor(const float* b, i
   return m;
 }
 
-std::shared_ptr<const PackedMatrix> PackedMatrix::FromFilterCS(const float* f, int64_t N, int64_t C, int64_t S) {
-  std::shared_ptr<PackedMatrix> m(new PackedMatrix(CheckedMul(C, S, "packed filter size"), N));
-  for (int64_t p = 0; p < m->panels(); ++p) {
-    float* dst = m->mutable_panel(p);
-    for (int64_t j = 0; j < kPanelWidth; ++j) {
-      const int64_t n = p * kPanelWidth + j;
-      const float* filter = n < N ? f + n * C * S : nullptr;  // output channel n: [C, S]
-      for (int64_t s = 0; s < S; ++s)
-        for (int64_t c = 0; c < C; ++c) dst[(s * C + c) * kPanelWidth + j] = filter ? filter[c * S + s] : 0.f;
-    }
-  }
-  return m;
-}
-
 PreparedWeightCache<PackSource, PackedMatrix>& PackedWeightCache() {
   static auto* c = new PreparedWeightCache<PackSource, PackedMatrix>([](const PackedMatrix& m) {  // outlives every operator
     return m.rows() * m.panels() * kPanelWidth * static_cast<int64_t>(sizeof(float));
@@ -94,8 +80,8 @@ PreparedWeightCache<PackSource, PackedMatrix>& PackedWeightCache() {
 }
 
 void GemmPacked(int64_t M, const float* A, int64_t lda, const PackedMatrix& B, const float* bias, bool relu, float* C,
-                int64_t ldc, int workers, bool accumulate) {
-  detail::GemmWithTiles(*Tiles(), M, A, lda, B, bias, relu, C, ldc, workers, accumulate);
+                int64_t ldc, int workers) {
+  detail::GemmWithTiles(*Tiles(), M, A, lda, B, bias, relu, C, ldc, workers);
 }
 
 namespace detail {
@@ -103,7 +89,7 @@ namespace detail {
 bool Avx2Supported() { return HasAvx2(); }
 
 void GemmWithTiles(const TileKernels& tiles, int64_t M, const float* A, int64_t lda, const PackedMatrix& B,
-                   const float* bias, bool relu, float* C, int64_t ldc, int workers, bool accumulate) {
+                   const float* bias, bool relu, float* C, int64_t ldc, int workers) {
   const int64_t K = B.rows(), N = B.cols();
   if (M <= 0 || N <= 0) return;
   const int64_t k_blocks = std::max<int64_t>(1, (K + kMaxKBlock - 1) / kMaxKBlock);
@@ -113,13 +99,7 @@ void GemmWithTiles(const TileKernels& tiles, int64_t M, const float* A, int64_t 
   if (static_cast<double>(M) * N * K < kMinParallelMacs && !(M == 1 && N * K >= kMinParallelGemvFloats)) workers = 1;
   workers = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(workers, tasks)));
   math::ParallelFor(tasks, workers, [&](int64_t task, int) {
-    // Consecutive tasks share the larger operand's block, so that it is read from memory once: a
-    // panel of B for all row groups (FC: few rows, a large weight), or a row group of A for all
-    // panels (a convolution's im2col rows: thousands of pixels, a small filter).
-    const bool rows_outer = M > N;
-    const int64_t p = rows_outer ? task % B.panels() : task / groups;
-    const int64_t g = rows_outer ? task / B.panels() : task % groups;
-    const int64_t m_begin = g * kGroupRows, m_end = std::min(M, m_begin + kGroupRows);
+    const int64_t p = task / groups, m_begin = (task % groups) * kGroupRows, m_end = std::min(M, m_begin + kGroupRows);
     const int64_t n0 = p * kPanelWidth;
     TileArgs t;
     t.lda = lda;
@@ -131,7 +111,7 @@ void GemmWithTiles(const TileKernels& tiles, int64_t M, const float* A, int64_t 
       t.kc = std::min(kc, K - k0);
       t.b = B.panel(p) + k0 * kPanelWidth;
       t.bias = last && bias ? bias + n0 : nullptr;
-      t.accumulate = kb > 0 || accumulate;
+      t.accumulate = kb > 0;
       t.relu = last && relu;
       // Rows split evenly over the fewest tiles (16 rows: 8 + 8, not 12 + 4, whose 8 accumulators
       // cannot hide the multiply-add latency).

@@ -37,9 +37,6 @@ class PackedMatrix {
   static std::shared_ptr<const PackedMatrix> FromTransposed(const float* w, int64_t N, int64_t K);
   // B stored [K, N] row-major (FCTransposed's weights).
   static std::shared_ptr<const PackedMatrix> FromRowMajor(const float* b, int64_t K, int64_t N);
-  // A convolution's filter f [N, C, S] (S = kH x kW taps) as B [S x C, N], k = s * C + c: the order
-  // of a channels-last im2col row.
-  static std::shared_ptr<const PackedMatrix> FromFilterCS(const float* f, int64_t N, int64_t C, int64_t S);
 
   int64_t rows() const { return K_; }
   int64_t cols() const { return N_; }
@@ -57,24 +54,21 @@ class PackedMatrix {
 };
 
 // How a weight tensor is read into a PackedMatrix: stored [K, N] (transposed = true, B itself) or
-// [N, K] (B = W^T), or a [N, C, taps] filter, and B's logical size.
+// [N, K] (B = W^T), and B's logical size.
 struct PackSource {
   bool transposed;
   int64_t K, N;
-  int64_t taps = 0;  // FromFilterCS's S (a [N, C, S] filter); 0: a matrix
-  bool operator==(const PackSource& o) const {
-    return transposed == o.transposed && K == o.K && N == o.N && taps == o.taps;
-  }
+  bool operator==(const PackSource& o) const { return transposed == o.transposed && K == o.K && N == o.N; }
 };
 // Packed weights of the process, one per weight version and source, shared by every operator
 // instance that reads that weight (device/prepared_weights.h).
 PreparedWeightCache<PackSource, PackedMatrix>& PackedWeightCache();
 
-// C[m, n] = sum_k A[m, k] B[k, n] (+ bias[n]) (+ C[m, n] when accumulate) for m < M, n < B.cols();
-// then max(., 0) when relu. A has row stride lda (>= K), C row stride ldc (>= N); bias may be null.
-// Uses up to `workers` threads of the intra-op pool. Requires Supported().
+// C[m, n] = sum_k A[m, k] B[k, n] (+ bias[n]) for m < M, n < B.cols(); then max(., 0) when relu.
+// A has row stride lda (>= K), C row stride ldc (>= N); bias may be null. Uses up to `workers`
+// threads of the intra-op pool. Requires Supported().
 void GemmPacked(int64_t M, const float* A, int64_t lda, const PackedMatrix& B, const float* bias, bool relu, float* C,
-                int64_t ldc, int workers, bool accumulate = false);
+                int64_t ldc, int workers);
 
 }  // namespace cpu_gemm
 }  // namespace hetnet

@@ -1,6 +1,5 @@
-// Harness cases for the CPU engines of Conv, FC and FCTransposed: FC and Conv cases also run with
-// engine "PACKED" (hetnet's packed-weight GEMM, operators/fc_op_packed.cc, conv_op_packed.cc; its
-// Conv runs channels-last activations, also checked here); every case runs once with engine
+// Harness cases for the CPU engines of Conv, FC and FCTransposed: FC cases also run with engine
+// "PACKED" (hetnet's packed-weight GEMM, operators/fc_op_packed.cc); every case runs once with engine
 // "DNNL" (oneDNN, operators/*_dnnl.cc; the default engine of a build with it (inference nets run FC on PACKED); the plain cases in
 // harness_cases_cnn.cc / harness_cases_core_ops.cc run it too) and once with engine "EIGEN" (an
 // engine nobody registers, so the portable default kernel). The shapes cover both of the DNNL Conv's
@@ -101,47 +100,11 @@ Case EngineFC(const char* engine, bool transposed, int64_t M, int64_t K, int64_t
       .CpuOnly();
 }
 
-// [N, A, B, C] -> [N, B, C, A] (to_nhwc) or [N, C, A, B] (back).
-RefTensor Permute(const RefTensor& t, bool to_nhwc) {
-  const int64_t n = t.dim(0), a = t.dim(1), b = t.dim(2), c = t.dim(3);
-  RefTensor out(to_nhwc ? std::vector<int64_t>{n, b, c, a} : std::vector<int64_t>{n, c, a, b});
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t x = 0; x < a; ++x)
-      for (int64_t y = 0; y < b; ++y)
-        for (int64_t z = 0; z < c; ++z) {
-          const int64_t from = ((i * a + x) * b + y) * c + z;
-          out[to_nhwc ? ((i * b + y) * c + z) * a + x : ((i * c + z) * a + x) * b + y] = t[from];
-        }
-  return out;
-}
-
-// A channels-last Conv (activation_order NHWC: X [N, H, W, C], filter [M, C, kH, kW]), fused Relu:
-// what the inference rewrite gives the PACKED engine; the reference permutes around the NCHW one.
-Case ChannelsLastConv(const char* engine, const std::string& label, std::vector<int64_t> x_nhwc, int64_t m,
-                      DnnlConvGeo g, std::vector<caffe2::Argument> args) {
-  args.push_back(Arg("activation_order", std::string("NHWC")));
-  args.push_back(Arg("fused_activation", std::string("Relu")));
-  caffe2::OperatorDef def = Op("Conv", {"X", "W", "b"}, {"Y"}, args);
-  def.set_engine(engine);
-  return Case(std::string(engine) + " channels-last " + label + " fused Relu")
-      .Def(def)
-      .Inputs({In(x_nhwc), In({m, x_nhwc[3], g.kh, g.kw}), In({m})})
-      .Ref([g](const caffe2::OperatorDef&, const RefTensors& in) {
-        const RefTensor y = DnnlNaiveConv(Permute(in[0], false), in[1], &in[2], g);
-        return RefTensors{ReluRef(Permute(y, true), true)};
-      })
-      .Tol(1e-4)
-      .CpuOnly()
-      .NoGrad();
-}
-
 }  // namespace
 
 HN_OP_CASES(ConvEngines) {
   std::vector<Case> out;
-  // PACKED runs channels-last convolutions of 64+ channels (on AVX2 CPUs) and hands the rest, these
-  // NCHW ones included, to DNNL.
-  for (const char* e : {"PACKED", "DNNL", "EIGEN"}) {
+  for (const char* e : {"DNNL", "EIGEN"}) {
     out.push_back(EngineConv(e, "k3 p1 b1", {1, 3, 6, 6}, 8, DnnlConvGeo{3, 3, 1, 1, 1, 1, 1, 1},
                              {Arg("kernel", 3), Arg("pad", 1)}));
     out.push_back(EngineConv(e, "k3 p1 b3", {3, 5, 5, 5}, 6, DnnlConvGeo{3, 3, 1, 1, 1, 1, 1, 1},
@@ -171,13 +134,6 @@ HN_OP_CASES(ConvEngines) {
   out.push_back(EngineConv("DNNL", "k3 p1 b3", {3, 5, 5, 5}, 6, DnnlConvGeo{3, 3, 1, 1, 1, 1, 1, 1},
                            {Arg("kernel", 3), Arg("pad", 1)}, true, true));
   out.push_back(EngineConv("DNNL", "1x1 b2 (plain layout)", {2, 6, 4, 3}, 5, DnnlConvGeo{1, 1}, {}, true, true));
-  for (const char* e : {"PACKED", "DNNL"}) {
-    out.push_back(ChannelsLastConv(e, "k3 p1 C64 b2", {2, 5, 6, 64}, 40, DnnlConvGeo{3, 3, 1, 1, 1, 1, 1, 1},
-                                   {Arg("kernel", 3), Arg("pad", 1)}));
-    out.push_back(ChannelsLastConv(e, "k3 s2 C72", {1, 7, 7, 72}, 33, DnnlConvGeo{3, 3, 2, 2, 0, 0, 0, 0},
-                                   {Arg("kernel", 3), Arg("stride", 2)}));
-    out.push_back(ChannelsLastConv(e, "k3 C8 (DNNL's)", {1, 5, 5, 8}, 4, DnnlConvGeo{3, 3}, {Arg("kernel", 3)}));
-  }
 #endif
   return out;
 }
