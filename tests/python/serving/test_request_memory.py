@@ -201,16 +201,23 @@ def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailabl
         assert req.ByteSize() + GRPC_CALL_BYTES <= size < req.ByteSize() + GRPC_CALL_BYTES + 10_000
         held.append(stub.ModelInfer.future(req, timeout=60))
         wait_for_metric(s, "hetnet_request_memory_bytes", 2 * size)
-        # The third is answered at once: UNAVAILABLE, retry later.
+        # The third is answered at once: UNAVAILABLE, retry later. Or, when gRPC's own receive buffers
+        # (held to the same limit by its ResourceQuota, docs/bad_input.md) fill first, gRPC resets the
+        # stream itself: RESOURCE_EXHAUSTED, "Buffers full" (seen once, under TSan, 2026-11-28).
+        # Either way the two calls in the queue are answered.
         try:
             stub.ModelInfer(req, timeout=60)
             raise AssertionError("a call over the request memory limit succeeded")
         except grpc.RpcError as e:
-            assert e.code() == grpc.StatusCode.UNAVAILABLE
-            assert e.details() == ("the server is at its request memory limit: this request needs %d bytes and "
-                                   "requests in flight hold %d of 30000000 bytes (--max-request-memory); retry later"
-                                   % (size, 2 * size))
-        assert metric(s, "hetnet_request_memory_refusals_total") == 1
+            if e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                refusals = 0
+            else:
+                assert e.code() == grpc.StatusCode.UNAVAILABLE
+                assert e.details() == ("the server is at its request memory limit: this request needs %d bytes and "
+                                       "requests in flight hold %d of 30000000 bytes (--max-request-memory); retry later"
+                                       % (size, 2 * size))
+                refusals = 1
+        assert metric(s, "hetnet_request_memory_refusals_total") == refusals
         for f in held:
             np.testing.assert_array_equal(np.frombuffer(f.result().raw_output_contents[0], dtype=np.int32), 2 * a)
         wait_for_metric(s, "hetnet_request_memory_bytes", 0)
