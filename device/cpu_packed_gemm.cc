@@ -13,9 +13,10 @@ namespace cpu_gemm {
 namespace {
 
 constexpr int64_t kGroupRows = 48;  // rows of one parallel task (4 or 8 tiles reuse the panel's block from L1/L2)
-// K is cut into blocks of at most this many, so that a 12-row block of A (12 x 832 floats, 39 KiB)
-// stays in the 48 KiB L1 while the panel's block streams from L2; shorter K runs in one block (no
-// partial sums through C). K = 784 in one block measured 3-5% faster than in two of 392.
+// K is cut into blocks of at most this many, so that a tile's block of A (AVX-512: 12 x 832 floats,
+// 39 KiB, in a 48 KiB L1; AVX2: 6 x 832, 20 KiB, in 32 KiB) stays in L1 while the panel's block
+// streams from L2; shorter K runs in one block (no partial sums through C). K = 784 in one block
+// measured 3-5% faster than in two of 392 (AVX-512), and 832 than 256 or 384 (AVX2, RESULTS.md).
 constexpr int64_t kMaxKBlock = 832;
 // Calls below this many multiply-adds stay on the calling thread (a pool hand-off costs ~ microseconds).
 constexpr double kMinParallelMacs = 1 << 19;
