@@ -26,43 +26,36 @@ HETNET_AVX2 __m256i LaneMask(int64_t valid) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid < 0 ? 0 : valid > 8 ? 8 : valid)), iota);
 }
 
+// 8 floats at p, or its lanes of mask m only (a column tail).
+HETNET_AVX2 __attribute__((always_inline)) inline __m256 Load(const float* p, bool full, __m256i m) {
+  return full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
+}
+
 // Row r's 16 columns of half h: + bias, + C (later K blocks), Relu, store the valid ones.
 HETNET_AVX2 __attribute__((always_inline)) inline void StoreHalf(const TileArgs& t, int r, int h, __m256 v0, __m256 v1) {
   const int64_t valid = t.valid - 16 * h;  // >= 1
-  float* c = t.c + r * t.ldc + 16 * h;
-  const float* bias = t.bias ? t.bias + 16 * h : nullptr;
-  if (valid >= 16) {
-    if (bias) {
-      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(bias));
-      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(bias + 8));
-    }
-    if (t.accumulate) {
-      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(c));
-      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(c + 8));
-    }
-    if (t.relu) {
-      v0 = _mm256_max_ps(v0, _mm256_setzero_ps());
-      v1 = _mm256_max_ps(v1, _mm256_setzero_ps());
-    }
-    _mm256_storeu_ps(c, v0);
-    _mm256_storeu_ps(c + 8, v1);
-    return;
-  }
+  const bool full = valid >= 16;
   const __m256i m0 = LaneMask(valid), m1 = LaneMask(valid - 8);
-  if (bias) {
-    v0 = _mm256_add_ps(v0, _mm256_maskload_ps(bias, m0));
-    v1 = _mm256_add_ps(v1, _mm256_maskload_ps(bias + 8, m1));
+  float* c = t.c + r * t.ldc + 16 * h;
+  if (t.bias) {
+    v0 = _mm256_add_ps(v0, Load(t.bias + 16 * h, full, m0));
+    v1 = _mm256_add_ps(v1, Load(t.bias + 16 * h + 8, full, m1));
   }
   if (t.accumulate) {
-    v0 = _mm256_add_ps(v0, _mm256_maskload_ps(c, m0));
-    v1 = _mm256_add_ps(v1, _mm256_maskload_ps(c + 8, m1));
+    v0 = _mm256_add_ps(v0, Load(c, full, m0));
+    v1 = _mm256_add_ps(v1, Load(c + 8, full, m1));
   }
   if (t.relu) {
     v0 = _mm256_max_ps(v0, _mm256_setzero_ps());
     v1 = _mm256_max_ps(v1, _mm256_setzero_ps());
   }
-  _mm256_maskstore_ps(c, m0, v0);
-  _mm256_maskstore_ps(c + 8, m1, v1);
+  if (full) {
+    _mm256_storeu_ps(c, v0);
+    _mm256_storeu_ps(c + 8, v1);
+  } else {
+    _mm256_maskstore_ps(c, m0, v0);
+    _mm256_maskstore_ps(c + 8, m1, v1);
+  }
 }
 
 // MR rows x the 16 columns of half h.
