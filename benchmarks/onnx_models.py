@@ -129,3 +129,12 @@ def add16m(n=16 * 1024 * 1024):
 MODELS = {"mlp": mlp, "lenet": lenet, "resnet18": lambda: resnet(18), "resnet50": lambda: resnet(50),
           "tiny_ops": tiny_ops, "add16m": add16m}
 MAX_BATCH = {"add16m": 1}  # batch 32 of 16M floats would be 2 GiB per tensor
+# The batches issue 16 names for each workload (the benchmarks' default --batches).
+ISSUE_BATCHES = {"mlp": (1, 64), "lenet": (1, 64), "resnet18": (1, 8), "resnet50": (1, 8), "tiny_ops": (1,),
+                 "add16m": (1,)}
+
+
+def batches(name, wanted):
+    """The batches to time `name` at: those in `wanted` ("1,8"; empty for ISSUE_BATCHES) up to MAX_BATCH."""
+    chosen = [int(b) for b in wanted.split(",")] if wanted else list(ISSUE_BATCHES.get(name, (1,)))
+    return [b for b in chosen if b <= MAX_BATCH.get(name, b)]

@@ -1,7 +1,7 @@
 """The same ONNX files through hetnet (imported by onnx/, run by the Predictor) and ONNX Runtime on
 CPU, in one process, with the same thread count, timed in alternating rounds: median time per batch
-at batch 1 and 32, the ratio (ORT time / hetnet time: above 1 means hetnet is faster) and the
-largest output difference.
+at issue 16's batches (MLP and LeNet 1 and 64, the ResNets 1 and 8), the ratio (ORT time / hetnet
+time: above 1 means hetnet is faster) and the largest output difference.
 
     OMP_NUM_THREADS is set from --threads before hetnet loads.
     PYTHONPATH=build/python python3 benchmarks/onnx_vs_onnxruntime.py --threads 2 [--models mlp,lenet]
@@ -18,7 +18,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--models", default="mlp,lenet,resnet18,resnet50,tiny_ops,add16m")
-    p.add_argument("--batches", default="1,32")
+    p.add_argument("--batches", default="",
+                   help="e.g. 1,8 (default: each model's batches in issue 16, onnx_models.ISSUE_BATCHES)")
     p.add_argument("--seconds", type=float, default=3.0, help="time budget per (model, batch, runtime)")
     p.add_argument("--rounds", type=int, default=15,
                    help="alternating bursts per (model, batch, runtime): on this VM a burst of a 0.1 ms net "
@@ -86,7 +87,7 @@ def main():
         pred = workspace.Predictor(imported["init_net"], imported["predict_net"])
         npred = workspace.Predictor(imported["init_net"], imported["predict_net"], precision=narrow) if narrow else None
         sess = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
-        for batch in (int(b) for b in args.batches.split(",") if int(b) <= onnx_models.MAX_BATCH.get(name, int(b))):
+        for batch in onnx_models.batches(name, args.batches):
             x = np.random.RandomState(batch).rand(batch, *shape).astype(np.float32)
             ours = pred.run({"data": x})[0]
             theirs = sess.run(None, {"data": x})[0]

@@ -7,7 +7,7 @@ alternating rounds so that noise hits both alike; medians; ratio = PyTorch time 
 (above 1: hetnet is faster); the largest output difference checks they computed the same thing.
 
     PYTHONPATH=build/python python3 benchmarks/peers/vs_pytorch.py --device cuda [--models ...]
-        [--batches 1,8] [--rounds 5] [--seconds 0.5] [--threads N] [--cuda-graph]
+        [--batches 1,8 (default: per model)] [--rounds 5] [--seconds 0.5] [--threads N] [--cuda-graph]
 
 --cuda-graph adds a column: hetnet's Predictor on the CUDA graph executor (net type cuda_graph,
 one graph launch per run from the second run on), timed in the same rounds.
@@ -28,7 +28,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
     p.add_argument("--models", default="mlp,lenet,resnet18,resnet50,tiny_ops,add16m")
-    p.add_argument("--batches", default="1,8")
+    p.add_argument("--batches", default="",
+                   help="e.g. 1,8 (default: each model's batches in issue 16, onnx_models.ISSUE_BATCHES)")
     p.add_argument("--rounds", type=int, default=5, help="alternating rounds per engine")
     p.add_argument("--seconds", type=float, default=0.5, help="timing budget per engine per round")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for both (0: their defaults)")
@@ -139,7 +140,7 @@ def main():
         rep = backend.prepare(model, device=hdev)
         graph = TorchGraph(model, torch, tdev)
         replay = GraphPredictor(rep, workspace) if graph_cols else None
-        for batch in (int(b) for b in args.batches.split(",") if int(b) <= onnx_models.MAX_BATCH.get(name, int(b))):
+        for batch in onnx_models.batches(name, args.batches):
             x = np.random.RandomState(batch).rand(batch, *shape).astype(np.float32)
             ours = lambda: rep.run([x])[0]  # noqa: E731
             theirs = lambda: graph.run(x)  # noqa: E731
@@ -162,7 +163,7 @@ def main():
                 extra = " %.3f | %.2f | %.1e |" % (g * 1e3, t / g, gdiff)
             print("| %s | %d | %.3f | %.3f | %.2f | %.1e |%s" % (name, batch, h * 1e3, t * 1e3, t / h, diff, extra),
                   flush=True)
-            if replay and batch == max(int(b) for b in args.batches.split(",")):
+            if replay and batch == max(onnx_models.batches(name, args.batches)):
                 print("  (%s: %s)" % (name, replay.executor_notes().strip().replace("\n", "; ")[:300]), flush=True)
     return 0
 
