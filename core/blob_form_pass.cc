@@ -1,5 +1,6 @@
 #include "core/blob_form_pass.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/error.h"
@@ -38,6 +39,8 @@ class FormConverter {
       return;
     }
     caffe2::OperatorDef c = op;
+    for (int k = 0; k < op.input_size(); ++k)  // inputs read as they are must hold their own value
+      if (std::find(role.inputs.begin(), role.inputs.end(), k) == role.inputs.end()) Restore(op.input(k));
     for (int k : role.inputs)
       if (k < op.input_size()) c.set_input(k, Form(op.input(k), op, k));
     std::set<int> form_outputs(role.outputs.begin(), role.outputs.end());

@@ -18,6 +18,8 @@ InferenceFusionOptions& DefaultInferenceFusionOptions() {
     o.enabled = !(env && std::string(env) == "0");
     const char* cl = std::getenv("HETNET_CHANNELS_LAST");
     o.channels_last = !(cl && std::string(cl) == "0");
+    const char* blocked = std::getenv("HETNET_BLOCKED_ACTIVATIONS");
+    o.blocked_activations = !(blocked && std::string(blocked) == "0");
     return o;
   }();
   return opts;

@@ -52,7 +52,11 @@ class Workspace;
 
 struct InferenceFusionOptions {
   bool enabled = true;  // process-wide switch: `hetnet run --no-optimize`, HETNET_OPTIMIZE=0
-  bool channels_last = true;  // the channels-last pass (core/channels_last_pass.h); HETNET_CHANNELS_LAST=0
+  bool channels_last = true;  // the layout passes (channels-last and blocked); HETNET_CHANNELS_LAST=0
+  // Blocked activations first where they apply (core/blocked_activations_pass.h);
+  // HETNET_BLOCKED_ACTIVATIONS=0 leaves the channels-last pass alone.
+  bool blocked_activations = true;
+  int channel_block = 0;  // 8 or 16; 0: DefaultChannelBlock() (this CPU's)
 };
 InferenceFusionOptions& DefaultInferenceFusionOptions();
 

@@ -4,6 +4,7 @@
 
 #include <climits>
 
+#include "core/blocked_activations_pass.h"
 #include "core/channels_last_pass.h"
 #include "core/net.h"
 #include "core/operator.h"
@@ -37,10 +38,13 @@ InferenceRewrite Rewriter::Run() {
   Sweep(&Rewriter::TryFuseResidual);
   Sweep(&Rewriter::TryFuseRelu);
   if (DefaultInferenceFusionOptions().channels_last) {
-    ChannelsLastInput cl{&def_, &ops_, &notes_, protected_, given_};
+    std::set<std::string> taken = given_;
     for (const auto* names : {&external_in_, &other_reads_, &other_writes_, &protected_})
-      cl.taken.insert(names->begin(), names->end());
-    for (auto& line : ConvertToChannelsLast(std::move(cl))) log_.push_back(std::move(line));
+      taken.insert(names->begin(), names->end());
+    std::vector<std::string> lines;
+    if (DefaultInferenceFusionOptions().blocked_activations) lines = BlockedActivations(taken);
+    if (lines.empty()) lines = ConvertToChannelsLast(ChannelsLastInput{&def_, &ops_, &notes_, protected_, taken});
+    for (auto& line : lines) log_.push_back(std::move(line));
   }
   ReducePrecision();
   InferenceRewrite r;
@@ -51,6 +55,22 @@ InferenceRewrite Rewriter::Run() {
   r.op_notes = notes_;
   r.notes = log_;
   return r;
+}
+
+// The blocked-activations pass, with filter shapes from the workspace: a constant, or the constant
+// a FoldBatchNormWeights op folds (same shape).
+std::vector<std::string> Rewriter::BlockedActivations(const std::set<std::string>& taken) {
+  const BlobUses uses(ops_);
+  BlockedActivationsInput in{&def_, &ops_, &notes_, protected_, taken, DefaultInferenceFusionOptions().channel_block, {}};
+  if (in.block == 0) in.block = DefaultChannelBlock();
+  in.filter_shape = [this, &uses](const std::string& name) -> std::vector<int64_t> {
+    if (const Tensor* t = Constant(name, uses)) return t->shape();
+    const auto& w = uses.Writers(name);
+    if (w.size() == 1 && ops_[w[0]].type() == "FoldBatchNormWeights" && ops_[w[0]].output(0) == name)
+      if (const Tensor* t = Constant(ops_[w[0]].input(0), uses)) return t->shape();
+    return {};
+  };
+  return ConvertToBlockedActivations(std::move(in));
 }
 
 // One pass over the ops with uses computed once (accepted rewrites of one kind never invalidate

@@ -57,6 +57,7 @@ class Rewriter {
   void Sweep(Try fn);
   void PreferPackedFC();
   void ReducePrecision();
+  std::vector<std::string> BlockedActivations(const std::set<std::string>& taken);
   bool DeviceOf(const caffe2::OperatorDef& op, Device* d) const;
   std::string Label(int i) const;
   int SoleConsumer(int i, const BlobUses& uses, const std::set<std::string>& types, bool any_input = false) const;

@@ -25,6 +25,13 @@ double ConvMacs(const ConvPoolGeom& g) {
 ConvPartition ConvPartition::For(const ConvPoolGeom& g, int workers) {
   ConvPartition c;
   if (workers <= 1 || ConvMacs(g) < kMinConvPartsMacs) return c;
+  if (g.channel_block && g.group == 1 && g.N < workers) {  // each image's output channels, 16 or more each
+    c.split = kImageChannels;
+    c.extent = g.M / 16;
+    c.per_image = std::max<int64_t>(1, std::min<int64_t>((kChannelPartsPerWorker * workers + g.N - 1) / g.N, c.extent / 2));
+    c.parts = g.N * c.per_image;
+    return c;
+  }
   if (g.channels_last && g.N < workers) {
     const double filter = static_cast<double>(g.M) * (g.C / g.group) * g.kh * g.kw;
     // Channel parts copy their outputs (and a residual) once more: worth it where the filter is
@@ -53,7 +60,8 @@ ConvPartition ConvPartition::For(const ConvPoolGeom& g, int workers) {
 }
 
 int64_t ConvPartition::Bound(int64_t i) const {
-  return split == kChannels ? 16 * (extent * i / parts)
+  return split == kImageChannels ? 16 * (extent * (i % per_image) / per_image)
+         : split == kChannels    ? 16 * (extent * i / parts)
          : split == kRows   ? extent * (i % per_image) / per_image
                             : extent * i / parts;
 }
@@ -65,6 +73,9 @@ ConvPoolGeom ConvPartition::PartGeom(const ConvPoolGeom& g, int64_t i, int64_t* 
     p.N = Bound(i + 1) - Bound(i);
   } else if (split == kChannels) {
     p.M = (i + 1 == parts ? g.M : Bound(i + 1)) - Bound(i);  // the last takes the rest
+  } else if (split == kImageChannels) {
+    p.N = 1;
+    p.M = (i % per_image + 1 == per_image ? g.M : Bound(i + 1)) - Bound(i);  // an image's last takes the rest
   } else {
     p.N = 1;
     const int64_t o0 = Bound(i), o1 = extent * (i % per_image + 1) / per_image;
@@ -81,12 +92,14 @@ ConvPoolGeom ConvPartition::PartGeom(const ConvPoolGeom& g, int64_t i, int64_t* 
 }
 
 int64_t ConvPartition::SrcOffset(const ConvPoolGeom& g, int64_t i, int64_t in_row) const {
-  return split == kImages ? Bound(i) * g.C * g.H * g.W
-         : split == kRows ? (ImageOf(i) * g.H + in_row) * g.W * g.C
-                          : 0;
+  return split == kImages           ? Bound(i) * g.C * g.H * g.W
+         : split == kRows           ? (ImageOf(i) * g.H + in_row) * g.W * g.C
+         : split == kImageChannels ? ImageOf(i) * g.C * g.H * g.W
+                                    : 0;
 }
 
 int64_t ConvPartition::DstOffset(const ConvPoolGeom& g, int64_t i) const {
+  if (split == kImageChannels) return (ImageOf(i) * g.M + Bound(i)) * g.OH * g.OW;  // blocked: a dense slice
   return split == kImages ? Bound(i) * g.M * g.OH * g.OW : (ImageOf(i) * g.OH + Bound(i)) * g.OW * g.M;
 }
 

@@ -4,6 +4,9 @@
 // reads, or (one channels-last image whose filter outweighs its output twice: ResNet's 14x14 and 7x7
 // stages) some output channels from a slice of the filter. Every part's tensors stay dense: oneDNN
 // 2.6 runs a convolution with a strided (channel-sliced) output on its reference kernel, 100x slower.
+// Blocked activations (nChw8c / nChw16c) are cut into images, or (fewer images than threads) into
+// output channels of one image each: a channel slice of one blocked image is dense, so those parts
+// write Y in place.
 // Pure arithmetic on the geometry, so that the cuts can be read (and tested) apart from oneDNN.
 #pragma once
 
@@ -21,10 +24,10 @@ constexpr double kMinConvPartsMacs = 1 << 18;
 double ConvMacs(const ConvPoolGeom& g);
 
 struct ConvPartition {
-  enum Split { kImages, kRows, kChannels };
+  enum Split { kImages, kRows, kChannels, kImageChannels };
   Split split = kImages;
   int64_t parts = 1;      // 1: run whole
-  int64_t per_image = 1;  // bands per image (kRows)
+  int64_t per_image = 1;  // bands (kRows) or channel slices (kImageChannels) per image
   int64_t extent = 0;     // images, output rows of an image, or 16-channel blocks
 
   // The cut for `workers` threads; parts == 1 where one part would do (too small, one worker).
@@ -32,8 +35,8 @@ struct ConvPartition {
 
   // Part i's first image, output row (of its image) or output channel.
   int64_t Bound(int64_t i) const;
-  // The image whose band part i is (kRows), else 0.
-  int64_t ImageOf(int64_t i) const { return split == kRows ? i / per_image : 0; }
+  // The image whose band or slice part i is (kRows, kImageChannels), else 0.
+  int64_t ImageOf(int64_t i) const { return split == kRows || split == kImageChannels ? i / per_image : 0; }
   // Part i's own geometry: fewer images, rows (with its own top / bottom pads and input rows) or
   // output channels. *in_row: its first input row (kRows), else 0.
   ConvPoolGeom PartGeom(const ConvPoolGeom& g, int64_t i, int64_t* in_row) const;

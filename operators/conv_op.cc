@@ -11,7 +11,7 @@ namespace hetnet {
 namespace {
 std::vector<TensorInfo> ConvShape(const caffe2::OperatorDef& def, const std::vector<TensorInfo>& in) {
   if (!in[0].known || !in[1].known) return {TensorInfo::Unknown()};
-  const ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::Conv, /*allow_channels_last=*/true);  // DNNL's
+  const ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::Conv, true, true);  // DNNL's layouts
   const ConvPoolGeom g = ComputeConvPoolGeom(def, ConvPoolKind::Conv, a, in[0].dims, &in[1].dims,
                                              in.size() > 2 && in[2].known ? &in[2].dims : nullptr);
   return {TensorInfo::Of(g.y_shape(), in[0].dtype)};

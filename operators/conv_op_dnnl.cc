@@ -2,8 +2,11 @@
 // core/operator.cc). Same arguments, checks and messages as ConvOp (conv_op.h): the geometry comes
 // from ComputeConvPoolGeom. float32, 2-D NCHW, any group, dilation, stride and (asymmetric) pads;
 // also channels-last activations: Caffe2's order NHWC (filter [M, kH, kW, C/group]) and hetnet's
-// activation_order NHWC (set by core/channels_last_pass.h, filter in NCHW order), which only this
-// engine runs.
+// activation_order NHWC (set by core/channels_last_pass.h, filter in NCHW order), and blocked
+// activations, activation_order NCHW8c / NCHW16c (core/blocked_activations_pass.h: NCHW shapes,
+// oneDNN's nChw8c / nChw16c bytes; X plain NCHW where its channels do not divide by the block),
+// which only this engine runs. Blocked convolutions take those layouts as they are (no reorders)
+// and have no default-engine fallback: what oneDNN cannot run there is an error naming the op.
 // Per input shape one convolution primitive is built and cached, with src/dst reorders when the
 // primitive prefers a blocked activation layout; the filter is reordered into the primitive's
 // layout once and again only when it changes (dnnl_util::ReorderedWeight). What oneDNN cannot run
@@ -52,7 +55,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
  public:
   DnnlConvOp(const caffe2::OperatorDef& def, Workspace* ws)
       : Operator<CPUContext>(def, ws),
-        args_(ParseConvPoolArgs(def, ConvPoolKind::Conv, /*allow_channels_last=*/true)),
+        args_(ParseConvPoolArgs(def, ConvPoolKind::Conv, /*allow_channels_last=*/true, /*allow_blocked=*/true)),
         relu_(FusedReluArgument(def)),
         residual_(def),
         winograd_(ArgumentHelper(def).GetSingleArgument<int>("dnnl_winograd", WinogradByDefault()) != 0),
@@ -61,6 +64,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   void RunOnDevice() override {
     // float32, or bfloat16 throughout (reduced-precision inference: float32 accumulation).
     dtype_ = Input(0).dtype();
+    blocked_ = args_.channel_block != 0;
     if (dtype_ != DataType::Float && !(dtype_ == DataType::BFloat16 && dnnl_util::Bf16Supported())) return RunFallback();
     for (int i = 0; i < InputSize(); ++i)
       if (Input(i).dtype() != dtype_) return RunFallback();
@@ -69,7 +73,10 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const bool has_bias = InputSize() >= 3;
     const ConvPoolGeom g = ComputeConvPoolGeom(def(), ConvPoolKind::Conv, args_, X.shape(), &F.shape(),
                                                has_bias ? &Input(2).shape() : nullptr);
-    if (g.channels_last && g.N == 0 && g.OH > 0 && g.OW > 0) {  // an empty batch: nothing for oneDNN to do
+    HN_ENFORCE(g.M % std::max(g.channel_block, 1) == 0, def().type(), " '", def().name(), "': ", g.M,
+               " output channels are not a whole number of blocks of ", g.channel_block, " (activation_order NCHW",
+               g.channel_block, "c)");
+    if ((g.channels_last || blocked_) && g.N == 0 && g.OH > 0 && g.OW > 0) {  // an empty batch: nothing for oneDNN to do
       Output(0, g.y_shape(), dtype_);
       return;
     }
@@ -81,6 +88,9 @@ class DnnlConvOp final : public Operator<CPUContext> {
     // shape is added after the convolution by Add (broadcasting), and the Relu after that.
     const bool sum = residual_.present() && Input(3).shape() == g.y_shape();
     const bool add_after = residual_.present() && !sum;
+    HN_CHECK_KIND(kUnsupported, !(add_after && blocked_), def().type(), " '", def().name(), "': the residual '",
+                  def().input(3), "' ", Input(3).ShapeString(), " must have the output's shape ",
+                  ShapeToString(g.y_shape()), " with blocked activations");
     const bool relu = relu_ && !add_after;
     const int workers = math::CpuWorkers();  // the parts' (before `single` below)
     // Small convolutions (under kMinTeamMacs) are built for and run on one thread: an OpenMP
@@ -198,13 +208,14 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const ConvPartition cut = ConvPartition::For(g, workers);
     const int64_t parts = cut.parts;
     if (parts <= 1) return false;
-    const bool channels = cut.split == ConvPartition::kChannels;
+    const bool channels = cut.split == ConvPartition::kChannels;  // gathered; kImageChannels write in place
+    const bool slices = channels || cut.split == ConvPartition::kImageChannels;
     std::vector<Plan*> plans(parts);
     std::vector<int64_t> in_rows(parts);
     {
       ScopedIntraOpThreads one(1);  // each part's primitive is built for (and run by) one thread
       for (int64_t i = 0; i < parts; ++i) {
-        plans[i] = PlanFor(cut.PartGeom(g, i, &in_rows[i]), has_bias, sum, relu, channels ? cut.Bound(i) : -1);
+        plans[i] = PlanFor(cut.PartGeom(g, i, &in_rows[i]), has_bias, sum, relu, slices ? cut.Bound(i) : -1);
         if (!plans[i] || ((plans[i]->src_reorder || plans[i]->dst_reorder) && !plans[i]->winograd)) return false;
       }
     }
@@ -216,7 +227,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const Tensor& F = Input(1);
     for (int64_t i = 0; i < parts; ++i) {
       Plan& p = *plans[i];
-      const int64_t offset = channels ? cut.Bound(i) * filter_per_m : 0;
+      const int64_t offset = slices ? cut.Bound(i) * filter_per_m : 0;
       weights[i] = p.weight.Get(F, p.user_w, p.pd.weights_desc(), offset);
       dnnl_util::EnsureSlotMemory(p.pd.scratchpad_desc(), workers, &p.slot_scratch);
       if (p.src_reorder) dnnl_util::EnsureSlotMemory(p.pd.src_desc(), workers, &p.slot_src);
@@ -233,7 +244,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const char* b = has_bias ? static_cast<const char*>(Input(2).raw_data()) : nullptr;
     math::ParallelFor(parts, workers, [&](int64_t i, int slot) {
       Plan& p = *plans[i];
-      const int64_t m0 = channels ? cut.Bound(i) : 0, mp = channels ? p.pd.dst_desc().dims()[1] : 0;
+      const int64_t m0 = slices ? cut.Bound(i) : 0, mp = channels ? p.pd.dst_desc().dims()[1] : 0;
       char* part_y = channels ? channel_parts_.data() + pixels * m0 * es : nullptr;  // [pixels, mp], dense
       // Y's (and R's) channels [m0, m0 + mp) of every pixel <-> the part's dense buffer.
       auto gather = [&](const char* from, char* to, bool into_part) {
@@ -284,7 +295,11 @@ class DnnlConvOp final : public Operator<CPUContext> {
     if (it != plans_.end()) return it->second.get();
     auto p = std::make_unique<Plan>();
     const auto dt = dtype_ == DataType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
-    if (g.channels_last) {  // activation_order NHWC: oneDNN's native layout here, no reorders
+    if (blocked_) {  // blocked activations (X plain NCHW where its channels do not divide by the block)
+      const Tag blocked = g.channel_block == 16 ? Tag::nChw16c : Tag::nChw8c;
+      p->user_src = memory::desc({g.N, g.C, g.H, g.W}, dt, g.blocked_input() ? blocked : Tag::nchw);
+      p->user_dst = memory::desc({g.N, g.M, g.OH, g.OW}, dt, blocked);
+    } else if (g.channels_last) {  // activation_order NHWC: oneDNN's native layout here, no reorders
       p->user_src = memory::desc({g.N, g.C, g.H, g.W}, dt, Tag::nhwc);
       p->user_dst = memory::desc({g.N, g.M, g.OH, g.OW}, dt, Tag::nhwc);
     } else {
@@ -300,11 +315,13 @@ class DnnlConvOp final : public Operator<CPUContext> {
     // Activation layout, by measurement (benchmarks/bench_cpu_engines.cc): 1x1 stride-1 unpadded
     // convolutions run fastest on plain NCHW (oneDNN's GEMM path, no reorders); the others on the
     // blocked layout oneDNN picks, worth the per-run reorders of X and Y. Channels-last activations
-    // are that layout already.
-    const Tag act = g.channels_last ? Tag::nhwc : ConvIs1x1(g) ? Tag::nchw : Tag::any;
+    // are that layout already, and so are blocked ones (taken as they are where oneDNN can).
+    const Tag act = g.channels_last ? Tag::nhwc : ConvIs1x1(g) && !blocked_ ? Tag::nchw : Tag::any;
     p->relu_pass = relu && act == Tag::nchw;
     const memory::desc any_src({g.N, g.C, g.H, g.W}, dt, act), any_dst({g.N, g.M, g.OH, g.OW}, dt, act),
         any_w(p->user_w.dims(), dt, Tag::any), bias_md({g.M}, dt, Tag::a);
+    const memory::desc& direct_src = blocked_ ? p->user_src : any_src;
+    const memory::desc& direct_dst = blocked_ ? p->user_dst : any_dst;
     // oneDNN's dilation counts the gaps between taps (ours minus one).
     auto build = [&](dnnl::algorithm algorithm, const memory::desc& src, const memory::desc& dst) {
       const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, src, any_w,
@@ -324,9 +341,14 @@ class DnnlConvOp final : public Operator<CPUContext> {
       }
     }
     try {
-      if (!p->winograd) build(dnnl::algorithm::convolution_direct, any_src, any_dst);
+      if (!p->winograd) build(dnnl::algorithm::convolution_direct, direct_src, direct_dst);
     } catch (const dnnl::error&) {
-      return plans_.emplace(key, nullptr).first->second.get();
+      try {  // blocked: oneDNN's own layouts, reordered in and out
+        if (!blocked_) throw;
+        build(dnnl::algorithm::convolution_direct, any_src, any_dst);
+      } catch (const dnnl::error&) {
+        return plans_.emplace(key, nullptr).first->second.get();
+      }
     }
     p->conv = dnnl::convolution_forward(p->pd);
     p->scratch = memory(p->pd.scratchpad_desc(), dnnl_util::CpuEngine());
@@ -343,6 +365,10 @@ class DnnlConvOp final : public Operator<CPUContext> {
   }
 
   void RunFallback() {
+    HN_CHECK_KIND(kUnsupported, !blocked_, def().type(), " '", def().name(), "' (DNNL): activation_order NCHW",
+                  args_.channel_block, "c runs only on oneDNN's kernels, which have none for ", DataTypeName(dtype_),
+                  " input '", def().input(0), "' ", Input(0).ShapeString(), " with filter '", def().input(1), "' ",
+                  Input(1).ShapeString());
     ReleaseResidualStorage();
     if (!fallback_) fallback_ = std::make_unique<ConvOp<CPUContext>>(def(), ws_);
     fallback_->Run();  // it reads fused_activation itself
@@ -358,6 +384,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
   std::vector<char> channel_parts_;  // RunInParts' channel parts' outputs
   DataType dtype_ = DataType::Float;  // this run's: float32 or bfloat16
+  bool blocked_ = false;              // activation_order NCHW8c / NCHW16c
   std::unique_ptr<OperatorBase> fallback_;
 };
 

@@ -45,6 +45,8 @@ struct ConvPoolArgs {
   // or with Caffe2's order NHWC (filter_hwc) [M, kH, kW, C/group].
   bool channels_last = false;
   bool filter_hwc = false;
+  // Blocked activations (core/blocked_activations_pass.h): 8 or 16, else 0. See ChannelBlockOf.
+  int channel_block = 0;
 };
 
 // The geometry of one run: NCHW input, output, kernel, effective pads (after legacy padding).
@@ -56,6 +58,11 @@ struct ConvPoolGeom {
   int group = 1;
   bool channels_last = false;  // X is [N, H, W, C] and Y [N, OH, OW, M]
   bool filter_hwc = false;     // Conv's filter [M, kH, kW, C/group] (Caffe2's order NHWC)
+  // Blocked activations: X and Y keep their NCHW shapes, their bytes are oneDNN's nChw8c / nChw16c
+  // ([N, C/b, H, W, b]); a Conv's X is blocked only when its channels divide by b (else plain NCHW:
+  // a first layer's image).
+  int channel_block = 0;
+  bool blocked_input() const { return channel_block > 0 && C % channel_block == 0; }
   std::vector<int64_t> y_shape() const {
     return channels_last ? std::vector<int64_t>{N, OH, OW, M} : std::vector<int64_t>{N, M, OH, OW};
   }
@@ -111,13 +118,19 @@ inline bool ReadPair(const caffe2::OperatorDef& def, const ArgumentHelper& a, co
 // express.
 inline bool SymmetricPads(const ConvPoolGeom& g) { return g.pt == g.pb && g.pl == g.pr; }
 
+// The channel block of a blocked layout's name ("NCHW8c" 8, "NCHW16c" 16), else 0.
+inline int ChannelBlockOf(const std::string& order) { return order == "NCHW8c" ? 8 : order == "NCHW16c" ? 16 : 0; }
+
 // Channels-last activations, only where the caller's kernels run them (allow_channels_last: the CPU
 // pooling kernels, the DNNL Conv's forward, and the CUDNN engine's Conv forward and pools): Caffe2's
 // `order: "NHWC"` (for Conv, the filter is then [M, kH, kW, C/group]), and Conv with hetnet's
 // `activation_order: "NHWC"` (set by the inference layout pass, core/channels_last_pass.h), which
 // keeps the NCHW filter [M, C/group, kH, kW].
+// Blocked activations (allow_blocked: the CPU pooling kernels and the DNNL Conv's forward): pooling's
+// `order: "NCHW8c"` / "NCHW16c" and Conv's `activation_order` of those names (set by
+// core/blocked_activations_pass.h).
 inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKind kind,
-                                      bool allow_channels_last = false) {
+                                      bool allow_channels_last = false, bool allow_blocked = false) {
   using namespace conv_shape_detail;
   ArgumentHelper a(def);
   ConvPoolArgs r;
@@ -130,9 +143,19 @@ inline ConvPoolArgs ParseConvPoolArgs(const caffe2::OperatorDef& def, ConvPoolKi
     r.channels_last = true;
     r.filter_hwc = kind == ConvPoolKind::Conv;
   } else {
-    HN_CHECK_KIND(kUnsupported, order == "NCHW", op, ": order '", order, "' is not supported (NCHW only)");
+    HN_CHECK_KIND(kUnsupported, order == "NCHW" || ChannelBlockOf(order), op, ": order '", order,
+                  "' is not supported (NCHW only)");
   }
-  if (activations != "NCHW") {
+  const int order_block = ChannelBlockOf(order), activation_block = ChannelBlockOf(activations);
+  if (order_block) {  // pooling over blocked activations
+    HN_CHECK_KIND(kUnsupported, kind == ConvPoolKind::Pool && allow_blocked, op, ": order '", order,
+                  "' is only run by the CPU pooling kernels");
+    r.channel_block = order_block;
+  } else if (activation_block) {
+    HN_CHECK_KIND(kUnsupported, kind == ConvPoolKind::Conv && allow_blocked && order == "NCHW", op,
+                  ": activation_order '", activations, "' is only run by the DNNL engine's CPU Conv");
+    r.channel_block = activation_block;
+  } else if (activations != "NCHW") {
     HN_CHECK_KIND(kUnsupported, kind == ConvPoolKind::Conv && activations == "NHWC" && allow_channels_last &&
                                     !r.filter_hwc, op,
                   ": activation_order '", activations,
@@ -245,6 +268,7 @@ inline ConvPoolGeom ComputeConvPoolGeom(const caffe2::OperatorDef& def, ConvPool
   ConvPoolGeom g;
   g.channels_last = a.channels_last;
   g.filter_hwc = a.filter_hwc;
+  g.channel_block = a.channel_block;
   if (a.channels_last) {
     g.N = x[0]; g.H = x[1]; g.W = x[2]; g.C = x[3];
   } else {

@@ -105,9 +105,10 @@ void PoolForwardBf16Cpu(bool max, const PoolParams& p, const BFloat16* x, BFloat
 // (the stride arguments, the pad arguments) whose every given value is the default is dropped here
 // before parsing; any other value keeps conv_pool_shape.h's refusal. (kernel 0 needs nothing:
 // global pooling ignores the kernel.)
-inline ConvPoolArgs ParsePoolArgs(const caffe2::OperatorDef& def, bool allow_channels_last = false) {
+inline ConvPoolArgs ParsePoolArgs(const caffe2::OperatorDef& def, bool allow_channels_last = false,
+                                  bool allow_blocked = false) {
   ArgumentHelper a(def);
-  if (a.GetSingleArgument<int>("global_pooling", 0) == 0) return ParseConvPoolArgs(def, ConvPoolKind::Pool, allow_channels_last);
+  if (a.GetSingleArgument<int>("global_pooling", 0) == 0) return ParseConvPoolArgs(def, ConvPoolKind::Pool, allow_channels_last, allow_blocked);
   struct Family {
     std::vector<const char*> singular;
     const char* plural;
@@ -130,24 +131,28 @@ inline ConvPoolArgs ParsePoolArgs(const caffe2::OperatorDef& def, bool allow_cha
     }
     if (all_default) drop.insert(drop.end(), given.begin(), given.end());
   }
-  if (drop.empty()) return ParseConvPoolArgs(def, ConvPoolKind::Pool, allow_channels_last);
+  if (drop.empty()) return ParseConvPoolArgs(def, ConvPoolKind::Pool, allow_channels_last, allow_blocked);
   caffe2::OperatorDef trimmed = def;
   trimmed.clear_arg();
   for (const auto& arg : def.arg())
     if (std::find(drop.begin(), drop.end(), arg.name()) == drop.end()) *trimmed.add_arg() = arg;
-  return ParseConvPoolArgs(trimmed, ConvPoolKind::Pool, allow_channels_last);
+  return ParseConvPoolArgs(trimmed, ConvPoolKind::Pool, allow_channels_last, allow_blocked);
 }
 
 inline PoolParams MakePoolParams(const ConvPoolGeom& g, bool count_include_pad) {
+  if (g.channel_block)  // blocked [N, C/b, H, W, b]: the order NHWC kernels on N*C/b images of b channels
+    return PoolParams{g.N * (g.C / g.channel_block), g.channel_block, g.H, g.W, g.OH, g.OW, g.kh, g.kw, g.sh, g.sw,
+                      g.pt, g.pl, count_include_pad, true};
   return PoolParams{g.N, g.C, g.H, g.W, g.OH, g.OW, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, count_include_pad, g.channels_last};
 }
 
 template <class Context, bool kMax>
 class PoolOp final : public Operator<Context> {
  public:
-  // order NHWC: the CPU kernels only (pool_op.cc).
+  // order NHWC and the blocked orders: the CPU kernels only (pool_op.cc).
   PoolOp(const caffe2::OperatorDef& def, Workspace* ws)
-      : Operator<Context>(def, ws), args_(ParsePoolArgs(def, std::is_same<Context, CPUContext>::value)),
+      : Operator<Context>(def, ws),
+        args_(ParsePoolArgs(def, std::is_same<Context, CPUContext>::value, std::is_same<Context, CPUContext>::value)),
         count_include_pad_(this->template GetSingleArgument<int>("count_include_pad", 0) != 0) {}
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
@@ -156,6 +161,9 @@ class PoolOp final : public Operator<Context> {
     }
     EnforceFloatInput(this->def(), X, 0);
     const ConvPoolGeom g = ComputeConvPoolGeom(this->def(), ConvPoolKind::Pool, args_, X.shape());
+    HN_ENFORCE(g.C % std::max(g.channel_block, 1) == 0, this->def().type(), ": input 0 ('", this->def().input(0), "') ",
+               X.ShapeString(), " has ", g.C, " channels, not a whole number of blocks of ", g.channel_block,
+               " (order NCHW", g.channel_block, "c)");
     Tensor* Y = this->Output(0, g.y_shape(), DataType::Float);
     PoolForward<Context, kMax>(MakePoolParams(g, count_include_pad_), X.template data<float>(),
                                Y->template mutable_data<float>(), &this->context_);

@@ -14,6 +14,7 @@
 #include "core/workspace.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/residual_test_net.h"
+#include "tests/cpp/rewrite_test_util.h"
 #include "test_util_io.h"
 
 using namespace hetnet;
@@ -34,56 +35,22 @@ void Conv(caffe2::NetDef* net, caffe2::NetDef* init, const std::string& x, const
 }
 using hetnet_test::ResidualNet;
 
-void SetOptimize(caffe2::NetDef* net, int v) {
-  auto* a = net->add_arg();
-  a->set_name("hetnet_optimize");
-  a->set_i(v);
-}
+using hetnet_test::Count;
+using hetnet_test::HasArg;
+using hetnet_test::RunBoth;
 
-// Runs `net` rewritten and as written in two workspaces; every external output must agree.
-caffe2::NetDef RunBoth(const caffe2::NetDef& init, caffe2::NetDef net, const std::vector<int64_t>& data_shape) {
-  Workspace on, off;
-  caffe2::NetDef plain = net;
-  SetOptimize(&net, 1);
-  SetOptimize(&plain, 0);
-  for (Workspace* ws : {&on, &off}) {
-    ws->RunNetOnce(init);
-    int64_t n = 1;
-    for (auto d : data_shape) n *= d;
-    *ws->CreateBlob("data")->GetMutable<Tensor>() = FloatTensor(data_shape, RandomVec(n, 99));
-  }
-  NetBase* created = on.CreateNet(net);
-  off.CreateNet(plain);
-  for (int run = 0; run < 2; ++run) {
-    on.RunNet(net.name());
-    off.RunNet(plain.name());
-    for (const auto& name : net.external_output()) {
-      INFO("output " << name << ", run " << run);
-      const Tensor& got = on.GetBlobOrThrow(name).GetTensor();
-      const Tensor& want = off.GetBlobOrThrow(name).GetTensor();
-      REQUIRE(got.shape() == want.shape());
-      const auto g = Values(got), w = Values(want);
-      REQUIRE(optest::Worst(g, w).error <= 1e-4);
-    }
-  }
-  return created->def();
-}
-
-int Count(const caffe2::NetDef& net, const std::string& type) {
-  int n = 0;
-  for (const auto& op : net.op()) n += op.type() == type;
-  return n;
-}
-bool HasArg(const caffe2::OperatorDef& op, const std::string& name, const std::string& value) {
-  for (const auto& a : op.arg())
-    if (a.name() == name) return a.s() == value;
-  return false;
-}
+// These tests are about the channels-last pass: the blocked-activations pass, tried first, is off.
+struct ChannelsLastOnly {
+  const bool was = DefaultInferenceFusionOptions().blocked_activations;
+  ChannelsLastOnly() { DefaultInferenceFusionOptions().blocked_activations = false; }
+  ~ChannelsLastOnly() { DefaultInferenceFusionOptions().blocked_activations = was; }
+};
 
 }  // namespace
 
 TEST_CASE("Channels-last residual net equals the net as written, with one switch in and one out",
           "[fusion][channels_last]") {
+  ChannelsLastOnly nhwc_only;
   if (ResolveEngine(optest::MakeOp("Conv", {"x", "w"}, {"y"}), Device::CPU()) != "DNNL") {
     WARN("skipped: no DNNL engine for CPU Conv in this build (or HETNET_CPU_ENGINE), the pass does not apply");
     return;
@@ -167,6 +134,7 @@ TEST_CASE("A fused residual that no later op reads lends its storage to the Conv
 }
 
 TEST_CASE("Channels-last pass leaves a lone convolution and non-DNNL convolutions alone", "[fusion][channels_last]") {
+  ChannelsLastOnly nhwc_only;
   caffe2::NetDef init, net;
   net.set_name("lone");
   Conv(&net, &init, "data", "c1", 3, 4, 3, 1, true);
@@ -181,6 +149,7 @@ TEST_CASE("Channels-last pass leaves a lone convolution and non-DNNL convolution
 }
 
 TEST_CASE("A value the next run reads first is switched back at the end of the run", "[fusion][channels_last]") {
+  ChannelsLastOnly nhwc_only;
   if (ResolveEngine(optest::MakeOp("Conv", {"x", "w"}, {"y"}), Device::CPU()) != "DNNL") return;
   caffe2::NetDef init, net;
   net.set_name("recurrent");

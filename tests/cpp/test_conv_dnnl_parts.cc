@@ -1,6 +1,7 @@
 // The DNNL Conv's cuts into parts (operators/conv_dnnl_parts.h), as arithmetic: every output image,
 // row or channel belongs to exactly one part, each band reads only rows inside the input and its pads
-// give back its own output rows, and channel parts are whole 16-channel blocks.
+// give back its own output rows, and channel parts are whole 16-channel blocks (blocked
+// activations: dense slices of one image each).
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -53,6 +54,23 @@ ConvPartition CheckCut(const ConvPoolGeom& g, int workers) {
       channels += p.M;
     }
     CHECK(channels == g.M);
+  } else if (cut.split == ConvPartition::kImageChannels) {
+    REQUIRE(g.channel_block > 0);
+    std::vector<int64_t> channels(g.N, 0);
+    for (int64_t i = 0; i < cut.parts; ++i) {
+      int64_t in_row = -1;
+      const ConvPoolGeom p = cut.PartGeom(g, i, &in_row);
+      const int64_t image = cut.ImageOf(i);
+      REQUIRE(image < g.N);
+      CHECK(p.N == 1);
+      CHECK(cut.Bound(i) == channels[image]);  // slices follow each other
+      CHECK(cut.Bound(i) % 16 == 0);
+      CHECK(p.M % g.channel_block == 0);
+      CHECK(cut.SrcOffset(g, i, in_row) == image * g.C * g.H * g.W);
+      CHECK(cut.DstOffset(g, i) == (image * g.M + cut.Bound(i)) * g.OH * g.OW);  // the slice's place in Y
+      channels[image] += p.M;
+    }
+    for (int64_t c : channels) CHECK(c == g.M);
   } else {
     REQUIRE(g.channels_last);
     std::vector<int64_t> rows(g.N, 0);
@@ -100,6 +118,21 @@ TEST_CASE("DNNL Conv parts: each image, row or channel in exactly one part", "[c
             CheckCut(Geom(n, 16, 9, 64, k, stride, k / 2, channels_last), workers);
             CheckCut(Geom(n, 256, 6, 200, k, stride, k / 2, channels_last), workers);
           }
+  // Blocked activations: images, or each image's output channels when there are fewer images.
+  for (int block : {8, 16})
+    for (int workers : {2, 3, 16})
+      for (int64_t n : {1, 2, 5})
+        for (int64_t m : {16, 64, 96, 520}) {
+          if (m % block) continue;  // (the rewrite's condition)
+          ConvPoolGeom g = Geom(n, 64, 14, m, 3, 1, 1, false);
+          g.channel_block = block;
+          const ConvPartition cut = CheckCut(g, workers);
+          if (cut.parts > 1) CHECK(cut.split == (n >= workers ? ConvPartition::kImages : ConvPartition::kImageChannels));
+        }
+  ConvPoolGeom one = Geom(1, 512, 7, 512, 3, 1, 1, false);
+  one.channel_block = 8;
+  CHECK(CheckCut(one, 2).split == ConvPartition::kImageChannels);
+  CHECK(CheckCut(one, 2).parts == 4);
 }
 
 }  // namespace hetnet
