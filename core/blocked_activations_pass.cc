@@ -64,6 +64,8 @@ class BlockedPolicy final : public BlobFormPolicy {
                        : op->type() == "MaxPool" || op->type() == "AveragePool" ? "order"
                                                                                  : nullptr;
     if (name) SetString(op, name, order_);
+    // Blocked bytes exist only on the CPU: pinned there, so that automatic placement keeps it.
+    if (!op->has_device_option()) op->mutable_device_option()->set_device_type(0);
     return "blocked (" + order_ + ") activations";
   }
 
