@@ -43,13 +43,7 @@ class BlockedLayoutOp final : public Operator<CPUContext> {
     const int workers = X.nbytes() < (size_t{1} << 18) ? 1 : math::CpuWorkers();
     math::ParallelFor(blocks, workers, [&](int64_t k, int) {
       const size_t at = static_cast<size_t>(k * b * s) * item;
-      const int64_t rows = kToBlocked ? b : s, cols = kToBlocked ? s : b;
-      if (item == 2)
-        TransposeTiles(rows, cols, reinterpret_cast<const uint16_t*>(x + at), reinterpret_cast<uint16_t*>(y + at));
-      else if (item == 4)
-        TransposeTiles(rows, cols, reinterpret_cast<const uint32_t*>(x + at), reinterpret_cast<uint32_t*>(y + at));
-      else
-        TransposeTiles(rows, cols, reinterpret_cast<const uint64_t*>(x + at), reinterpret_cast<uint64_t*>(y + at));
+      TransposeTilesOfItems(kToBlocked ? b : s, kToBlocked ? s : b, item, x + at, y + at);
     });
   }
 };

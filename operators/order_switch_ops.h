@@ -57,6 +57,16 @@ void TransposeTiles(int64_t rows, int64_t cols, const T* src, T* dst) {
     }
 }
 
+// TransposeTiles on elements of `item` bytes (2: bfloat16 / float16, 4, 8), given as bytes.
+inline void TransposeTilesOfItems(int64_t rows, int64_t cols, size_t item, const char* src, char* dst) {
+  if (item == 2)
+    TransposeTiles(rows, cols, reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint16_t*>(dst));
+  else if (item == 4)
+    TransposeTiles(rows, cols, reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst));
+  else
+    TransposeTiles(rows, cols, reinterpret_cast<const uint64_t*>(src), reinterpret_cast<uint64_t*>(dst));
+}
+
 template <class Context, bool kToNCHW>
 class OrderSwitchOp final : public Operator<Context> {
  public:
@@ -85,12 +95,7 @@ class OrderSwitchOp final : public Operator<Context> {
     char* dst = static_cast<char*>(Y->raw_mutable_data(X.dtype()));
     for (int64_t i = 0; i < n; ++i) {
       const size_t offset = static_cast<size_t>(i * rows * cols) * item;
-      if (item == 2)
-        TransposeTiles(rows, cols, reinterpret_cast<const uint16_t*>(src + offset), reinterpret_cast<uint16_t*>(dst + offset));
-      else if (item == 4)
-        TransposeTiles(rows, cols, reinterpret_cast<const uint32_t*>(src + offset), reinterpret_cast<uint32_t*>(dst + offset));
-      else
-        TransposeTiles(rows, cols, reinterpret_cast<const uint64_t*>(src + offset), reinterpret_cast<uint64_t*>(dst + offset));
+      TransposeTilesOfItems(rows, cols, item, src + offset, dst + offset);
     }
   }
 };
