@@ -114,6 +114,24 @@ class FormConverter {
 
 }  // namespace
 
+int TakeLayoutIfWorthIt(BlobFormResult* r, std::vector<caffe2::OperatorDef>* ops, std::vector<std::string>* op_notes) {
+  int convs = 0;
+  for (const auto& op : r->ops)
+    for (const auto& a : op.arg()) convs += op.type() == "Conv" && a.name() == "activation_order";
+  if (convs == 0 || r->switches >= 2 * convs) return 0;
+  *ops = std::move(r->ops);
+  *op_notes = std::move(r->op_notes);
+  return convs;
+}
+
+void SetStringArgument(caffe2::OperatorDef* op, const std::string& name, const std::string& value) {
+  for (auto& a : *op->mutable_arg())
+    if (a.name() == name) return a.set_s(value);
+  auto* a = op->add_arg();
+  a->set_name(name);
+  a->set_s(value);
+}
+
 BlobFormResult ConvertBlobForms(BlobFormInput in, const BlobFormPolicy& policy) {
   for (const auto& op : *in.ops) {
     in.taken.insert(op.input().begin(), op.input().end());

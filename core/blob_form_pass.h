@@ -67,4 +67,12 @@ struct BlobFormResult {
 
 BlobFormResult ConvertBlobForms(BlobFormInput in, const BlobFormPolicy& policy);
 
+// The layout passes' rule (channels-last, blocked): r replaces *ops and *op_notes only when it
+// converted a Conv (one with `activation_order`) and has fewer switches than twice those Convs, as
+// each conversion saves that Conv's two reorders. Returns the converted Convs (0: nothing taken).
+int TakeLayoutIfWorthIt(BlobFormResult* r, std::vector<caffe2::OperatorDef>* ops, std::vector<std::string>* op_notes);
+
+// Sets (or adds) a string argument of op: the policies' Adapt.
+void SetStringArgument(caffe2::OperatorDef* op, const std::string& name, const std::string& value);
+
 }  // namespace hetnet

@@ -63,7 +63,7 @@ class BlockedPolicy final : public BlobFormPolicy {
     const char* name = op->type() == "Conv" ? "activation_order"
                        : op->type() == "MaxPool" || op->type() == "AveragePool" ? "order"
                                                                                  : nullptr;
-    if (name) SetString(op, name, order_);
+    if (name) SetStringArgument(op, name, order_);
     // Blocked bytes exist only on the CPU: pinned there, so that automatic placement keeps it.
     if (!op->has_device_option()) op->mutable_device_option()->set_device_type(0);
     return "blocked (" + order_ + ") activations";
@@ -98,14 +98,6 @@ class BlockedPolicy final : public BlobFormPolicy {
     return op;
   }
 
-  static void SetString(caffe2::OperatorDef* op, const char* name, const std::string& value) {
-    for (auto& a : *op->mutable_arg())
-      if (a.name() == name) return a.set_s(value);
-    auto* a = op->add_arg();
-    a->set_name(name);
-    a->set_s(value);
-  }
-
   const BlockedActivationsInput& in_;
   const std::string order_;
 };
@@ -134,11 +126,8 @@ std::vector<std::string> ConvertToBlockedActivations(BlockedActivationsInput in)
   const BlockedPolicy policy(in);
   BlobFormInput form{in.net, in.ops, in.op_notes, in.keep, in.taken};
   BlobFormResult r = ConvertBlobForms(std::move(form), policy);
-  int convs = 0;
-  for (const auto& op : r.ops) convs += op.type() == "Conv" && ArgumentHelper(op).HasArgument("activation_order");
-  if (convs == 0 || r.switches >= 2 * convs) return {};  // as the channels-last pass decides
-  *in.ops = std::move(r.ops);
-  *in.op_notes = std::move(r.op_notes);
+  const int convs = TakeLayoutIfWorthIt(&r, in.ops, in.op_notes);
+  if (convs == 0) return {};
   return {MakeString("blocked activations (NCHW", in.block, "c): ", convs, " Conv, ",
                      r.anchors + r.followers - convs, " other ops on blocked blobs, ", r.switches, " layout switches")};
 }

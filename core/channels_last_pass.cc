@@ -105,14 +105,6 @@ caffe2::OperatorDef OrderSwitch(const char* type, const std::string& from, const
   return op;
 }
 
-void SetStringArg(caffe2::OperatorDef* op, const char* name, const char* value) {
-  for (auto& a : *op->mutable_arg())
-    if (a.name() == name) return a.set_s(value);
-  auto* a = op->add_arg();
-  a->set_name(name);
-  a->set_s(value);
-}
-
 class ChannelsLastPolicy final : public BlobFormPolicy {
  public:
   explicit ChannelsLastPolicy(const caffe2::NetDef& net) : net_{net, GpuTakesNhwc(net)} {}
@@ -142,8 +134,8 @@ class ChannelsLastPolicy final : public BlobFormPolicy {
   }
   std::string Adapt(caffe2::OperatorDef* op) const override {
     const Role role = RoleIn(*op, net_);
-    if (role == Role::kConv) SetStringArg(op, "activation_order", "NHWC");
-    else if (role == Role::kPool) SetStringArg(op, "order", "NHWC");
+    if (role == Role::kConv) SetStringArgument(op, "activation_order", "NHWC");
+    else if (role == Role::kPool) SetStringArgument(op, "order", "NHWC");
     return "channels-last (NHWC) activations";
   }
 
@@ -156,11 +148,8 @@ class ChannelsLastPolicy final : public BlobFormPolicy {
 std::vector<std::string> ConvertToChannelsLast(ChannelsLastInput in) {
   BlobFormInput form{in.net, in.ops, in.op_notes, std::move(in.keep), std::move(in.taken)};
   BlobFormResult r = ConvertBlobForms(std::move(form), ChannelsLastPolicy(*in.net));
-  int convs = 0;
-  for (const auto& op : r.ops) convs += op.type() == "Conv" && ArgumentHelper(op).HasArgument("activation_order");
-  if (convs == 0 || r.switches >= 2 * convs) return {};  // each conversion saves a Conv's two reorders
-  *in.ops = std::move(r.ops);
-  *in.op_notes = std::move(r.op_notes);
+  const int convs = TakeLayoutIfWorthIt(&r, in.ops, in.op_notes);
+  if (convs == 0) return {};
   return {MakeString("channels-last activations: ", convs, " Conv, ", r.anchors + r.followers - convs, " other ops on NHWC blobs, ",
                      r.switches, " order switches")};
 }

@@ -59,12 +59,12 @@ class DnnlConvOp final : public Operator<CPUContext> {
         relu_(FusedReluArgument(def)),
         residual_(def),
         winograd_(ArgumentHelper(def).GetSingleArgument<int>("dnnl_winograd", WinogradByDefault()) != 0),
+        blocked_(args_.channel_block != 0),
         ws_(ws) {}
 
   void RunOnDevice() override {
     // float32, or bfloat16 throughout (reduced-precision inference: float32 accumulation).
     dtype_ = Input(0).dtype();
-    blocked_ = args_.channel_block != 0;
     if (dtype_ != DataType::Float && !(dtype_ == DataType::BFloat16 && dnnl_util::Bf16Supported())) return RunFallback();
     for (int i = 0; i < InputSize(); ++i)
       if (Input(i).dtype() != dtype_) return RunFallback();
@@ -378,13 +378,13 @@ class DnnlConvOp final : public Operator<CPUContext> {
   bool relu_;  // fused_activation "Relu": a post-op of the convolution (a pass on the 1x1 path)
   ConvResidual residual_;  // fused_residual: a fourth input added before the Relu
   const bool winograd_;    // dnnl_winograd: where WinogradFits
+  const bool blocked_;     // activation_order NCHW8c / NCHW16c
   const bool reuse_residual_ = ArgumentHelper(def()).GetSingleArgument<int>("fused_residual_reuse", 0) != 0;
   Workspace* ws_;
   // Keyed by (N, C, H, W, M, kH, kW, bias): with the op's fixed arguments that fixes the whole geometry.
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
   std::vector<char> channel_parts_;  // RunInParts' channel parts' outputs
   DataType dtype_ = DataType::Float;  // this run's: float32 or bfloat16
-  bool blocked_ = false;              // activation_order NCHW8c / NCHW16c
   std::unique_ptr<OperatorBase> fallback_;
 };
 
