@@ -58,21 +58,31 @@ HETNET_AVX2 __attribute__((always_inline)) inline void StoreHalf(const TileArgs&
   }
 }
 
-// MR rows x the 16 columns of half h.
+// MR rows x the 16 columns of half h. The loop body is kept to its 12 multiply-adds, 2 loads of B
+// and 6 broadcasts: rows 0-2 and 3-5 are read through two pointers that step one float per k, so
+// every broadcast addresses [row pointer + lda * 0/4/8 bytes] with no arithmetic of its own, and
+// k is unrolled by 4. Computing each row's address per step (a[r * lda + k]) cost 30 instructions
+// per step, and when the host runs another VM's thread on this core's sibling (this VM's slow
+// stretches) the shared front end, not the FMA units, set the pace: the MLP at batch 64 ran a
+// median 1.37 ms against 1.07 lean, the same 0.9 ms at best (benchmarks/RESULTS.md, twentieth session).
 template <int MR>
 HETNET_AVX2 void Half(const TileArgs& t, int h) {
   __m256 c0[MR], c1[MR];
   for (int r = 0; r < MR; ++r) c0[r] = c1[r] = _mm256_setzero_ps();
-  const float* a = t.a;
+  const int64_t lda = t.lda, kc = t.kc;
+  const float* a0 = t.a;
+  const float* a3 = MR > 3 ? t.a + 3 * lda : t.a;  // (never past A when there are no rows 3-5)
   const float* b = t.b + 16 * h;
-  for (int64_t k = 0; k < t.kc; ++k, b += kPanelWidth) {
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < kc; ++k) {
     const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < MR; ++r) {
-      const __m256 x = _mm256_broadcast_ss(a + r * t.lda + k);
+      const __m256 x = _mm256_broadcast_ss((r < 3 ? a0 : a3) + (r % 3) * lda);
       c0[r] = _mm256_fmadd_ps(x, b0, c0[r]);
       c1[r] = _mm256_fmadd_ps(x, b1, c1[r]);
     }
+    ++a0, ++a3, b += kPanelWidth;
   }
   // Unrolled, so the accumulators stay in registers (a loop indexing them kept them on the stack).
 #pragma GCC unroll 6

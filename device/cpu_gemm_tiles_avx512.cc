@@ -48,15 +48,23 @@ __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
     c0[0] = _mm512_add_ps(_mm512_add_ps(lo[0], lo[1]), _mm512_add_ps(lo[2], lo[3]));
     c1[0] = _mm512_add_ps(_mm512_add_ps(hi[0], hi[1]), _mm512_add_ps(hi[2], hi[3]));
   }
-  for (; k < t.kc; ++k, b += kPanelWidth) {
+  // As the AVX2 tiles (cpu_gemm_tiles_avx2.cc, Half): rows are read through one pointer per three
+  // rows, stepping one float per k, so a broadcast needs no address arithmetic; k unrolled by 4.
+  const int64_t lda = t.lda, kc = t.kc;
+  const float* base[4];
+  for (int g = 0; g < 4; ++g) base[g] = 3 * g < MR ? a + k + 3 * g * lda : a;
+#pragma GCC unroll 4
+  for (; k < kc; ++k, b += kPanelWidth) {
     const __m512 b0 = _mm512_load_ps(b);
     const __m512 b1 = kHalf ? b0 : _mm512_load_ps(b + 16);
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const __m512 x = _mm512_set1_ps(a[r * t.lda + k]);
+      const __m512 x = _mm512_set1_ps(base[r / 3][(r % 3) * lda]);
       c0[r] = _mm512_fmadd_ps(x, b0, c0[r]);
       if (!kHalf) c1[r] = _mm512_fmadd_ps(x, b1, c1[r]);
     }
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) ++base[g];
   }
   const __mmask16 m0 = LaneMask(t.valid), m1 = LaneMask(t.valid - 16);
   const __m512 zero = _mm512_setzero_ps();
