@@ -45,6 +45,12 @@ void PoolPlane(const PoolParams& p, const float* xp, float* yp) {
   }
 }
 
+// The output columns [*lo, *hi) whose windows (kw wide, stride sw) lie wholly inside a row.
+inline void FullWindowColumns(const PoolParams& p, int kw, int sw, int64_t* lo, int64_t* hi) {
+  *lo = std::min<int64_t>(p.OW, (p.pl + sw - 1) / sw);
+  *hi = std::max<int64_t>(*lo, std::min<int64_t>(p.OW, p.W - kw + p.pl >= 0 ? (p.W - kw + p.pl) / sw + 1 : 0));
+}
+
 // MaxPool by output row in two steps, each a loop the compiler vectorizes: the window rows' maxima
 // per input column (contiguous), then each window's maximum over those (the common kernel widths
 // and strides compiled as constants, so strided reads become shuffles). `v > acc ? v : acc` as
@@ -53,9 +59,8 @@ void PoolPlane(const PoolParams& p, const float* xp, float* yp) {
 template <int KW, int SW>
 void MaxOverColumns(const PoolParams& p, const float* v, float* yr) {
   const int kw = KW ? KW : p.kw, sw = SW ? SW : p.sw;
-  // Outputs whose window lies inside the row: [lo, hi).
-  const int64_t lo = std::min<int64_t>(p.OW, (p.pl + sw - 1) / sw);
-  const int64_t hi = std::max<int64_t>(lo, std::min<int64_t>(p.OW, p.W - kw + p.pl >= 0 ? (p.W - kw + p.pl) / sw + 1 : 0));
+  int64_t lo, hi;  // outputs whose window lies inside the row
+  FullWindowColumns(p, kw, sw, &lo, &hi);
   auto edge = [&](int64_t ow) {
     int64_t t, b, l, r;
     PoolWindow(p, 0, ow, &t, &b, &l, &r);
@@ -159,6 +164,48 @@ void WindowFixedChannels(const PoolParams& p, const float* xn, int64_t t, int64_
 #endif
 }
 
+#if defined(__AVX__)
+// Output pixels [lo, hi) of one row whose KH x KW windows lie wholly inside the image (t: the
+// windows' first input row), kC = 8 or 16 channels (blocked activations): the window unrolled at
+// constant offsets, where WindowFixedChannels loops over runtime bounds and recomputes addresses.
+// ResNet-18's MaxPool (3x3, stride 2, 64 x 112 x 112 in nChw8c), alone, one thread, the two
+// alternated per run: 0.229 ms best and 0.464 median with the loop, 0.071 and 0.106 unrolled
+// (ONNX Runtime's took 0.23-0.25 in the net; benchmarks/RESULTS.md, twentieth session).
+// The same arithmetic in the same order as WindowFixedChannels.
+template <bool kMax, int kC, int KH, int KW>
+void FullWindowsFixedChannels(const PoolParams& p, const float* xn, int64_t t, int64_t lo, int64_t hi, float* y) {
+  const int64_t row = p.W * kC, step = p.sw * kC;
+  const float* x = xn + (t * p.W + lo * p.sw - p.pl) * kC;
+  const __m256 scale = _mm256_set1_ps(kMax ? 1.f : PoolAverageScale(p, t, t + KH, 0, KW));
+  for (int64_t ow = lo; ow < hi; ++ow, x += step, y += kC) {
+#pragma GCC unroll 2
+    for (int c0 = 0; c0 < kC; c0 += 8) {
+      __m256 acc = kMax ? _mm256_set1_ps(-std::numeric_limits<float>::max()) : _mm256_setzero_ps();
+#pragma GCC unroll 3
+      for (int h = 0; h < KH; ++h)
+#pragma GCC unroll 3
+        for (int w = 0; w < KW; ++w) {
+          const __m256 v = _mm256_loadu_ps(x + h * row + w * kC + c0);
+          acc = kMax ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+        }
+      _mm256_storeu_ps(y + c0, kMax ? acc : _mm256_mul_ps(acc, scale));
+    }
+  }
+}
+
+// The full-window kernel for this pool's kC and window, or null (other windows, no AVX).
+template <bool kMax>
+auto FullWindowsKernel(const PoolParams& p) -> void (*)(const PoolParams&, const float*, int64_t, int64_t, int64_t,
+                                                         float*) {
+  const bool c8 = p.C == 8, c16 = p.C == 16;
+  if (p.kh == 3 && p.kw == 3)
+    return c8 ? &FullWindowsFixedChannels<kMax, 8, 3, 3> : c16 ? &FullWindowsFixedChannels<kMax, 16, 3, 3> : nullptr;
+  if (p.kh == 2 && p.kw == 2)
+    return c8 ? &FullWindowsFixedChannels<kMax, 8, 2, 2> : c16 ? &FullWindowsFixedChannels<kMax, 16, 2, 2> : nullptr;
+  return nullptr;
+}
+#endif
+
 template <bool kMax, typename T>
 void PoolForwardChannelsLast(const PoolParams& p, const T* x, T* y) {
   constexpr bool kFloat = std::is_same<T, float>::value;
@@ -167,10 +214,26 @@ void PoolForwardChannelsLast(const PoolParams& p, const T* x, T* y) {
   const int workers = work < 32768 ? 1 : static_cast<int>(std::min<int64_t>(math::CpuWorkers(), rows));
   std::vector<std::vector<float>> narrow_acc(kFloat ? 0 : workers);  // bfloat16: a float32 row per pool slot
   for (auto& a : narrow_acc) a.resize(C);
+#if defined(__AVX__)
+  const auto full_windows = kFloat ? FullWindowsKernel<kMax>(p) : nullptr;
+#endif
   math::ParallelFor(rows, workers, [&](int64_t row, int slot) {
     const int64_t n = row / p.OH, oh = row % p.OH;
     const T* xn = x + n * p.H * p.W * C;
+    int64_t skip_lo = p.OW, skip_hi = p.OW;  // output pixels a full-window kernel did
+#if defined(__AVX__)
+    if constexpr (kFloat) {
+      int64_t t, b, l, r;
+      PoolWindow(p, oh, 0, &t, &b, &l, &r);
+      if (full_windows && b - t == p.kh) {
+        FullWindowColumns(p, p.kw, p.sw, &skip_lo, &skip_hi);
+        full_windows(p, xn, t, skip_lo, skip_hi, y + ((n * p.OH + oh) * p.OW + skip_lo) * C);
+      }
+    }
+#endif
     for (int64_t ow = 0; ow < p.OW; ++ow) {
+      if (ow == skip_lo) ow = skip_hi;
+      if (ow >= p.OW) break;
       int64_t t, b, l, r;
       PoolWindow(p, oh, ow, &t, &b, &l, &r);
       T* yt = y + ((n * p.OH + oh) * p.OW + ow) * C;

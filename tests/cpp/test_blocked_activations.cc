@@ -153,13 +153,18 @@ TEST_CASE("DNNL Conv with blocked activations equals the NCHW convolution", "[dn
 TEST_CASE("Pooling with a blocked order equals NCHW pooling", "[ops][pool][blocked]") {
   for (int block : {8, 16}) {
     for (const char* type : {"MaxPool", "AveragePool"}) {
-      for (bool global : {false, true}) {
-        INFO(type << " block " << block << (global ? " global" : ""));
+      // Windows of 3 and 2 (the unrolled kernels for full windows, beside the border loop), of 4 (the
+      // loop alone), and global pooling.
+      struct Window { int kernel, stride, pad; };
+      for (Window w : {Window{3, 2, 1}, Window{3, 1, 1}, Window{3, 1, 0}, Window{2, 2, 0}, Window{2, 1, 1},
+                       Window{4, 2, 1}, Window{0, 0, 0}}) {
+        const bool global = w.kernel == 0;
+        INFO(type << " block " << block << " kernel " << w.kernel << " stride " << w.stride << " pad " << w.pad);
         Workspace ws;
         optest::Feed<float>(ws, "X", {2, 32, 9, 7}, RandomVec(2 * 32 * 63, 1));
         std::vector<caffe2::Argument> args;
         if (global) args = {ArgI("global_pooling", 1)};
-        else args = {ArgI("kernel", 3), ArgI("stride", 2), ArgI("pad", 1)};
+        else args = {ArgI("kernel", w.kernel), ArgI("stride", w.stride), ArgI("pad", w.pad)};
         optest::RunOp(ws, optest::MakeOp(type, {"X"}, {"Y"}, args));
         optest::RunOp(ws, optest::MakeOp("NCHWToBlocked", {"X"}, {"Xb"}, {ArgI("channel_block", block)}));
         args.push_back(ArgS("order", "NCHW" + std::to_string(block) + "c"));
