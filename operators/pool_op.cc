@@ -164,44 +164,55 @@ void WindowFixedChannels(const PoolParams& p, const float* xn, int64_t t, int64_
 #endif
 }
 
-#if defined(__AVX__)
+#if defined(__AVX2__)
 // Output pixels [lo, hi) of one row whose KH x KW windows lie wholly inside the image (t: the
-// windows' first input row), kC = 8 or 16 channels (blocked activations): the window unrolled at
-// constant offsets, where WindowFixedChannels loops over runtime bounds and recomputes addresses.
+// windows' first input row), channels-last: kC channels (8 or 16: blocked activations) or, kC = 0,
+// p.C of them (the last 1-7 through masked loads and stores). The window is unrolled at constant
+// offsets, where WindowFixedChannels and the generic loop iterate over runtime bounds.
 // ResNet-18's MaxPool (3x3, stride 2, 64 x 112 x 112 in nChw8c), alone, one thread, the two
 // alternated per run: 0.229 ms best and 0.464 median with the loop, 0.071 and 0.106 unrolled
 // (ONNX Runtime's took 0.23-0.25 in the net; benchmarks/RESULTS.md, twentieth session).
-// The same arithmetic in the same order as WindowFixedChannels.
+// The same arithmetic in the same order per channel as those loops, so the same bits.
 template <bool kMax, int kC, int KH, int KW>
-void FullWindowsFixedChannels(const PoolParams& p, const float* xn, int64_t t, int64_t lo, int64_t hi, float* y) {
-  const int64_t row = p.W * kC, step = p.sw * kC;
-  const float* x = xn + (t * p.W + lo * p.sw - p.pl) * kC;
+void FullWindowsChannelsLast(const PoolParams& p, const float* xn, int64_t t, int64_t lo, int64_t hi, float* y) {
+  const int64_t C = kC ? kC : p.C, row = p.W * C, step = p.sw * C;
+  const float* x = xn + (t * p.W + lo * p.sw - p.pl) * C;
   const __m256 scale = _mm256_set1_ps(kMax ? 1.f : PoolAverageScale(p, t, t + KH, 0, KW));
-  for (int64_t ow = lo; ow < hi; ++ow, x += step, y += kC) {
+  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(C % 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int64_t ow = lo; ow < hi; ++ow, x += step, y += C) {
 #pragma GCC unroll 2
-    for (int c0 = 0; c0 < kC; c0 += 8) {
+    for (int64_t c0 = 0; c0 < C; c0 += 8) {
+      const bool full = kC || c0 + 8 <= C;
       __m256 acc = kMax ? _mm256_set1_ps(-std::numeric_limits<float>::max()) : _mm256_setzero_ps();
 #pragma GCC unroll 3
       for (int h = 0; h < KH; ++h)
 #pragma GCC unroll 3
         for (int w = 0; w < KW; ++w) {
-          const __m256 v = _mm256_loadu_ps(x + h * row + w * kC + c0);
+          const float* at = x + h * row + w * C + c0;
+          const __m256 v = full ? _mm256_loadu_ps(at) : _mm256_maskload_ps(at, tail);
           acc = kMax ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
         }
-      _mm256_storeu_ps(y + c0, kMax ? acc : _mm256_mul_ps(acc, scale));
+      const __m256 out = kMax ? acc : _mm256_mul_ps(acc, scale);
+      if (full) _mm256_storeu_ps(y + c0, out);
+      else _mm256_maskstore_ps(y + c0, tail, out);
     }
   }
 }
 
-// The full-window kernel for this pool's kC and window, or null (other windows, no AVX).
+// The full-window kernel for this pool's window (3x3 or 2x2) and channels, or null. With AVX-512,
+// other channel counts keep WindowChannelsAvx512 (16 per register; not measured against this).
 template <bool kMax>
 auto FullWindowsKernel(const PoolParams& p) -> void (*)(const PoolParams&, const float*, int64_t, int64_t, int64_t,
                                                          float*) {
-  const bool c8 = p.C == 8, c16 = p.C == 16;
+#if defined(__AVX512F__)
+  if (p.C != 8 && p.C != 16) return nullptr;
+#endif
   if (p.kh == 3 && p.kw == 3)
-    return c8 ? &FullWindowsFixedChannels<kMax, 8, 3, 3> : c16 ? &FullWindowsFixedChannels<kMax, 16, 3, 3> : nullptr;
+    return p.C == 8 ? &FullWindowsChannelsLast<kMax, 8, 3, 3> : p.C == 16 ? &FullWindowsChannelsLast<kMax, 16, 3, 3>
+                                                                          : &FullWindowsChannelsLast<kMax, 0, 3, 3>;
   if (p.kh == 2 && p.kw == 2)
-    return c8 ? &FullWindowsFixedChannels<kMax, 8, 2, 2> : c16 ? &FullWindowsFixedChannels<kMax, 16, 2, 2> : nullptr;
+    return p.C == 8 ? &FullWindowsChannelsLast<kMax, 8, 2, 2> : p.C == 16 ? &FullWindowsChannelsLast<kMax, 16, 2, 2>
+                                                                          : &FullWindowsChannelsLast<kMax, 0, 2, 2>;
   return nullptr;
 }
 #endif
@@ -214,14 +225,14 @@ void PoolForwardChannelsLast(const PoolParams& p, const T* x, T* y) {
   const int workers = work < 32768 ? 1 : static_cast<int>(std::min<int64_t>(math::CpuWorkers(), rows));
   std::vector<std::vector<float>> narrow_acc(kFloat ? 0 : workers);  // bfloat16: a float32 row per pool slot
   for (auto& a : narrow_acc) a.resize(C);
-#if defined(__AVX__)
+#if defined(__AVX2__)
   const auto full_windows = kFloat ? FullWindowsKernel<kMax>(p) : nullptr;
 #endif
   math::ParallelFor(rows, workers, [&](int64_t row, int slot) {
     const int64_t n = row / p.OH, oh = row % p.OH;
     const T* xn = x + n * p.H * p.W * C;
     int64_t skip_lo = p.OW, skip_hi = p.OW;  // output pixels a full-window kernel did
-#if defined(__AVX__)
+#if defined(__AVX2__)
     if constexpr (kFloat) {
       int64_t t, b, l, r;
       PoolWindow(p, oh, 0, &t, &b, &l, &r);
