@@ -59,7 +59,6 @@ class DnnlConvOp final : public Operator<CPUContext> {
         relu_(FusedReluArgument(def)),
         residual_(def),
         winograd_(ArgumentHelper(def).GetSingleArgument<int>("dnnl_winograd", WinogradByDefault()) != 0),
-        blocked_(args_.channel_block != 0),
         ws_(ws) {}
 
   void RunOnDevice() override {
@@ -76,7 +75,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     HN_ENFORCE(g.M % std::max(g.channel_block, 1) == 0, def().type(), " '", def().name(), "': ", g.M,
                " output channels are not a whole number of blocks of ", g.channel_block, " (activation_order NCHW",
                g.channel_block, "c)");
-    if ((g.channels_last || blocked_) && g.N == 0 && g.OH > 0 && g.OW > 0) {  // an empty batch: nothing for oneDNN to do
+    if ((g.channels_last || Blocked()) && g.N == 0 && g.OH > 0 && g.OW > 0) {  // an empty batch: nothing for oneDNN to do
       Output(0, g.y_shape(), dtype_);
       return;
     }
@@ -88,7 +87,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     // shape is added after the convolution by Add (broadcasting), and the Relu after that.
     const bool sum = residual_.present() && Input(3).shape() == g.y_shape();
     const bool add_after = residual_.present() && !sum;
-    HN_CHECK_KIND(kUnsupported, !(add_after && blocked_), def().type(), " '", def().name(), "': the residual '",
+    HN_CHECK_KIND(kUnsupported, !(add_after && Blocked()), def().type(), " '", def().name(), "': the residual '",
                   def().input(3), "' ", Input(3).ShapeString(), " must have the output's shape ",
                   ShapeToString(g.y_shape()), " with blocked activations");
     const bool relu = relu_ && !add_after;
@@ -295,7 +294,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
     if (it != plans_.end()) return it->second.get();
     auto p = std::make_unique<Plan>();
     const auto dt = dtype_ == DataType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
-    if (blocked_) {  // blocked activations (X plain NCHW where its channels do not divide by the block)
+    if (Blocked()) {  // blocked activations (X plain NCHW where its channels do not divide by the block)
       const Tag blocked = g.channel_block == 16 ? Tag::nChw16c : Tag::nChw8c;
       p->user_src = memory::desc({g.N, g.C, g.H, g.W}, dt, g.blocked_input() ? blocked : Tag::nchw);
       p->user_dst = memory::desc({g.N, g.M, g.OH, g.OW}, dt, blocked);
@@ -316,12 +315,12 @@ class DnnlConvOp final : public Operator<CPUContext> {
     // convolutions run fastest on plain NCHW (oneDNN's GEMM path, no reorders); the others on the
     // blocked layout oneDNN picks, worth the per-run reorders of X and Y. Channels-last activations
     // are that layout already, and so are blocked ones (taken as they are where oneDNN can).
-    const Tag act = g.channels_last ? Tag::nhwc : ConvIs1x1(g) && !blocked_ ? Tag::nchw : Tag::any;
+    const Tag act = g.channels_last ? Tag::nhwc : ConvIs1x1(g) && !Blocked() ? Tag::nchw : Tag::any;
     p->relu_pass = relu && act == Tag::nchw;
     const memory::desc any_src({g.N, g.C, g.H, g.W}, dt, act), any_dst({g.N, g.M, g.OH, g.OW}, dt, act),
         any_w(p->user_w.dims(), dt, Tag::any), bias_md({g.M}, dt, Tag::a);
-    const memory::desc& direct_src = blocked_ ? p->user_src : any_src;
-    const memory::desc& direct_dst = blocked_ ? p->user_dst : any_dst;
+    const memory::desc& direct_src = Blocked() ? p->user_src : any_src;
+    const memory::desc& direct_dst = Blocked() ? p->user_dst : any_dst;
     // oneDNN's dilation counts the gaps between taps (ours minus one).
     auto build = [&](dnnl::algorithm algorithm, const memory::desc& src, const memory::desc& dst) {
       const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, src, any_w,
@@ -344,7 +343,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
       if (!p->winograd) build(dnnl::algorithm::convolution_direct, direct_src, direct_dst);
     } catch (const dnnl::error&) {
       try {  // blocked: oneDNN's own layouts, reordered in and out
-        if (!blocked_) throw;
+        if (!Blocked()) throw;
         build(dnnl::algorithm::convolution_direct, any_src, any_dst);
       } catch (const dnnl::error&) {
         return plans_.emplace(key, nullptr).first->second.get();
@@ -365,7 +364,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   }
 
   void RunFallback() {
-    HN_CHECK_KIND(kUnsupported, !blocked_, def().type(), " '", def().name(), "' (DNNL): activation_order NCHW",
+    HN_CHECK_KIND(kUnsupported, !Blocked(), def().type(), " '", def().name(), "' (DNNL): activation_order NCHW",
                   args_.channel_block, "c runs only on oneDNN's kernels, which have none for ", DataTypeName(dtype_),
                   " input '", def().input(0), "' ", Input(0).ShapeString(), " with filter '", def().input(1), "' ",
                   Input(1).ShapeString());
@@ -375,10 +374,10 @@ class DnnlConvOp final : public Operator<CPUContext> {
   }
 
   ConvPoolArgs args_;
+  bool Blocked() const { return args_.channel_block != 0; }  // activation_order NCHW8c / NCHW16c
   bool relu_;  // fused_activation "Relu": a post-op of the convolution (a pass on the 1x1 path)
   ConvResidual residual_;  // fused_residual: a fourth input added before the Relu
   const bool winograd_;    // dnnl_winograd: where WinogradFits
-  const bool blocked_;     // activation_order NCHW8c / NCHW16c
   const bool reuse_residual_ = ArgumentHelper(def()).GetSingleArgument<int>("fused_residual_reuse", 0) != 0;
   Workspace* ws_;
   // Keyed by (N, C, H, W, M, kH, kW, bias): with the op's fixed arguments that fixes the whole geometry.
