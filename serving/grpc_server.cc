@@ -4,7 +4,9 @@
 // load/unload (which block for as long as a load takes) run on the repository worker.
 #include "serving/grpc_server.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <exception>
 #include <map>
 #include <string>
@@ -271,11 +273,16 @@ GrpcFrontEnd::GrpcFrontEnd(InferenceServer* server, GrpcOptions options)
   builder.RegisterService(&services_->health);
   builder.SetMaxReceiveMessageSize(options_.max_message_size);
   builder.SetMaxSendMessageSize(options_.max_message_size);
-  // gRPC's own buffers (messages being received) stay within the request memory limit: past it,
-  // gRPC stops reading from the sockets until memory is given back.
+  // gRPC's own buffers (messages being received) are bounded too, and past the bound gRPC resets
+  // streams of its choosing, accepted calls included. hetnet can refuse a message only once it has
+  // arrived whole, so the quota leaves room for one more message above the limit: a message that
+  // does not fit is refused by hetnet (UNAVAILABLE), and gRPC reclaims only under a flood of
+  // messages arriving at once. (A parsed message's buffer is freed at once: what a queued call holds
+  // is counted by hetnet, not by gRPC.)
   if (const uint64_t limit = server_->request_memory().limit(); limit > 0) {
+    const uint64_t headroom = std::min<uint64_t>(limit, static_cast<uint64_t>(options_.max_message_size));
     grpc::ResourceQuota quota("hetnet request memory");
-    quota.Resize(static_cast<size_t>(limit));
+    quota.Resize(static_cast<size_t>(std::min<uint64_t>(limit + headroom, SIZE_MAX / 2)));
     builder.SetResourceQuota(quota);
   }
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options_.keepalive_time_ms);

@@ -84,7 +84,8 @@ uint64_t DefaultRequestMemoryLimit() {
     if (cg > 0 && (usable == 0 || cg < usable)) usable = cg;
   }
   const uint64_t floor = uint64_t{256} << 20;
-  return std::max(usable / 2, floor);
+  // A third: gRPC's receive buffers may hold up to twice the limit beside it (grpc_server.cc).
+  return std::max(usable / 3, floor);
 }
 
 }  // namespace hetnet::serving

@@ -69,8 +69,9 @@ class RequestMemoryBudget {
   std::atomic<uint64_t> refusals_{0};
 };
 
-// The default limit: half of the memory this process may use (the smaller of physical memory and
+// The default limit: a third of the memory this process may use (the smaller of physical memory and
 // the cgroup's memory.max / memory.limit_in_bytes, so a container's limit counts), at least 256 MiB.
+// A third, because gRPC's receive buffers may hold up to twice the limit beside it.
 uint64_t DefaultRequestMemoryLimit();
 
 // Bytes of parse state charged per byte of a JSON request header: RapidJSON keeps a 16-byte value

@@ -45,7 +45,7 @@ const char* const kServeHelp =
     "  --max-tensor-elements N       largest input tensor accepted (default 268435456)\n"
     "  --max-batch-size N            largest max_batch_size a config may set (default 65536)\n"
     "  --max-request-memory BYTES    memory all requests in flight may hold (bodies, parse state);\n"
-    "                                more is answered 503 / UNAVAILABLE (default: half of RAM or of\n"
+    "                                more is answered 503 / UNAVAILABLE (default: a third of RAM or of\n"
     "                                the cgroup's limit; 0 = no limit)\n"
     "  --allow-unsafe-ops            allow served nets to use ops that touch files or run code\n"
     "  --allow-client-shm[=BOOL]     clients may register system shared memory regions and pass\n"

@@ -113,10 +113,10 @@ TEST_CASE("threads taking and giving back never hold more than the limit togethe
   CHECK(budget.held() == 0);
 }
 
-TEST_CASE("the default request memory limit is half of what the process may use", "[serving]") {
+TEST_CASE("the default request memory limit is a third of what the process may use", "[serving]") {
   const uint64_t limit = DefaultRequestMemoryLimit();
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   const uint64_t physical = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
   CHECK(limit >= (uint64_t{256} << 20));
-  CHECK(limit <= std::max(physical / 2, uint64_t{256} << 20));
+  CHECK(limit <= std::max(physical / 3, uint64_t{256} << 20));
 }

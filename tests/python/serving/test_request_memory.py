@@ -171,62 +171,80 @@ def test_credentials_are_checked_before_the_body_is_read(tmp_path):
         assert s.stop() == 0
 
 
-def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailable(tmp_path):
+def infer_request(n):
+    """A ModelInferRequest of two INT32 inputs of n elements each: a message of 8n bytes and a little more."""
+    req = service_pb2.ModelInferRequest(model_name="simple")
+    a = np.arange(n, dtype=np.int32)
+    for name in ("INPUT0", "INPUT1"):
+        t = req.inputs.add()
+        t.name, t.datatype = name, "INT32"
+        t.shape.extend([1, n])
+        req.raw_input_contents.append(a.tobytes())
+    return req, a
+
+
+def hold_two_calls_then_send_a_third(tmp_path, limit, held_n, third_n):
+    """Two calls wait in a batcher's queue holding most of the request memory limit; a third,
+    which fits the limit alone but not beside them, is answered UNAVAILABLE at once, and the two are
+    answered. gRPC's own receive buffers must not be the tighter limit: when they were (its
+    ResourceQuota sized to the limit itself, until 2026-11-28), gRPC made room for the third message
+    by resetting streams, RESOURCE_EXHAUSTED "Buffers full", and under TSan it once reset a call
+    already accepted and queued."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    # Requests wait up to 3 s for a batch, holding their messages: the budget takes two of them.
+    # Requests wait up to 3 s for a batch, holding their messages.
     batching = "dynamic_batching { max_queue_delay_microseconds: 3000000 preferred_batch_size: [ 64 ] }"
     su.write_simple_model(repo, config=VARIABLE_CONFIG % (64, batching))
-    n = 1_500_000  # two inputs of 6 MB: a 12 MB message
-    with su.ServerProcess(repo, ["--max-request-memory", "30000000"]) as s:
-        req = service_pb2.ModelInferRequest(model_name="simple")
-        a = np.arange(n, dtype=np.int32)
-        for name in ("INPUT0", "INPUT1"):
-            t = req.inputs.add()
-            t.name, t.datatype = name, "INT32"
-            t.shape.extend([1, n])
-            req.raw_input_contents.append(a.tobytes())
+    with su.ServerProcess(repo, ["--max-request-memory", str(limit)]) as s:
+        req, a = infer_request(held_n)
+        third, b = infer_request(third_n)
         opts = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
         channel = grpc.insecure_channel(s.grpc_url, options=opts)
         stub = service_pb2_grpc.GRPCInferenceServiceStub(channel)
-        # Two calls, one after the other, wait in the queue and hold the budget's 24 of 30 MB.
-        # A call holds the bound of its message's parse: its 12 MB and a little more.
+        # Two calls, one after the other, wait in the queue.
         held = [stub.ModelInfer.future(req, timeout=60)]
         deadline = time.time() + 20
         while metric(s, "hetnet_request_memory_bytes") == 0:
             assert time.time() < deadline
             time.sleep(0.05)
         size = metric(s, "hetnet_request_memory_bytes")
-        # The bound of the message's parse, and the call's own state (kGrpcCallBytes).
+        # A call holds the bound of its message's parse and the call's own state (kGrpcCallBytes).
         assert req.ByteSize() + GRPC_CALL_BYTES <= size < req.ByteSize() + GRPC_CALL_BYTES + 10_000
         held.append(stub.ModelInfer.future(req, timeout=60))
         wait_for_metric(s, "hetnet_request_memory_bytes", 2 * size)
-        # The third is answered at once: UNAVAILABLE, retry later. Or gRPC's own receive buffers,
-        # held to the same limit by its ResourceQuota (docs/bad_input.md), fill while the message
-        # arrives: gRPC then resets the stream itself, RESOURCE_EXHAUSTED "Buffers full", whether or
-        # not hetnet's refusal was sent first (under TSan, twice on 2026-11-28, once with hetnet's
-        # refusal counted and once without). Either way the two calls in the queue are answered.
+        # The third needs about its message's size: it fits alone, not beside the two.
+        need = third.ByteSize() + GRPC_CALL_BYTES
+        assert 2 * size + need > limit and need + 10_000 < limit
         try:
-            stub.ModelInfer(req, timeout=60)
+            stub.ModelInfer(third, timeout=60)
             raise AssertionError("a call over the request memory limit succeeded")
         except grpc.RpcError as e:
-            if e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                refusals = (0, 1)
-            else:
-                assert e.code() == grpc.StatusCode.UNAVAILABLE
-                assert e.details() == ("the server is at its request memory limit: this request needs %d bytes and "
-                                       "requests in flight hold %d of 30000000 bytes (--max-request-memory); retry later"
-                                       % (size, 2 * size))
-                refusals = (1,)
+            assert e.code() == grpc.StatusCode.UNAVAILABLE, (e.code(), e.details())
+            m = re.fullmatch(r"the server is at its request memory limit: this request needs (\d+) bytes and requests "
+                             r"in flight hold (\d+) of %d bytes \(--max-request-memory\); retry later" % limit,
+                             e.details())
+            assert m, e.details()
+            assert need <= int(m.group(1)) < need + 10_000 and int(m.group(2)) == 2 * size
         for f in held:
             np.testing.assert_array_equal(np.frombuffer(f.result().raw_output_contents[0], dtype=np.int32), 2 * a)
-        assert metric(s, "hetnet_request_memory_refusals_total") in refusals
+        assert metric(s, "hetnet_request_memory_refusals_total") == 1
         wait_for_metric(s, "hetnet_request_memory_bytes", 0)
-        # With the budget back, the same call succeeds.
-        r = stub.ModelInfer(req, timeout=60)
-        np.testing.assert_array_equal(np.frombuffer(r.raw_output_contents[0], dtype=np.int32), 2 * a)
+        # With the budget back, the third call succeeds.
+        r = stub.ModelInfer(third, timeout=60)
+        np.testing.assert_array_equal(np.frombuffer(r.raw_output_contents[0], dtype=np.int32), 2 * b)
         channel.close()
         assert s.stop() == 0
+
+
+def test_grpc_calls_held_in_a_queue_are_bounded_and_the_next_answered_unavailable(tmp_path):
+    # Messages of 12 MB: the 30 MB budget takes two of them.
+    hold_two_calls_then_send_a_third(tmp_path, 30_000_000, 1_500_000, 1_500_000)
+
+
+def test_a_grpc_message_nearly_the_whole_limit_is_refused_by_hetnet_not_reset_by_grpc(tmp_path):
+    # Two 6 MB calls are held, and a 13.6 MB message arrives under a 14 MB limit: gRPC has to hold
+    # it whole before hetnet can read its size and refuse it.
+    hold_two_calls_then_send_a_third(tmp_path, 14_000_000, 125_000, 1_740_000)
 
 
 def test_a_flood_of_tiny_grpc_calls_is_bounded_by_the_calls_own_cost(tmp_path):
