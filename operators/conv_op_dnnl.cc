@@ -23,7 +23,10 @@
 // activations reordered in and out) where it has them: on the AVX-512 host they took ResNet-50's
 // 3x3 stride-1 layers from 26.3 to 16.5 ms per image (reorders included), results within 1e-5 of
 // the direct kernel relative to the output's largest value. Argument dnnl_winograd=0 (or
-// HETNET_DNNL_WINOGRAD=0 for the process) keeps the direct kernel.
+// HETNET_DNNL_WINOGRAD=0 for the process) keeps the direct kernel. Without AVX-512 oneDNN 2.6 has
+// no Winograd kernels: there blocked (nChw8c) 3x3 stride-1 layers run hetnet's own F(4x4, 3x3)
+// (operators/conv_winograd_f43.h) where its cost rule predicts a gain, or wherever it fits with
+// dnnl_winograd=2.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +42,7 @@
 #include "device/math.h"
 #include "operators/conv_dnnl_parts.h"
 #include "operators/conv_op.h"
+#include "operators/conv_winograd_f43.h"
 #include "operators/relu_op.h"
 
 namespace hetnet {
@@ -58,7 +62,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
         args_(ParseConvPoolArgs(def, ConvPoolKind::Conv, /*allow_channels_last=*/true, /*allow_blocked=*/true)),
         relu_(FusedReluArgument(def)),
         residual_(def),
-        winograd_(ArgumentHelper(def).GetSingleArgument<int>("dnnl_winograd", WinogradByDefault()) != 0),
+        winograd_(ArgumentHelper(def).GetSingleArgument<int>("dnnl_winograd", WinogradByDefault())),
         ws_(ws) {}
 
   void RunOnDevice() override {
@@ -92,6 +96,15 @@ class DnnlConvOp final : public Operator<CPUContext> {
                   ShapeToString(g.y_shape()), " with blocked activations");
     const bool relu = relu_ && !add_after;
     const int workers = math::CpuWorkers();  // the parts' (before `single` below)
+    if (winograd_ && dtype_ == DataType::Float && WinogradF43Conv::Fits(g) && (winograd_ == 2 || WinogradF43Conv::Pays(g))) {
+      const bool in_place = sum && reuse_residual_ && TakeResidualStorage();
+      if (!in_place) ReleaseResidualStorage();
+      Tensor* Y = Output(0, g.y_shape(), dtype_);  // in place: already R's buffer and shape
+      const float* r = !sum ? nullptr : in_place ? Y->data<float>() : Input(3).data<float>();
+      own_winograd_.Run(g, X.data<float>(), F, has_bias ? Input(2).data<float>() : nullptr, r, relu,
+                        Y->mutable_data<float>(), workers);
+      return;
+    }
     // Small convolutions (under kMinTeamMacs) are built for and run on one thread: an OpenMP
     // team gains little there and stalls whenever a member is descheduled (LeNet's conv1 with the
     // other core busy: 8 ms instead of 0.1).
@@ -377,7 +390,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   bool Blocked() const { return args_.channel_block != 0; }  // activation_order NCHW8c / NCHW16c
   bool relu_;  // fused_activation "Relu": a post-op of the convolution (a pass on the 1x1 path)
   ConvResidual residual_;  // fused_residual: a fourth input added before the Relu
-  const bool winograd_;    // dnnl_winograd: where WinogradFits
+  const int winograd_;  // dnnl_winograd: 0 never, 1 where WinogradFits (own: where it pays), 2 (own) wherever it fits
   const bool reuse_residual_ = ArgumentHelper(def()).GetSingleArgument<int>("fused_residual_reuse", 0) != 0;
   Workspace* ws_;
   // Keyed by (N, C, H, W, M, kH, kW, bias): with the op's fixed arguments that fixes the whole geometry.
@@ -385,6 +398,7 @@ class DnnlConvOp final : public Operator<CPUContext> {
   std::vector<char> channel_parts_;  // RunInParts' channel parts' outputs
   DataType dtype_ = DataType::Float;  // this run's: float32 or bfloat16
   std::unique_ptr<OperatorBase> fallback_;
+  WinogradF43Conv own_winograd_;  // where oneDNN has no Winograd kernel (conv_winograd_f43.h)
 };
 
 }  // namespace

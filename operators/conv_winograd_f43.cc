@@ -1,0 +1,177 @@
+#include "operators/conv_winograd_f43.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "device/cpu_packed_gemm.h"
+#include "device/math.h"
+
+namespace hetnet {
+
+struct WinogradF43Conv::Filter {
+  std::shared_ptr<const cpu_gemm::PackedMatrix> u[36];
+};
+
+namespace {
+
+constexpr int kBlock = 8;  // channels per nChw8c block: one vector
+using Vec = float __attribute__((vector_size(kBlock * sizeof(float))));
+
+inline Vec Load(const float* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void Store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
+
+// B^T applied to six values d[0], d[s], ..., d[5s], written to o[0], o[os], ..., o[5os].
+inline void InputTransform6(const Vec* d, int s, Vec* o, int os) {
+  const Vec d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+  o[0] = 4.0f * d0 - 5.0f * d2 + d4;
+  o[os] = d3 + d4 - 4.0f * (d1 + d2);
+  o[2 * os] = d4 - d3 + 4.0f * (d1 - d2);
+  o[3 * os] = d4 - d2 + 2.0f * (d3 - d1);
+  o[4 * os] = d4 - d2 + 2.0f * (d1 - d3);
+  o[5 * os] = 4.0f * d1 - 5.0f * d3 + d5;
+}
+
+// A^T applied to six values m[0], m[s], ..., m[5s], written to o[0], o[os], o[2os], o[3os].
+inline void OutputTransform6(const Vec* m, int s, Vec* o, int os) {
+  const Vec a = m[s] + m[2 * s], b = m[s] - m[2 * s], c = m[3 * s] + m[4 * s], d = m[3 * s] - m[4 * s];
+  o[0] = m[0] + a + c;
+  o[os] = b + 2.0f * d;
+  o[2 * os] = a + 4.0f * c;
+  o[3 * os] = b + 8.0f * d + m[5 * s];
+}
+
+// U = G g G^T for each (input c, output m) pair, in double; U[xi] is [C, M] row-major, packed.
+std::shared_ptr<const WinogradF43Conv::Filter> TransformFilter(const float* w, int64_t C, int64_t M) {
+  static const double G[6][3] = {{1.0 / 4, 0, 0},
+                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                 {0, 0, 1}};
+  std::vector<float> u(static_cast<size_t>(36 * C * M));
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t c = 0; c < C; ++c) {
+      const float* g = w + (m * C + c) * 9;
+      double gg[6][3];  // G g
+      for (int i = 0; i < 6; ++i)
+        for (int b = 0; b < 3; ++b) gg[i][b] = G[i][0] * g[b] + G[i][1] * g[3 + b] + G[i][2] * g[6 + b];
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j)
+          u[((i * 6 + j) * C + c) * M + m] =
+              static_cast<float>(gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2]);
+    }
+  }
+  auto f = std::make_shared<WinogradF43Conv::Filter>();
+  for (int xi = 0; xi < 36; ++xi) f->u[xi] = cpu_gemm::PackedMatrix::FromRowMajor(u.data() + xi * C * M, C, M);
+  return f;
+}
+
+PreparedWeightCache<WinogradF43Conv::Layout, WinogradF43Conv::Filter>& FilterCache() {
+  static auto* c = new PreparedWeightCache<WinogradF43Conv::Layout, WinogradF43Conv::Filter>(  // outlives every op
+      [](const WinogradF43Conv::Filter& f) {
+        int64_t bytes = 0;
+        for (const auto& u : f.u) bytes += u->rows() * u->panels() * cpu_gemm::kPanelWidth * int64_t{sizeof(float)};
+        return bytes;
+      });
+  return *c;
+}
+
+bool OneDnnHasWinograd() {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return avx512;
+}
+
+}  // namespace
+
+bool WinogradF43Conv::Fits(const ConvPoolGeom& g) {
+  return g.channel_block == kBlock && g.blocked_input() && !g.filter_hwc && g.group == 1 && g.kh == 3 && g.kw == 3 &&
+         g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.M % kBlock == 0 && g.N > 0 && g.OH > 0 && g.OW > 0 &&
+         cpu_gemm::Supported() && !OneDnnHasWinograd();
+}
+
+bool WinogradF43Conv::Pays(const ConvPoolGeom& g) {
+  // Measured against oneDNN's direct kernel per layer (benchmarks/RESULTS.md, 2026-11-28): 2-2.5x
+  // on ResNet's layers of 64-256 channels, 1.3-1.5x on the 7x7 ones of 512; no gain under 32
+  // channels (the GEMMs' K is too short), 1.07x with 1024 (a 151 MB transformed filter).
+  const int64_t tiles = g.N * ((g.OH + 3) / 4) * ((g.OW + 3) / 4);
+  const double filter_bytes = 36.0 * g.C * g.M * sizeof(float);
+  return g.C >= 32 && g.M >= 32 && filter_bytes <= 64.0 * (1 << 20) && 36 * tiles * 3 <= 9 * g.N * g.OH * g.OW * 2;
+}
+
+// One 6x6 input tile (tile row `row` of all images, column tx) of channel block cb, transformed
+// into its 36 positions: v[xi * ld], with zeros outside the image.
+void WinogradF43Conv::InputTile(const ConvPoolGeom& g, const float* x, int64_t tile, float* v, int64_t ld) {
+  const int64_t th = (g.OH + 3) / 4, tw = (g.OW + 3) / 4, H = g.H, W = g.W, CB = g.C / kBlock;
+  const int64_t n = tile / (th * tw), y0 = (tile / tw % th) * 4 - g.pt, x0 = tile % tw * 4 - g.pl;
+  const bool inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
+  for (int64_t cb = 0; cb < CB; ++cb) {
+    const float* xc = x + (n * CB + cb) * H * W * kBlock;
+    Vec d[36], e[36];
+    for (int r = 0; r < 6; ++r) {
+      for (int s = 0; s < 6; ++s) {
+        const int64_t iy = y0 + r, ix = x0 + s;
+        d[r * 6 + s] = inside || (iy >= 0 && iy < H && ix >= 0 && ix < W) ? Load(xc + (iy * W + ix) * kBlock) : Vec{};
+      }
+    }
+    for (int s = 0; s < 6; ++s) InputTransform6(d + s, 6, e + s, 6);          // B^T d, column by column
+    for (int r = 0; r < 6; ++r) InputTransform6(e + r * 6, 1, d + r * 6, 1);  // (B^T d) B, row by row
+    for (int xi = 0; xi < 36; ++xi) Store(v + xi * ld + cb * kBlock, d[xi]);
+  }
+}
+
+// The products m[xi * ld] of one tile back into its 4x4 outputs, with bias, residual and Relu.
+void WinogradF43Conv::OutputTile(const ConvPoolGeom& g, const float* m, int64_t ld, int64_t tile, const float* bias,
+                                 const float* residual, bool relu, float* y) {
+  const int64_t th = (g.OH + 3) / 4, tw = (g.OW + 3) / 4, OH = g.OH, OW = g.OW, MB = g.M / kBlock;
+  const int64_t n = tile / (th * tw), oy0 = (tile / tw % th) * 4, ox0 = tile % tw * 4;
+  const Vec zero{};
+  for (int64_t kb = 0; kb < MB; ++kb) {
+    Vec p[36], e[24], o[16];
+    for (int xi = 0; xi < 36; ++xi) p[xi] = Load(m + xi * ld + kb * kBlock);
+    for (int j = 0; j < 6; ++j) OutputTransform6(p + j, 6, e + j, 6);          // A^T p: 4 rows of 6
+    for (int i = 0; i < 4; ++i) OutputTransform6(e + i * 6, 1, o + i * 4, 1);  // (A^T p) A: 4x4
+    const Vec b = bias ? Load(bias + kb * kBlock) : zero;
+    const int64_t plane = (n * MB + kb) * OH * OW;
+    for (int i = 0; i < 4 && oy0 + i < OH; ++i) {
+      for (int j = 0; j < 4 && ox0 + j < OW; ++j) {
+        const int64_t at = (plane + (oy0 + i) * OW + ox0 + j) * kBlock;
+        Vec r = o[i * 4 + j] + b;
+        if (residual) r += Load(residual + at);
+        if (relu) r = r < zero ? zero : r;  // NaN stays NaN, as in the Relu operator
+        Store(y + at, r);
+      }
+    }
+  }
+}
+
+void WinogradF43Conv::Run(const ConvPoolGeom& g, const float* x, const Tensor& filter, const float* bias,
+                          const float* residual, bool relu, float* y, int workers) {
+  const int64_t C = g.C, M = g.M, tiles = g.N * ((g.OH + 3) / 4) * ((g.OW + 3) / 4);
+  const Filter& u = weight_.Get(filter, Layout{C, M}, FilterCache(),
+                                [&] { return TransformFilter(filter.data<float>(), C, M); });
+  // Tiles go through in chunks whose V and M fit kScratchBytes (at least 24 tiles, so that the
+  // GEMMs' rows fill their register tiles): each chunk reads the transformed filter once, so the
+  // chunks are as large as that allows. One scratch per thread, shared by every such convolution it runs.
+  constexpr int64_t kScratchBytes = 8 << 20;
+  const int64_t chunk = std::min(tiles, std::max<int64_t>(24, kScratchBytes / (36 * (C + M) * int64_t{sizeof(float)})));
+  thread_local std::vector<float> scratch;
+  scratch.resize(static_cast<size_t>(36 * chunk * (C + M)));
+  float* v = scratch.data();       // 36 x [chunk, C]
+  float* m = v + 36 * chunk * C;   // 36 x [chunk, M]
+  for (int64_t t0 = 0; t0 < tiles; t0 += chunk) {
+    const int64_t nt = std::min(chunk, tiles - t0);
+    math::ParallelFor(nt, workers, [&](int64_t t, int) { InputTile(g, x, t0 + t, v + t * C, chunk * C); });
+    // One GEMM per position: [nt, C] x [C, M].
+    math::ParallelFor(36, workers, [&](int64_t xi, int) {
+      cpu_gemm::GemmPacked(nt, v + xi * chunk * C, C, *u.u[xi], nullptr, false, m + xi * chunk * M, M, 1);
+    });
+    math::ParallelFor(nt, workers,
+                      [&](int64_t t, int) { OutputTile(g, m + t * M, chunk * M, t0 + t, bias, residual, relu, y); });
+  }
+}
+
+}  // namespace hetnet
