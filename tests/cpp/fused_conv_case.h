@@ -2,6 +2,8 @@
 // Conv tests (test_conv_residual.cc, test_conv_dnnl_winograd.cc).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +47,20 @@ inline std::pair<std::vector<std::string>, std::vector<caffe2::Argument>> Prepar
     if (s.residual) in[3] = "Rl";
   }
   return {in, args};
+}
+
+// The largest differences of a Winograd result from the reference and from the direct kernel's.
+struct WinogradGaps {
+  double to_ref = 0, between = 0;
+};
+inline WinogradGaps Gaps(const std::vector<float>& winograd, const std::vector<float>& direct,
+                         const std::vector<float>& want) {
+  WinogradGaps g;
+  for (size_t i = 0; i < want.size(); ++i) {
+    g.to_ref = std::max(g.to_ref, std::abs(double(winograd[i]) - want[i]));
+    g.between = std::max(g.between, std::abs(double(winograd[i]) - direct[i]));
+  }
+  return g;
 }
 
 }  // namespace optest

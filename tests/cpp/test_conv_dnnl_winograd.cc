@@ -56,11 +56,7 @@ TEST_CASE("DNNL Conv: 3x3 stride-1 float32 by Winograd equals the direct kernel 
         got[winograd] = FetchVec<float>(ws, s.channels_last ? "Yb" : "Y");
         REQUIRE(got[winograd].size() == want.size());
       }
-      double to_ref = 0, between = 0;
-      for (size_t i = 0; i < want.size(); ++i) {
-        to_ref = std::max(to_ref, std::abs(double(got[1][i]) - want[i]));
-        between = std::max(between, std::abs(double(got[1][i]) - got[0][i]));
-      }
+      const auto [to_ref, between] = Gaps(got[1], got[0], want);
       CHECK(to_ref <= 1e-5 * largest);
       CHECK(between <= 1e-5 * largest);
       if (winograd_kernels) CHECK(between > 0);  // Winograd ran: its rounding differs from the direct one's
