@@ -96,7 +96,8 @@ class DnnlConvOp final : public Operator<CPUContext> {
                   ShapeToString(g.y_shape()), " with blocked activations");
     const bool relu = relu_ && !add_after;
     const int workers = math::CpuWorkers();  // the parts' (before `single` below)
-    if (winograd_ && dtype_ == DataType::Float && WinogradF43Conv::Fits(g) && (winograd_ == 2 || WinogradF43Conv::Pays(g))) {
+    if (winograd_ && dtype_ == DataType::Float && WinogradF43Conv::Fits(g) &&
+        (winograd_ == 2 || WinogradF43Conv::Pays(g))) {
       const bool in_place = sum && reuse_residual_ && TakeResidualStorage();
       if (!in_place) ReleaseResidualStorage();
       Tensor* Y = Output(0, g.y_shape(), dtype_);  // in place: already R's buffer and shape

@@ -80,9 +80,13 @@ PreparedWeightCache<WinogradF43Conv::Layout, WinogradF43Conv::Filter>& FilterCac
   return *c;
 }
 
-bool OneDnnHasWinograd() {
+bool OneDnnHasWinograd() {  // oneDNN 2.6's Winograd kernels need AVX-512
+#if defined(__x86_64__) || defined(__i386__)
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   return avx512;
+#else
+  return false;
+#endif
 }
 
 }  // namespace

@@ -115,7 +115,8 @@ TEST_CASE("Winograd F(4x4 3x3) transforms a filter again when it is written", "[
   Feed<float>(ws, "X", {1, 8, 6, 6}, RandomVec(8 * 36, 1));
   RunOp(ws, MakeOp("NCHWToBlocked", {"X"}, {"Xb"}, {ArgI("channel_block", 8)}));
   const auto conv = MakeOp("Conv", {"Xb", "F"}, {"Yb"},
-                           {ArgI("kernel", 3), ArgI("pad", 1), ArgS("activation_order", "NCHW8c"), ArgI("dnnl_winograd", 2)});
+                           {ArgI("kernel", 3), ArgI("pad", 1), ArgS("activation_order", "NCHW8c"),
+                            ArgI("dnnl_winograd", 2)});
   auto ref = MakeOp("Conv", {"X", "F"}, {"Want"}, {ArgI("kernel", 3), ArgI("pad", 1)});
   ref.set_engine("EIGEN");
   std::unique_ptr<OperatorBase> op;
