@@ -89,6 +89,19 @@ bool OneDnnHasWinograd() {  // oneDNN 2.6's Winograd kernels need AVX-512
 #endif
 }
 
+// The 4x4 output tiles: tiles_h x tiles_w per image, numbered image by image, row by row.
+struct TileGrid {
+  int64_t tiles_h, tiles_w;
+  explicit TileGrid(const ConvPoolGeom& g) : tiles_h((g.OH + 3) / 4), tiles_w((g.OW + 3) / 4) {}
+  int64_t Count(int64_t images) const { return images * tiles_h * tiles_w; }
+  // Tile t's image and its first output row and column.
+  void Locate(int64_t t, int64_t* n, int64_t* oy, int64_t* ox) const {
+    *n = t / (tiles_h * tiles_w);
+    *oy = t / tiles_w % tiles_h * 4;
+    *ox = t % tiles_w * 4;
+  }
+};
+
 }  // namespace
 
 bool WinogradF43Conv::Fits(const ConvPoolGeom& g) {
@@ -101,16 +114,19 @@ bool WinogradF43Conv::Pays(const ConvPoolGeom& g) {
   // Measured against oneDNN's direct kernel per layer (benchmarks/RESULTS.md, 2026-11-28): 2-2.5x
   // on ResNet's layers of 64-256 channels, 1.3-1.5x on the 7x7 ones of 512; no gain under 32
   // channels (the GEMMs' K is too short), 1.07x with 1024 (a 151 MB transformed filter).
-  const int64_t tiles = g.N * ((g.OH + 3) / 4) * ((g.OW + 3) / 4);
+  const int64_t tiles = TileGrid(g).Count(g.N);
   const double filter_bytes = 36.0 * g.C * g.M * sizeof(float);
   return g.C >= 32 && g.M >= 32 && filter_bytes <= 64.0 * (1 << 20) && 36 * tiles * 3 <= 9 * g.N * g.OH * g.OW * 2;
 }
 
-// One 6x6 input tile (tile row `row` of all images, column tx) of channel block cb, transformed
-// into its 36 positions: v[xi * ld], with zeros outside the image.
+// The 6x6 input tile of output tile `tile`, every channel block, transformed into its 36
+// positions: v[xi * ld + channel], with zeros outside the image.
 void WinogradF43Conv::InputTile(const ConvPoolGeom& g, const float* x, int64_t tile, float* v, int64_t ld) {
-  const int64_t th = (g.OH + 3) / 4, tw = (g.OW + 3) / 4, H = g.H, W = g.W, CB = g.C / kBlock;
-  const int64_t n = tile / (th * tw), y0 = (tile / tw % th) * 4 - g.pt, x0 = tile % tw * 4 - g.pl;
+  const int64_t H = g.H, W = g.W, CB = g.C / kBlock;
+  int64_t n, y0, x0;
+  TileGrid(g).Locate(tile, &n, &y0, &x0);
+  y0 -= g.pt;
+  x0 -= g.pl;
   const bool inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
   for (int64_t cb = 0; cb < CB; ++cb) {
     const float* xc = x + (n * CB + cb) * H * W * kBlock;
@@ -130,8 +146,9 @@ void WinogradF43Conv::InputTile(const ConvPoolGeom& g, const float* x, int64_t t
 // The products m[xi * ld] of one tile back into its 4x4 outputs, with bias, residual and Relu.
 void WinogradF43Conv::OutputTile(const ConvPoolGeom& g, const float* m, int64_t ld, int64_t tile, const float* bias,
                                  const float* residual, bool relu, float* y) {
-  const int64_t th = (g.OH + 3) / 4, tw = (g.OW + 3) / 4, OH = g.OH, OW = g.OW, MB = g.M / kBlock;
-  const int64_t n = tile / (th * tw), oy0 = (tile / tw % th) * 4, ox0 = tile % tw * 4;
+  const int64_t OH = g.OH, OW = g.OW, MB = g.M / kBlock;
+  int64_t n, oy0, ox0;
+  TileGrid(g).Locate(tile, &n, &oy0, &ox0);
   const Vec zero{};
   for (int64_t kb = 0; kb < MB; ++kb) {
     Vec p[36], e[24], o[16];
@@ -154,7 +171,7 @@ void WinogradF43Conv::OutputTile(const ConvPoolGeom& g, const float* m, int64_t 
 
 void WinogradF43Conv::Run(const ConvPoolGeom& g, const float* x, const Tensor& filter, const float* bias,
                           const float* residual, bool relu, float* y, int workers) {
-  const int64_t C = g.C, M = g.M, tiles = g.N * ((g.OH + 3) / 4) * ((g.OW + 3) / 4);
+  const int64_t C = g.C, M = g.M, tiles = TileGrid(g).Count(g.N);
   const Filter& u = weight_.Get(filter, Layout{C, M}, FilterCache(),
                                 [&] { return TransformFilter(filter.data<float>(), C, M); });
   // Tiles go through in chunks whose V and M fit kScratchBytes (at least 24 tiles, so that the
