@@ -98,12 +98,10 @@ class DnnlConvOp final : public Operator<CPUContext> {
     const int workers = math::CpuWorkers();  // the parts' (before `single` below)
     if (winograd_ && dtype_ == DataType::Float && WinogradF43Conv::Fits(g) &&
         (winograd_ == 2 || WinogradF43Conv::Pays(g))) {
-      const bool in_place = sum && reuse_residual_ && TakeResidualStorage();
-      if (!in_place) ReleaseResidualStorage();
-      Tensor* Y = Output(0, g.y_shape(), dtype_);  // in place: already R's buffer and shape
-      const float* r = !sum ? nullptr : in_place ? Y->data<float>() : Input(3).data<float>();
-      own_winograd_.Run(g, X.data<float>(), F, has_bias ? Input(2).data<float>() : nullptr, r, relu,
-                        Y->mutable_data<float>(), workers);
+      const void* r = nullptr;
+      Tensor* Y = OutputBesideResidual(g, sum, &r);
+      own_winograd_.Run(g, X.data<float>(), F, has_bias ? Input(2).data<float>() : nullptr,
+                        static_cast<const float*>(r), relu, Y->mutable_data<float>(), workers);
       return;
     }
     // Small convolutions (under kMinTeamMacs) are built for and run on one thread: an OpenMP
@@ -112,11 +110,9 @@ class DnnlConvOp final : public Operator<CPUContext> {
     ScopedIntraOpThreads single(ConvMacs(g) < kMinTeamMacs ? 1 : 0);
     Plan* pp = PlanFor(g, has_bias, sum, relu);
     if (!pp) return RunFallback();
-    const bool in_place = sum && reuse_residual_ && TakeResidualStorage();
-    if (!in_place) ReleaseResidualStorage();
     Plan& p = *pp;
-    Tensor* Y = Output(0, g.y_shape(), dtype_);  // in place: already R's buffer and shape
-    const void* r = !sum ? nullptr : in_place ? Y->raw_data() : Input(3).raw_data();
+    const void* r = nullptr;
+    Tensor* Y = OutputBesideResidual(g, sum, &r);
     if (((!p.src_reorder && !p.dst_reorder) || p.winograd) && RunInParts(g, workers, has_bias, sum, relu, r, Y)) {
       AddResidualAndRelu(p, add_after, Y);
       return;
@@ -190,6 +186,15 @@ class DnnlConvOp final : public Operator<CPUContext> {
     if (R.external_storage() || R.storage().use_count() != 1 || &R == Y) return false;
     std::swap(*Y, *ws_->GetMutableBlob(def().input(3))->GetMutable<Tensor>());
     return true;
+  }
+  // Y for the kernels that add the residual R themselves (sum): in R's own buffer where it may take
+  // it (*r then points into Y), else apart from it (*r points to R). *r is null without a sum.
+  Tensor* OutputBesideResidual(const ConvPoolGeom& g, bool sum, const void** r) {
+    const bool in_place = sum && reuse_residual_ && TakeResidualStorage();
+    if (!in_place) ReleaseResidualStorage();
+    Tensor* Y = Output(0, g.y_shape(), dtype_);  // in place: already R's buffer and shape
+    *r = !sum ? nullptr : in_place ? Y->raw_data() : Input(3).raw_data();
+    return Y;
   }
   // Every other path writes Y before it reads R (the Add after, the default kernels): Y must not
   // share R's storage.
