@@ -31,6 +31,12 @@ class OperatorBase {
   // Blocks until work this operator queued has finished.
   virtual void Finish() {}
   virtual DeviceContext* context() = 0;
+  // Called once when the net is created, after all its operators: constant[i] is true where input
+  // i already holds a tensor on this operator's input device that no operator of the net writes
+  // (a weight loaded by the init net). Operators that prepare weights (packing, transforms) do it
+  // here instead of at the first run. Best effort: what cannot be prepared here is prepared by the
+  // first run, which reports any error with the net and operator named.
+  virtual void PrepareConstantInputs(const std::vector<bool>& constant) { (void)constant; }
   // Copy operators report what they moved (for the placement report); -1 for other operators.
   virtual int64_t bytes_copied_last_run() const { return -1; }
 

@@ -47,6 +47,10 @@ PackedMatrix::PackedMatrix(int64_t K, int64_t N) : K_(K), N_(N) {
   if (!data_) throw std::bad_alloc();
 }
 
+std::shared_ptr<PackedMatrix> PackedMatrix::Uninitialized(int64_t K, int64_t N) {
+  return std::shared_ptr<PackedMatrix>(new PackedMatrix(K, N));
+}
+
 std::shared_ptr<const PackedMatrix> PackedMatrix::FromTransposed(const float* w, int64_t N, int64_t K) {
   std::shared_ptr<PackedMatrix> m(new PackedMatrix(K, N));
   for (int64_t p = 0; p < m->panels(); ++p) {

@@ -37,15 +37,18 @@ class PackedMatrix {
   static std::shared_ptr<const PackedMatrix> FromTransposed(const float* w, int64_t N, int64_t K);
   // B stored [K, N] row-major (FCTransposed's weights).
   static std::shared_ptr<const PackedMatrix> FromRowMajor(const float* b, int64_t K, int64_t N);
+  // B[K, N] uninitialized, for a producer that writes the panels itself (mutable_panel: every float
+  // of every panel, zeros past N), saving a row-major copy of B that would only be packed.
+  static std::shared_ptr<PackedMatrix> Uninitialized(int64_t K, int64_t N);
 
   int64_t rows() const { return K_; }
   int64_t cols() const { return N_; }
   int64_t panels() const { return (N_ + kPanelWidth - 1) / kPanelWidth; }
   const float* panel(int64_t p) const { return data_.get() + p * K_ * kPanelWidth; }
+  float* mutable_panel(int64_t p) { return data_.get() + p * K_ * kPanelWidth; }
 
  private:
   PackedMatrix(int64_t K, int64_t N);
-  float* mutable_panel(int64_t p) { return data_.get() + p * K_ * kPanelWidth; }
   struct Free {
     void operator()(float* p) const;
   };

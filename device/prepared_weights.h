@@ -70,7 +70,7 @@ class PreparedWeightCache {
     if (source_ >= 0) UnregisterPreparedCopies(source_);
   }
   // The cached form of (v, layout), or make()'s. Made under the lock: two instances that miss at
-  // once prepare once (preparation is rare: at the first run and after a write).
+  // once prepare once (preparation is rare: at net creation or the first run, and after a write).
   std::shared_ptr<const Form> GetOrPrepare(const WeightVersion& v, const Layout& layout, const Make& make) {
     std::lock_guard<std::mutex> lock(mu_);
     auto range = entries_.equal_range(v.storage_id);

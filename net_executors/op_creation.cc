@@ -52,7 +52,31 @@ std::vector<std::unique_ptr<OperatorBase>> CreateNetOperators(caffe2::NetDef& de
     }
     for (const auto& out : op_def->output()) available.insert(out);
   }
+  PrepareConstantInputs(def, ops);
   return ops;
+}
+
+void PrepareConstantInputs(const caffe2::NetDef& def, const std::vector<std::unique_ptr<OperatorBase>>& ops) {
+  std::set<std::string> written;
+  for (const auto& op : def.op()) written.insert(op.output().begin(), op.output().end());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    OperatorBase& op = *ops[i];
+    std::vector<bool> constant(op.InputSize());
+    bool any = false;
+    for (int k = 0; k < op.InputSize(); ++k) {
+      const Blob* b = op.InputBlob(k);
+      constant[k] = !written.count(def.op(static_cast<int>(i)).input(k)) && b->IsTensor() &&
+                    b->GetTensor().initialized() && b->GetTensor().device() == op.InputDevice(k);
+      any = any || constant[k];
+    }
+    if (!any) continue;
+    // Preparing early only saves the first run's time: a failure here (an absurd size, a shape the
+    // kernel refuses) is left for that run to report, with its net and operator named.
+    try {
+      op.PrepareConstantInputs(constant);
+    } catch (const std::exception&) {
+    }
+  }
 }
 
 }  // namespace hetnet

@@ -18,6 +18,11 @@ constexpr int kDeviceToHostStream = 2;
 constexpr int kPeerCopyStream = 3;
 
 // With copy_streams, copy ops of `def` get their per-direction stream id (def is updated to match).
+// Then calls PrepareConstantInputs on every operator.
 std::vector<std::unique_ptr<OperatorBase>> CreateNetOperators(caffe2::NetDef& def, Workspace* ws, bool copy_streams);
+
+// Tells each operator of `def` (ops[i] made from def.op(i)) which of its inputs are constant: they
+// hold a tensor now, on the device the operator reads them on, and no operator of the net writes them.
+void PrepareConstantInputs(const caffe2::NetDef& def, const std::vector<std::unique_ptr<OperatorBase>>& ops);
 
 }  // namespace hetnet

@@ -44,29 +44,36 @@ inline void OutputTransform6(const Vec* m, int s, Vec* o, int os) {
   o[3 * os] = b + 8.0f * d + m[5 * s];
 }
 
-// U = G g G^T for each (input c, output m) pair, in double; U[xi] is [C, M] row-major, packed.
-std::shared_ptr<const WinogradF43Conv::Filter> TransformFilter(const float* w, int64_t C, int64_t M) {
+// U = G g G^T for each (input c, output m) pair, in double, written straight into the 36 packed
+// [C, M] matrices (panels of 32 output channels): one (panel, input channel) pair per work item,
+// spread over the intra-op pool. For ResNet-18 this is 151 MB of transformed filters.
+std::shared_ptr<const WinogradF43Conv::Filter> TransformFilter(const float* w, int64_t C, int64_t M, int workers) {
   static const double G[6][3] = {{1.0 / 4, 0, 0},
                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
                                  {0, 0, 1}};
-  std::vector<float> u(static_cast<size_t>(36 * C * M));
-  for (int64_t m = 0; m < M; ++m) {
-    for (int64_t c = 0; c < C; ++c) {
-      const float* g = w + (m * C + c) * 9;
+  constexpr int64_t kWidth = cpu_gemm::kPanelWidth;
+  std::shared_ptr<cpu_gemm::PackedMatrix> u[36];
+  for (auto& ui : u) ui = cpu_gemm::PackedMatrix::Uninitialized(C, M);
+  const int64_t panels = u[0]->panels();
+  math::ParallelFor(panels * C, workers, [&](int64_t item, int) {
+    const int64_t p = item / C, c = item % C;
+    float out[36][kWidth] = {};  // columns past M stay zero
+    for (int64_t j = 0; j < kWidth && p * kWidth + j < M; ++j) {
+      const float* g = w + ((p * kWidth + j) * C + c) * 9;
       double gg[6][3];  // G g
       for (int i = 0; i < 6; ++i)
         for (int b = 0; b < 3; ++b) gg[i][b] = G[i][0] * g[b] + G[i][1] * g[3 + b] + G[i][2] * g[6 + b];
       for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j)
-          u[((i * 6 + j) * C + c) * M + m] =
-              static_cast<float>(gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2]);
+        for (int k = 0; k < 6; ++k)
+          out[i * 6 + k][j] = static_cast<float>(gg[i][0] * G[k][0] + gg[i][1] * G[k][1] + gg[i][2] * G[k][2]);
     }
-  }
+    for (int xi = 0; xi < 36; ++xi) std::memcpy(u[xi]->mutable_panel(p) + c * kWidth, out[xi], sizeof out[xi]);
+  });
   auto f = std::make_shared<WinogradF43Conv::Filter>();
-  for (int xi = 0; xi < 36; ++xi) f->u[xi] = cpu_gemm::PackedMatrix::FromRowMajor(u.data() + xi * C * M, C, M);
+  for (int xi = 0; xi < 36; ++xi) f->u[xi] = std::move(u[xi]);
   return f;
 }
 
@@ -169,11 +176,18 @@ void WinogradF43Conv::OutputTile(const ConvPoolGeom& g, const float* m, int64_t 
   }
 }
 
+const WinogradF43Conv::Filter& WinogradF43Conv::Prepare(const Tensor& filter, int workers) {
+  const int64_t M = filter.dim(0), C = filter.dim(1);
+  return weight_.Get(filter, Layout{C, M}, FilterCache(),
+                     [&] { return TransformFilter(filter.data<float>(), C, M, workers); });
+}
+
+int64_t WinogradF43Conv::FilterPreparations() { return FilterCache().Preparations(); }
+
 void WinogradF43Conv::Run(const ConvPoolGeom& g, const float* x, const Tensor& filter, const float* bias,
                           const float* residual, bool relu, float* y, int workers) {
   const int64_t C = g.C, M = g.M, tiles = TileGrid(g).Count(g.N);
-  const Filter& u = weight_.Get(filter, Layout{C, M}, FilterCache(),
-                                [&] { return TransformFilter(filter.data<float>(), C, M); });
+  const Filter& u = Prepare(filter, workers);
   // Tiles go through in chunks whose V and M fit kScratchBytes (at least 24 tiles, so that the
   // GEMMs' rows fill their register tiles): each chunk reads the transformed filter once, so the
   // chunks are as large as that allows. One scratch per thread, shared by every such convolution it runs.

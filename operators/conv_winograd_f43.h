@@ -37,11 +37,18 @@ class WinogradF43Conv {
   void Run(const ConvPoolGeom& g, const float* x, const Tensor& filter, const float* bias, const float* residual,
            bool relu, float* y, int workers);
 
+  // The transformed filter of `filter` ([M, C, 3, 3] float32), made now unless this instance or
+  // another one already holds this version of it: at net creation for a constant filter, else at
+  // the first run.
+  struct Filter;  // U: 36 packed matrices [C, M]
+  const Filter& Prepare(const Tensor& filter, int workers);
+  // Test hook: filters transformed so far in this process.
+  static int64_t FilterPreparations();
+
   struct Layout {
     int64_t C = 0, M = 0;
     bool operator==(const Layout& o) const { return C == o.C && M == o.M; }
   };
-  struct Filter;  // U: 36 packed matrices [C, M]
 
  private:
   static void InputTile(const ConvPoolGeom& g, const float* x, int64_t tile, float* v, int64_t ld);

@@ -34,12 +34,7 @@ class PackedFCOp final : public CpuFCEngineOp<kTransposed> {
     const Tensor& b = Input(2);
     const FCDims d = this->Dims();
     if (d.M == 0 || d.N == 0 || WrittenBetweenRuns(W)) return RunFallback();
-    const float* w = W.data<float>();
-    const cpu_gemm::PackSource source{kTransposed, d.K, d.N};
-    const cpu_gemm::PackedMatrix& packed = weight_.Get(W, source, cpu_gemm::PackedWeightCache(), [&] {
-      return kTransposed ? cpu_gemm::PackedMatrix::FromRowMajor(w, d.K, d.N)
-                         : cpu_gemm::PackedMatrix::FromTransposed(w, d.N, d.K);
-    });
+    const cpu_gemm::PackedMatrix& packed = Packed(W, d.K, d.N);
     Tensor* Y = Output(0, d.y_shape, DataType::Float);
     cpu_gemm::GemmPacked(d.M, X.data<float>(), d.K, packed, b.data<float>(), this->relu_, Y->mutable_data<float>(), d.N,
                          math::CpuWorkers());
@@ -57,6 +52,28 @@ class PackedFCOp final : public CpuFCEngineOp<kTransposed> {
     last_generation_ = generation;
     if (written_runs_ >= 2) weight_.Reset();  // let the stale packed copy go
     return written_runs_ >= 2;
+  }
+
+  // A constant W is packed when the net is created (B's K and N from W's shape at axis_w).
+  void PrepareConstantInputs(const std::vector<bool>& constant) override {
+    if (this->InputSize() < 2 || !constant[1] || !cpu_gemm::Supported()) return;
+    const Tensor& W = Input(1);
+    const int rank = static_cast<int>(W.ndim());
+    int axis_w = this->axis_w_ < 0 ? this->axis_w_ + rank : this->axis_w_;
+    if (W.dtype() != DataType::Float || axis_w < 0 || axis_w > rank || W.numel() == 0) return;
+    int64_t rows = 1;  // W's leading dims: N for FC ([N, K]), K for FCTransposed ([K, N])
+    for (int i = 0; i < axis_w; ++i) rows *= W.dim(i);
+    const int64_t cols = W.numel() / rows;
+    if (kTransposed) Packed(W, rows, cols);
+    else Packed(W, cols, rows);
+  }
+
+  // B = W (FCTransposed) or W^T (FC) of [K, N], packed once per version of W.
+  const cpu_gemm::PackedMatrix& Packed(const Tensor& W, int64_t K, int64_t N) {
+    const float* w = W.data<float>();
+    return weight_.Get(W, cpu_gemm::PackSource{kTransposed, K, N}, cpu_gemm::PackedWeightCache(), [&] {
+      return kTransposed ? cpu_gemm::PackedMatrix::FromRowMajor(w, K, N) : cpu_gemm::PackedMatrix::FromTransposed(w, N, K);
+    });
   }
 
   void RunFallback() {

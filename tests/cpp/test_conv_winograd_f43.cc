@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/intra_op_threads.h"
+#include "core/net.h"
 #include "core/operator.h"
 #include "operators/conv_winograd_f43.h"
 #include "tests/cpp/fused_conv_case.h"
@@ -129,4 +130,46 @@ TEST_CASE("Winograd F(4x4 3x3) transforms a filter again when it is written", "[
     RunOp(ws, MakeOp("BlockedToNCHW", {"Yb"}, {"Y"}, {ArgI("channel_block", 8)}));
     CHECK(Worst(FetchVec<float>(ws, "Y"), FetchVec<float>(ws, "Want")).error <= 1e-5);
   }
+}
+
+TEST_CASE("Winograd F(4x4 3x3) transforms a constant filter when its net is created", "[ops][conv][dnnl][blocked][prepared]") {
+  if (!WinogradF43Conv::Fits(Geom(1, 32, 32, 6, 6))) {
+    WARN("this CPU has AVX-512 (oneDNN's own Winograd) or no AVX2: nothing to check");
+    return;
+  }
+  Workspace ws;
+  Feed<float>(ws, "X", {1, 32, 10, 10}, RandomVec(32 * 100, 1));
+  Feed<float>(ws, "F", {32, 32, 3, 3}, RandomVec(32 * 32 * 9, 2, -0.1f, 0.1f));
+  Feed<float>(ws, "b", {32}, RandomVec(32, 3));
+  Feed<float>(ws, "F16", {16, 32, 3, 3}, RandomVec(16 * 32 * 9, 4, -0.1f, 0.1f));
+  caffe2::NetDef net;
+  net.set_name("winograd_at_creation");
+  net.add_external_input("X");
+  *net.add_op() = MakeOp("NCHWToBlocked", {"X"}, {"Xb"}, {ArgI("channel_block", 8)});
+  const std::vector<caffe2::Argument> blocked{ArgI("kernel", 3), ArgI("pad", 1), ArgS("activation_order", "NCHW8c")};
+  *net.add_op() = MakeOp("Conv", {"Xb", "F", "b"}, {"Yb"}, blocked);
+  *net.add_op() = MakeOp("Conv", {"Xb", "F16"}, {"Zb"}, blocked);  // 16 outputs: the cost rule keeps the direct kernel
+  *net.add_op() = MakeOp("BlockedToNCHW", {"Yb"}, {"Y"}, {ArgI("channel_block", 8)});
+  const int64_t before = WinogradF43Conv::FilterPreparations();
+  NetBase* created = ws.CreateNet(net);
+  CHECK(WinogradF43Conv::FilterPreparations() == before + 1);
+  created->Run();
+  CHECK(WinogradF43Conv::FilterPreparations() == before + 1);
+  auto ref = MakeOp("Conv", {"X", "F", "b"}, {"Want"}, {ArgI("kernel", 3), ArgI("pad", 1)});
+  ref.set_engine("EIGEN");
+  RunOp(ws, ref);
+  CHECK(Worst(FetchVec<float>(ws, "Y"), FetchVec<float>(ws, "Want")).error <= 2e-5);
+
+  // A filter the net writes (here a Copy first) is transformed by the run, not before.
+  caffe2::NetDef writes = net;
+  writes.set_name("writes_its_filter");
+  writes.clear_op();
+  *writes.add_op() = MakeOp("NCHWToBlocked", {"X"}, {"Xb"}, {ArgI("channel_block", 8)});
+  *writes.add_op() = MakeOp("Copy", {"F"}, {"G"});
+  *writes.add_op() = MakeOp("Conv", {"Xb", "G"}, {"Yg"}, blocked);
+  const int64_t before_writes = WinogradF43Conv::FilterPreparations();
+  NetBase* second = ws.CreateNet(writes);
+  CHECK(WinogradF43Conv::FilterPreparations() == before_writes);
+  second->Run();
+  CHECK(WinogradF43Conv::FilterPreparations() == before_writes + 1);
 }

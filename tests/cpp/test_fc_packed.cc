@@ -198,3 +198,62 @@ TEST_CASE("Inference nets run FC on PACKED, training and workspace nets keep DNN
   CHECK(created.op(0).engine() == (dnnl ? "PACKED" : ""));
   CHECK(created.op(1).engine() == "EIGEN");
 }
+
+TEST_CASE("PACKED FC packs a constant weight when its net is created, not a weight the net writes",
+          "[fc][packed][prepared]") {
+  SKIP_WITHOUT_TILES();
+  Workspace ws;
+  Feed<float>(ws, "X", {3, 4, 5}, RandomVec(60, 1));
+  Feed<float>(ws, "W", {20, 2, 10}, RandomVec(400, 2));  // N = 20 at axis_w 1, K = 20
+  Feed<float>(ws, "b", {20}, RandomVec(20, 3));
+  Feed<float>(ws, "W0", {20, 2, 10}, RandomVec(400, 4));
+  caffe2::NetDef net;
+  net.set_name("packs_at_creation");
+  net.add_external_input("X");
+  *net.add_op() = PackedFC(false);
+  net.mutable_op(0)->set_input(0, "X");
+  {
+    auto* axis = net.mutable_op(0)->add_arg();
+    axis->set_name("axis");
+    axis->set_i(1);
+  }
+  const int64_t before = Packings();
+  NetBase* created = ws.CreateNet(net);
+  CHECK(Packings() == before + 1);  // at creation
+  REQUIRE(created->operators()[0]->engine() == "PACKED");
+  created->Run();
+  CHECK(Packings() == before + 1);  // the first run used it
+  const Tensor Y = Fetch(ws, "Y");
+  REQUIRE(Y.shape() == std::vector<int64_t>{3, 20});
+  const Tensor X = Fetch(ws, "X"), W = Fetch(ws, "W"), b = Fetch(ws, "b");
+  const auto want = Reference(3, 20, 20, X.data<float>(), 20, W.data<float>(), false, b.data<float>(), false);
+  CHECK(Worst(std::vector<float>(Y.data<float>(), Y.data<float>() + Y.numel()), want).error <= 1e-4);
+
+  // FCTransposed: W is [K, N].
+  Feed<float>(ws, "Wt", {20, 7}, RandomVec(140, 5));
+  Feed<float>(ws, "bt", {7}, RandomVec(7, 6));
+  caffe2::NetDef transposed = net;
+  transposed.set_name("packs_transposed_at_creation");
+  *transposed.mutable_op(0) = MakeOp("FCTransposed", {"X", "Wt", "bt"}, {"Yt"});
+  transposed.mutable_op(0)->set_engine("PACKED");
+  const int64_t before_t = Packings();
+  NetBase* created_t = ws.CreateNet(transposed);
+  CHECK(Packings() == before_t + 1);
+  created_t->Run();
+  CHECK(Packings() == before_t + 1);
+  const Tensor Yt = Fetch(ws, "Yt"), Wt = Fetch(ws, "Wt"), bt = Fetch(ws, "bt");
+  const auto want_t = Reference(3, 20, 7, X.data<float>(), 20, Wt.data<float>(), true, bt.data<float>(), false);
+  CHECK(Worst(std::vector<float>(Yt.data<float>(), Yt.data<float>() + Yt.numel()), want_t).error <= 1e-4);
+
+  // W written by the net itself (a Copy before the FC): nothing to prepare at creation.
+  caffe2::NetDef writes = net;
+  writes.set_name("writes_its_weight");
+  writes.clear_op();
+  *writes.add_op() = MakeOp("Copy", {"W0"}, {"W"});
+  *writes.add_op() = net.op(0);
+  const int64_t before_writes = Packings();
+  NetBase* second = ws.CreateNet(writes);
+  CHECK(Packings() == before_writes);
+  second->Run();
+  CHECK(Packings() == before_writes + 1);
+}
