@@ -31,12 +31,18 @@ class OperatorBase {
   // Blocks until work this operator queued has finished.
   virtual void Finish() {}
   virtual DeviceContext* context() = 0;
-  // Called once when the net is created, after all its operators: constant[i] is true where input
-  // i already holds a tensor on this operator's input device that no operator of the net writes
-  // (a weight loaded by the init net). Operators that prepare weights (packing, transforms) do it
-  // here instead of at the first run. Best effort: what cannot be prepared here is prepared by the
-  // first run, which reports any error with the net and operator named.
-  virtual void PrepareConstantInputs(const std::vector<bool>& constant) { (void)constant; }
+  // Called once when the net is created, after all its operators, in the net's order: constant[i]
+  // is true where input i already holds a tensor on this operator's input device that the net does
+  // not change (a weight loaded by the init net, or the output of an earlier operator that returned
+  // true here). Operators that prepare weights (packing, transforms) do it here instead of at the
+  // first run. Returns true where the operator has computed its outputs from those constants and
+  // its runs will leave them as they are until an input changes (a fold of weights). Best effort:
+  // what cannot be prepared here is prepared by the first run, which reports any error with the
+  // net and operator named.
+  virtual bool PrepareConstantInputs(const std::vector<bool>& constant) {
+    (void)constant;
+    return false;
+  }
   // Copy operators report what they moved (for the placement report); -1 for other operators.
   virtual int64_t bytes_copied_last_run() const { return -1; }
 

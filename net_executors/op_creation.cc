@@ -1,5 +1,6 @@
 #include "net_executors/op_creation.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -57,15 +58,24 @@ std::vector<std::unique_ptr<OperatorBase>> CreateNetOperators(caffe2::NetDef& de
 }
 
 void PrepareConstantInputs(const caffe2::NetDef& def, const std::vector<std::unique_ptr<OperatorBase>>& ops) {
-  std::set<std::string> written;
-  for (const auto& op : def.op()) written.insert(op.output().begin(), op.output().end());
+  std::map<std::string, std::vector<size_t>> writers;  // blob -> the ops that write it
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (const auto& out : def.op(static_cast<int>(i)).output()) writers[out].push_back(i);
+  std::vector<bool> prepared(ops.size(), false);  // ops whose outputs hold their constant values now
+  auto unchanged_by_net = [&](const std::string& blob, size_t reader) {
+    auto it = writers.find(blob);
+    if (it == writers.end()) return true;
+    for (size_t w : it->second)
+      if (w >= reader || !prepared[w]) return false;
+    return true;
+  };
   for (size_t i = 0; i < ops.size(); ++i) {
     OperatorBase& op = *ops[i];
     std::vector<bool> constant(op.InputSize());
     bool any = false;
     for (int k = 0; k < op.InputSize(); ++k) {
       const Blob* b = op.InputBlob(k);
-      constant[k] = !written.count(def.op(static_cast<int>(i)).input(k)) && b->IsTensor() &&
+      constant[k] = unchanged_by_net(def.op(static_cast<int>(i)).input(k), i) && b->IsTensor() &&
                     b->GetTensor().initialized() && b->GetTensor().device() == op.InputDevice(k);
       any = any || constant[k];
     }
@@ -73,7 +83,7 @@ void PrepareConstantInputs(const caffe2::NetDef& def, const std::vector<std::uni
     // Preparing early only saves the first run's time: a failure here (an absurd size, a shape the
     // kernel refuses) is left for that run to report, with its net and operator named.
     try {
-      op.PrepareConstantInputs(constant);
+      prepared[i] = op.PrepareConstantInputs(constant);
     } catch (const std::exception&) {
     }
   }

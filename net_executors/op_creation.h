@@ -21,8 +21,9 @@ constexpr int kPeerCopyStream = 3;
 // Then calls PrepareConstantInputs on every operator.
 std::vector<std::unique_ptr<OperatorBase>> CreateNetOperators(caffe2::NetDef& def, Workspace* ws, bool copy_streams);
 
-// Tells each operator of `def` (ops[i] made from def.op(i)) which of its inputs are constant: they
-// hold a tensor now, on the device the operator reads them on, and no operator of the net writes them.
+// Tells each operator of `def` (ops[i] made from def.op(i)), in order, which of its inputs are
+// constant: they hold a tensor now, on the device the operator reads them on, and the net writes
+// them only by earlier operators that computed them here (OperatorBase::PrepareConstantInputs).
 void PrepareConstantInputs(const caffe2::NetDef& def, const std::vector<std::unique_ptr<OperatorBase>>& ops);
 
 }  // namespace hetnet

@@ -144,14 +144,15 @@ class DnnlConvOp final : public Operator<CPUContext> {
   // A constant filter that the own Winograd kernel will take is transformed when the net is created
   // (the step that made ResNet-18's first run 0.3-0.5 s longer). The choice is judged on one image
   // of 16x16: the cost rule turns on the image's size only below 3x3 outputs.
-  void PrepareConstantInputs(const std::vector<bool>& constant) override {
-    if (!winograd_ || !Blocked() || !constant[1]) return;
+  bool PrepareConstantInputs(const std::vector<bool>& constant) override {
+    if (!winograd_ || !Blocked() || !constant[1]) return false;
     const Tensor& F = Input(1);
-    if (F.dtype() != DataType::Float || F.ndim() != 4) return;
+    if (F.dtype() != DataType::Float || F.ndim() != 4) return false;
     const ConvPoolGeom g =
         ComputeConvPoolGeom(def(), ConvPoolKind::Conv, args_, {1, F.dim(1), 16, 16}, &F.shape(), nullptr);
     if (WinogradF43Conv::Fits(g) && (winograd_ == 2 || WinogradF43Conv::Pays(g)))
       own_winograd_.Prepare(F, math::CpuWorkers());
+    return false;  // Y is the run's
   }
 
   static int WinogradByDefault() {

@@ -55,17 +55,18 @@ class PackedFCOp final : public CpuFCEngineOp<kTransposed> {
   }
 
   // A constant W is packed when the net is created (B's K and N from W's shape at axis_w).
-  void PrepareConstantInputs(const std::vector<bool>& constant) override {
-    if (this->InputSize() < 2 || !constant[1] || !cpu_gemm::Supported()) return;
+  bool PrepareConstantInputs(const std::vector<bool>& constant) override {
+    if (this->InputSize() < 2 || !constant[1] || !cpu_gemm::Supported()) return false;
     const Tensor& W = Input(1);
     const int rank = static_cast<int>(W.ndim());
     int axis_w = this->axis_w_ < 0 ? this->axis_w_ + rank : this->axis_w_;
-    if (W.dtype() != DataType::Float || axis_w < 0 || axis_w > rank || W.numel() == 0) return;
+    if (W.dtype() != DataType::Float || axis_w < 0 || axis_w > rank || W.numel() == 0) return false;
     int64_t rows = 1;  // W's leading dims: N for FC ([N, K]), K for FCTransposed ([K, N])
     for (int i = 0; i < axis_w; ++i) rows *= W.dim(i);
     const int64_t cols = W.numel() / rows;
     if (kTransposed) Packed(W, rows, cols);
     else Packed(W, cols, rows);
+    return false;  // Y is the run's
   }
 
   // B = W (FCTransposed) or W^T (FC) of [K, N], packed once per version of W.

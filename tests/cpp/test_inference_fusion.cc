@@ -11,6 +11,8 @@
 #include "core/operator.h"
 #include "core/predictor.h"
 #include "core/workspace.h"
+#include "operators/conv_winograd_f43.h"
+#include "operators/fold_batch_norm_op.h"
 #include "test_util_io.h"
 
 using namespace hetnet;
@@ -511,4 +513,93 @@ TEST_CASE("a workspace net without hetnet_optimize is left as written; a Predict
   bool asked = false;
   for (const auto& a : p.predict_net().arg()) asked |= a.name() == "hetnet_optimize" && a.i() == 1;
   CHECK(asked);
+}
+
+TEST_CASE("BN folds when the net is created, once for every instance of the net over the same weights",
+          "[fusion][predictor][prepared]") {
+  // A Predictor's instances: child workspaces of the one that holds the weights, one net each.
+  Model m = ConvBnModel(true);
+  m.net.add_external_input("x");  // fed later, as a Predictor's input
+  Workspace weights;
+  weights.RunNetOnce(m.init);
+  Workspace a(&weights), b(&weights);
+  const int64_t folds = SharedFolds().Preparations();
+  a.CreateNet(m.net);
+  b.CreateNet(m.net);
+  CHECK(SharedFolds().Preparations() == folds + 1);
+  for (Workspace* ws : {&a, &b}) REQUIRE(ws->GetBlobOrThrow("c1_w_bn_folded").GetTensor().initialized());  // before any run
+  CHECK(a.GetBlobOrThrow("c1_w_bn_folded").GetTensor().raw_data() ==
+        b.GetBlobOrThrow("c1_w_bn_folded").GetTensor().raw_data());  // one copy
+  Workspace ref;
+  Prepare(m, &ref);
+  caffe2::NetDef plain = m.net;
+  SetOptimize(&plain, 0);
+  ref.RunNetOnce(plain);
+  const auto want = Values(ref.GetBlobOrThrow("bn1").GetTensor());
+  for (Workspace* ws : {&a, &b}) {
+    *ws->CreateBlob(m.input)->GetMutable<Tensor>() = FloatTensor(m.input_shape, Random(Numel(m.input_shape), 99));
+    ws->RunNet(m.net.name());
+    const auto got = Values(ws->GetBlobOrThrow("bn1").GetTensor());
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(std::fabs(got[i] - want[i]) <= 1e-5f * std::max(1.f, std::fabs(want[i])));
+  }
+  CHECK(SharedFolds().Preparations() == folds + 1);  // the runs kept the fold
+
+  // The weights written in place (as FeedBlob into a running Predictor's weights would not, but an
+  // optimizer could): each instance folds again, and they share the one new fold.
+  float* w = weights.GetMutableBlob("c1_w")->GetMutable<Tensor>()->mutable_data<float>();
+  w[0] += 1.0f;
+  const void* old_fold = b.GetBlobOrThrow("c1_w_bn_folded").GetTensor().raw_data();
+  for (Workspace* ws : {&a, &b}) ws->RunNet(m.net.name());
+  CHECK(SharedFolds().Preparations() == folds + 2);
+  CHECK(a.GetBlobOrThrow("c1_w_bn_folded").GetTensor().raw_data() ==
+        b.GetBlobOrThrow("c1_w_bn_folded").GetTensor().raw_data());
+  CHECK(a.GetBlobOrThrow("c1_w_bn_folded").GetTensor().raw_data() != old_fold);
+  CHECK(Values(a.GetBlobOrThrow("bn1").GetTensor()) != want);
+}
+
+TEST_CASE("folded 3x3 filters are transformed for Winograd once, when the net is created", "[fusion][predictor][prepared]") {
+  Model m;
+  m.net.set_name("conv_bn_winograd");
+  m.input_shape = {1, 32, 12, 12};
+  AddConv(&m.net, &m.init, "x", "c1", 32, 32, true, 1);
+  AddBN(&m.net, &m.init, "c1", "bn1", 32, 10);
+  AddConv(&m.net, &m.init, "bn1", "c2", 32, 32, true, 20);  // two layers: worth blocking
+  AddBN(&m.net, &m.init, "c2", "bn2", 32, 30);
+  m.net.add_external_output("bn2");
+  m.net.add_external_input("x");
+  Workspace weights;
+  weights.RunNetOnce(m.init);
+  Workspace a(&weights), b(&weights);
+  const int64_t before = WinogradF43Conv::FilterPreparations();
+  NetBase* net = a.CreateNet(m.net);
+  // Winograd is expected where the rewrite made the Conv blocked (oneDNN built in: nChw8c) and this
+  // CPU runs hetnet's kernel there (AVX2, no AVX-512).
+  bool blocked = false;
+  for (const auto& op : net->def().op()) blocked |= op.type() == "Conv" && Arg(op, "activation_order") == "NCHW8c";
+  ConvPoolGeom g;
+  g.N = 1, g.C = g.M = 32, g.H = g.W = g.OH = g.OW = 12, g.kh = g.kw = 3, g.pt = g.pb = g.pl = g.pr = 1;
+  g.channel_block = 8;
+  const bool winograd = blocked && WinogradF43Conv::Fits(g) && WinogradF43Conv::Pays(g);
+  if (!winograd) WARN("the Conv does not run hetnet's Winograd here (no oneDNN, AVX-512 or no AVX2): outputs checked only");
+  CHECK(WinogradF43Conv::FilterPreparations() == before + (winograd ? 2 : 0));
+  b.CreateNet(m.net);
+  const int64_t after_creation = WinogradF43Conv::FilterPreparations();
+  CHECK(after_creation == before + (winograd ? 2 : 0));
+  Workspace ref;
+  Prepare(m, &ref);
+  caffe2::NetDef plain = m.net;
+  SetOptimize(&plain, 0);
+  ref.RunNetOnce(plain);
+  const auto want = Values(ref.GetBlobOrThrow("bn2").GetTensor());
+  for (Workspace* ws : {&a, &b}) {
+    *ws->CreateBlob(m.input)->GetMutable<Tensor>() = FloatTensor(m.input_shape, Random(Numel(m.input_shape), 99));
+    ws->RunNet(m.net.name());
+    const auto got = Values(ws->GetBlobOrThrow("bn2").GetTensor());
+    REQUIRE(got.size() == want.size());
+    float scale = 1.f;
+    for (float v : want) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < want.size(); ++i) CHECK(std::fabs(got[i] - want[i]) <= 2e-5f * scale);
+  }
+  CHECK(WinogradF43Conv::FilterPreparations() == after_creation);  // the runs used it
 }
