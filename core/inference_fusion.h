@@ -4,7 +4,9 @@
 //     (operators/fold_batch_norm_op.h) inserted before the Conv / FC writes the scaled filter and
 //     bias into NEW blobs (`<W>_bn_folded`, `<bias or W>_bn_folded_bias`) that the Conv / FC reads;
 //     the user's weight blobs are never modified. It folds again whenever a weight or statistic
-//     changes (a write generation), so weights fed or trained after creation are seen. The pass
+//     changes (a write generation), so weights fed or trained after creation are seen. On the CPU
+//     it folds when the net is created, and the instances of a net over the same weights (a
+//     Predictor's) share one fold (operators/fold_batch_norm_op.h). The pass
 //     folds only where every weight, scale, bias, mean and var is a float32 tensor already in the
 //     workspace at creation, written by no op of this net nor of any other net of the workspace,
 //     all on the CPU or all on the Conv / FC's GPU (where the fold then runs).
